@@ -1,0 +1,190 @@
+"""Assemble the FastAPI application: storage, registry, cards, executor and the A2A routes.
+
+Everything expensive (registry, digests, validators, cards, keys) happens once here, before
+the first request.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from a2a.auth.user import User
+from a2a.server.routes import (
+    DefaultServerCallContextBuilder,
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
+from a2a.server.tasks import DatabaseTaskStore
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.applications import Starlette
+from starlette.requests import Request
+
+from agent.auth import SigningKey, TokenVerifier, load_or_create_signing_key
+from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory
+from agent.executor import SkillExecutor
+from agent.extensions import ExtensionEchoMiddleware
+from agent.http_auth import BearerAuthMiddleware
+from agent.policy import entitled
+from agent.principal import ANONYMOUS, Principal, PrincipalUser
+from agent.registry import Registry, load_registry
+from agent.request_handler import GovernedRequestHandler
+from agent.settings import Settings
+from db.engine import make_engine
+from db.inventory import Inventory
+from db.migrate import upgrade
+from db.simulator import is_seeded, seed
+
+log = logging.getLogger(__name__)
+CARD_CACHE_CONTROL = "public, max-age=300"
+SHUTDOWN_GRACE_SECONDS = 5.0
+
+
+class PrincipalContextBuilder(DefaultServerCallContextBuilder):
+    """Hands the SDK the principal our edge middleware verified (never the request's tenant)."""
+
+    def build_user(self, request: Request) -> User:
+        """The PrincipalUser set by BearerAuthMiddleware, or the anonymous one."""
+        user = request.scope.get("user")
+        return user if isinstance(user, PrincipalUser) else PrincipalUser(ANONYMOUS)
+
+
+@dataclass
+class AgentRuntime:
+    """The pieces one process shares between requests; exposed for the CLI and tests."""
+
+    settings: Settings
+    registry: Registry
+    engine: AsyncEngine
+    signing_key: SigningKey | None
+    cards: CardFactory
+
+
+def tool_factory_for(engine: AsyncEngine) -> Callable[[str, Principal, frozenset[str]], Any]:
+    """Tools a handler may ask for, each bound to the caller's tenant."""
+
+    def make(name: str, principal: Principal, scopes: frozenset[str]) -> Any:
+        if name == "inventory":
+            if principal.tenant is None:
+                raise PermissionError("the inventory needs a tenant")
+            return Inventory(engine, principal.tenant)
+        raise LookupError(f"no tool named {name!r}")
+
+    return make
+
+
+async def prepare_storage(settings: Settings, engine: AsyncEngine) -> None:
+    """Migrate, and seed the demo inventory on the embedded default's first start."""
+    await upgrade(settings.resolved_database_url)
+    if settings.seed_on_start and not await is_seeded(engine):
+        report = await seed(engine, scale="small")
+        log.info("seeded demo inventory: %s", report)
+
+
+def build_runtime(settings: Settings, registry: Registry | None = None) -> AgentRuntime:
+    """Load everything the app needs; raises on a bad registry before anything listens."""
+    settings.home.mkdir(parents=True, exist_ok=True)
+    registry = registry or load_registry(settings.skills_dir)
+    key = load_or_create_signing_key(settings.home) if settings.embedded_issuer else None
+    engine = make_engine(settings.resolved_database_url)
+    cards = CardFactory(registry, settings.resolved_public_url)
+    return AgentRuntime(settings, registry, engine, key, cards)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    registry: Registry | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> FastAPI:
+    """The ASGI app for one agent process."""
+    runtime = build_runtime(settings, registry)
+    store = DatabaseTaskStore(runtime.engine, create_table=True)
+    executor = SkillExecutor(runtime.registry, tool_factory_for(runtime.engine), clock=clock)
+    handler = GovernedRequestHandler(
+        cards=runtime.cards,
+        agent_executor=executor,
+        task_store=store,
+        extended_agent_card=runtime.cards.public_card,
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await prepare_storage(settings, runtime.engine)
+        await store.initialize()
+        try:
+            yield
+        finally:
+            await handler.aclose()
+            await runtime.engine.dispose()
+
+    app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.runtime = runtime
+    builder = PrincipalContextBuilder()
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> JSONResponse:
+        try:
+            async with runtime.engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+        except Exception:
+            log.exception("health check: database unreachable")
+            return JSONResponse({"status": "unavailable"}, status_code=503)
+        return JSONResponse({"status": "ok", "skills": len(runtime.registry)})
+
+    if runtime.signing_key is not None:
+        jwks = {"keys": [runtime.signing_key.public_jwk]}
+
+        @app.get("/.well-known/jwks.json", include_in_schema=False)
+        async def jwks_route() -> JSONResponse:
+            return JSONResponse(jwks, headers={"Cache-Control": CARD_CACHE_CONTROL})
+
+    for route in create_agent_card_routes(
+        runtime.cards.public_card, cache_control=CARD_CACHE_CONTROL
+    ):
+        app.router.routes.append(route)
+    jsonrpc = create_jsonrpc_routes(
+        handler,
+        rpc_url=JSONRPC_PATH,
+        context_builder=builder,
+        shutdown_grace_period=SHUTDOWN_GRACE_SECONDS,
+    )
+    jsonrpc += create_jsonrpc_routes(
+        handler,
+        rpc_url=JSONRPC_PATH + "/",
+        context_builder=builder,
+        shutdown_grace_period=SHUTDOWN_GRACE_SECONDS,
+    )
+    app.router.routes.extend(jsonrpc)
+    rest = Starlette(
+        routes=create_rest_routes(
+            handler, context_builder=builder, shutdown_grace_period=SHUTDOWN_GRACE_SECONDS
+        )
+    )
+    app.mount(REST_PATH, rest)
+
+    verifier = TokenVerifier(settings, runtime.signing_key)
+
+    def anonymous_skill(skill_id: str) -> bool:
+        capability = runtime.registry.get(skill_id)
+        return capability is not None and entitled(capability.manifest, ANONYMOUS)
+
+    app.add_middleware(
+        ExtensionEchoMiddleware, declared=list(runtime.cards.public_card.capabilities.extensions)
+    )
+    app.add_middleware(
+        BearerAuthMiddleware,
+        verifier=verifier,
+        anonymous_skill=anonymous_skill,
+        jsonrpc_path=JSONRPC_PATH,
+        rest_path=REST_PATH,
+    )
+    return app

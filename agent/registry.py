@@ -1,0 +1,200 @@
+"""Load every ``skills/<id>/manifest.json`` once, check it, and freeze it into a Registry.
+
+The registry is the only way ``agent/`` learns about skills: cards, router, executor and
+``describe_skill`` all read it. Anything wrong stops start-up with the file and the field.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from agent.interfaces import InterfaceBuildError, SkillInterface, build_interface
+from agent.manifest import Manifest, State, thawed
+
+SCHEMAS_DIR = Path(__file__).resolve().parent.parent / "schemas"
+DEFAULT_SKILLS_DIR = Path(__file__).resolve().parent.parent / "skills"
+MANIFEST_FILE = "manifest.json"
+
+Handle = Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]]
+Authorize = Callable[[dict[str, Any], Any], Awaitable[None]]
+CheckConstraints = Callable[[dict[str, Any], Mapping[str, Any]], None]
+
+
+class RegistryError(Exception):
+    """A manifest, schema or handler is wrong; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class HandlerSpec:
+    """The callables a skill's handler module provides.
+
+    ``handle`` is required. ``authorize`` (resource-level authorization) and
+    ``check_constraints`` (limits the arguments may not exceed) run before the task is
+    accepted, so their refusals end the task REJECTED rather than FAILED.
+    """
+
+    handle: Handle
+    authorize: Authorize | None = None
+    check_constraints: CheckConstraints | None = None
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One registry entry: the manifest with its handler and its interface resolved."""
+
+    manifest: Manifest
+    handler: HandlerSpec | None
+    interface: SkillInterface | None
+
+    @property
+    def id(self) -> str:
+        """The skill id (the card's and the request's key)."""
+        return self.manifest.id
+
+
+class Registry:
+    """Immutable after construction; iteration is in skill-id order."""
+
+    def __init__(self, capabilities: list[Capability]) -> None:
+        self._by_id: Mapping[str, Capability] = MappingProxyType(
+            {c.id: c for c in sorted(capabilities, key=lambda c: c.id)}
+        )
+
+    def __iter__(self) -> Iterator[Capability]:
+        return iter(self._by_id.values())
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def get(self, skill_id: str) -> Capability | None:
+        """The capability with this id, or None (removed ones are still here)."""
+        return self._by_id.get(skill_id)
+
+    @property
+    def manifests(self) -> tuple[Manifest, ...]:
+        """Every manifest, removed ones included."""
+        return tuple(c.manifest for c in self)
+
+
+def _manifest_validator() -> Draft202012Validator:
+    schema = json.loads((SCHEMAS_DIR / "capability-manifest.schema.json").read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _pointer(error: ValidationError) -> str:
+    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in error.absolute_path]
+    if error.validator == "required":
+        missing = [p for p in error.validator_value if p not in (error.instance or {})]
+        parts += missing[:1]
+    return "/" + "/".join(parts)
+
+
+def _read_json(path: Path, label: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RegistryError(f"{label}: file not found") from exc
+    except json.JSONDecodeError as exc:
+        raise RegistryError(f"{label}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
+
+
+def _load_handler(manifest: Manifest, label: str) -> HandlerSpec:
+    try:
+        module: ModuleType = importlib.import_module(str(manifest.handler))
+    except ImportError as exc:
+        raise RegistryError(
+            f"{label}: /handler: cannot import {manifest.handler!r}: {exc}"
+        ) from exc
+    handle = getattr(module, "handle", None)
+    if not callable(handle):
+        raise RegistryError(f"{label}: /handler: {manifest.handler!r} has no callable 'handle'")
+    return HandlerSpec(
+        handle=handle,
+        authorize=getattr(module, "authorize", None),
+        check_constraints=getattr(module, "check_constraints", None),
+    )
+
+
+def _load_interface(manifest: Manifest, label: str) -> SkillInterface:
+    spec = thawed(manifest.interface)
+
+    def schema_of(role: str, entry: dict[str, Any]) -> tuple[str, str, Any]:
+        file_label = f"{manifest.folder / entry['file']}"
+        return (
+            entry["schema_uri"],
+            entry["version"],
+            _read_json(manifest.folder / entry["file"], f"{file_label} (/interface/{role})"),
+        )
+
+    try:
+        return build_interface(
+            skill_id=manifest.id,
+            skill_version=spec["skill_version"],
+            input_schema=schema_of("input", spec["input"]),
+            output_schema=schema_of("output", spec["output"]),
+            record_schemas={
+                kind: schema_of(f"records/{kind}", entry) for kind, entry in spec["records"].items()
+            },
+            interaction=spec["interaction"],
+            authority=spec["authority"],
+            constraints=thawed(manifest.limits),
+        )
+    except InterfaceBuildError as exc:
+        raise RegistryError(f"{label}: /interface: {exc}") from exc
+
+
+def load_registry(skills_dir: Path | None = None) -> Registry:
+    """Read, validate and freeze every manifest below ``skills_dir``."""
+    root = (skills_dir or DEFAULT_SKILLS_DIR).resolve()
+    if not root.is_dir():
+        raise RegistryError(f"{root}: skills directory not found")
+    validator = _manifest_validator()
+    capabilities: list[Capability] = []
+    for path in sorted(root.glob(f"*/{MANIFEST_FILE}")):
+        label = str(path)
+        data = _read_json(path, label)
+        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        if errors:
+            first = errors[0]
+            raise RegistryError(f"{label}: {_pointer(first)}: {first.message}")
+        if data["id"] != path.parent.name:
+            raise RegistryError(
+                f"{label}: /id: {data['id']!r} must equal its folder name {path.parent.name!r}"
+            )
+        manifest = Manifest.from_json(data, path.parent)
+        if manifest.state is State.REMOVED:
+            capabilities.append(Capability(manifest, None, None))
+            continue
+        capabilities.append(
+            Capability(manifest, _load_handler(manifest, label), _load_interface(manifest, label))
+        )
+    _check_cross_references(capabilities, root)
+    return Registry(capabilities)
+
+
+def _check_cross_references(capabilities: list[Capability], root: Path) -> None:
+    by_id = {c.id: c for c in capabilities}
+    for cap in capabilities:
+        label = str(cap.manifest.folder / MANIFEST_FILE)
+        target = cap.manifest.replacement
+        if target is None:
+            continue
+        replacement = by_id.get(target)
+        if replacement is None:
+            raise RegistryError(f"{label}: /replacement: no skill {target!r} in {root}")
+        if replacement.manifest.state is not State.GA:
+            raise RegistryError(
+                f"{label}: /replacement: {target!r} is {replacement.manifest.state.value}, not ga"
+            )
+    if not capabilities:
+        raise RegistryError(f"{root}: no skills found (expected */{MANIFEST_FILE})")

@@ -1,0 +1,75 @@
+"""Settings from the environment, resolved once at start-up.
+
+Every knob an operator may turn lives here, with its environment variable, so that the
+CLI, the app factory and the tests read one object instead of the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+EMBEDDED_ISSUER = "netagent-embedded"
+DEFAULT_AUDIENCE = "netagent"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one agent process needs to know about its deployment."""
+
+    home: Path = field(default_factory=lambda: Path(".netagent"))
+    database_url: str | None = None
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    public_url: str | None = None
+    issuer: str = EMBEDDED_ISSUER
+    audience: str = DEFAULT_AUDIENCE
+    jwks_url: str | None = None
+    skills_dir: Path | None = None
+    seed_on_start: bool = True
+    log_level: str = "info"
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The database the agent uses: the configured one, or the embedded SQLite file."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.home / 'netagent.db').resolve()}"
+
+    @property
+    def resolved_public_url(self) -> str:
+        """The base URL the card advertises; without a setting, the address we listen on."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def embedded_issuer(self) -> bool:
+        """True when tokens are signed by this agent's own key rather than an external issuer."""
+        return self.jwks_url is None
+
+    def with_overrides(self, **changes: object) -> Settings:
+        """A copy with the given fields replaced; None values leave a field as it was."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Read the NETAGENT_* variables; unset ones keep their defaults."""
+        env = os.environ if environ is None else environ
+        skills_dir = env.get("NETAGENT_SKILLS_DIR")
+        return cls(
+            home=Path(env.get("NETAGENT_HOME", ".netagent")),
+            database_url=env.get("NETAGENT_DATABASE_URL") or None,
+            host=env.get("NETAGENT_HOST", DEFAULT_HOST),
+            port=int(env.get("NETAGENT_PORT", DEFAULT_PORT)),
+            public_url=env.get("NETAGENT_PUBLIC_URL") or None,
+            issuer=env.get("NETAGENT_ISSUER", EMBEDDED_ISSUER),
+            audience=env.get("NETAGENT_AUDIENCE", DEFAULT_AUDIENCE),
+            jwks_url=env.get("NETAGENT_JWKS_URL") or None,
+            skills_dir=Path(skills_dir) if skills_dir else None,
+            seed_on_start=env.get("NETAGENT_SEED", "1") not in ("0", "false", "no"),
+            log_level=env.get("NETAGENT_LOG_LEVEL", "info"),
+        )

@@ -1,0 +1,70 @@
+"""What a skill handler gets: the caller, its limits, its tools and a way to emit records.
+
+Handlers see nothing else of the agent: no service credential, no database engine, no
+registry. That keeps a forked skill from reaching past its declared tools.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from agent.interfaces import ErrorCode, SkillError
+from agent.principal import Principal
+
+ToolFactory = Callable[[str, Principal, frozenset[str]], Any]
+EmitRecord = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+_ARTIFACT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+RESULT_ARTIFACT_ID = "result"
+
+
+@dataclass
+class SkillContext:
+    """Per-invocation context handed to ``authorize``, ``handle`` and friends."""
+
+    principal: Principal
+    skill_id: str
+    task_id: str
+    context_id: str
+    limits: Mapping[str, Any]
+    declared_tools: Mapping[str, frozenset[str]]
+    tool_factory: ToolFactory
+    emit: EmitRecord | None = None
+    can_see: Callable[[str], bool] = field(default=lambda skill_id: False)
+    interface_of: Callable[[str], Any] = field(default=lambda skill_id: None)
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    _tools: dict[str, Any] = field(default_factory=dict)
+    _artifact_ids: set[str] = field(default_factory=lambda: {RESULT_ARTIFACT_ID})
+
+    def now(self) -> datetime:
+        """The current time (a seam so tests and replays can fix it)."""
+        return self.clock()
+
+    def tool(self, name: str) -> Any:
+        """A tool the manifest declares, bound to this caller; undeclared tools do not exist."""
+        if name not in self.declared_tools:
+            raise SkillError(ErrorCode.EXECUTION_FAILED, f"skill declares no tool {name!r}")
+        if name not in self._tools:
+            self._tools[name] = self.tool_factory(name, self.principal, self.declared_tools[name])
+        return self._tools[name]
+
+    async def emit_record(self, kind: str, record: dict[str, Any], artifact_id: str) -> str:
+        """Validate and send one supporting record as its own artifact; returns its artifactId.
+
+        Records go out as they are produced, so a streaming client sees them before the result.
+        """
+        if self.emit is None:
+            raise SkillError(ErrorCode.EXECUTION_FAILED, "records cannot be emitted here")
+        if not _ARTIFACT_ID.fullmatch(artifact_id) or artifact_id in self._artifact_ids:
+            raise SkillError(ErrorCode.EXECUTION_FAILED, "record artifact id is invalid or reused")
+        self._artifact_ids.add(artifact_id)
+        await self.emit(kind, artifact_id, record)
+        return artifact_id
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC timestamp in the RFC 3339 form the schemas assert (``...Z``)."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")

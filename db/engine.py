@@ -1,0 +1,72 @@
+"""Async engine construction for SQLite (aiosqlite) and PostgreSQL (asyncpg)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+SQLITE_TIMEOUT_S = 30.0
+"""How long a writer waits for a lock: the agent and a seeding CLI may share the file."""
+
+_ASYNC_DRIVERS = {
+    "sqlite": "sqlite+aiosqlite",
+    "postgresql": "postgresql+asyncpg",
+    "postgres": "postgresql+asyncpg",
+}
+
+
+def default_sqlite_url(home: Path) -> str:
+    """URL of the agent's own database file under ``home``."""
+    return f"sqlite+aiosqlite:///{home.expanduser().absolute() / 'netagent.db'}"
+
+
+def async_url(url: str | URL) -> URL:
+    """Pick the async driver when a URL names none (``sqlite://``, ``postgresql://``)."""
+    parsed = make_url(url)
+    driver = _ASYNC_DRIVERS.get(parsed.drivername)
+    return parsed.set(drivername=driver) if driver else parsed
+
+
+def make_engine(url: str, *, echo: bool = False) -> AsyncEngine:
+    """Create an engine with the settings the agent relies on.
+
+    SQLite gets WAL (readers never block the writer), enforced foreign keys and
+    a busy timeout; PostgreSQL gets ``pool_pre_ping`` so a restarted server does
+    not surface as a failed skill call.
+    """
+    parsed = async_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(parsed, echo=echo)
+    return create_async_engine(parsed, echo=echo, pool_pre_ping=True)
+
+
+def _sqlite_engine(url: URL, *, echo: bool) -> AsyncEngine:
+    """SQLite engine with per-connection pragmas."""
+    database = url.database or ""
+    in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
+    kwargs: dict[str, Any] = {"connect_args": {"timeout": SQLITE_TIMEOUT_S}}
+    if in_memory:
+        # One shared connection, otherwise each checkout sees an empty database.
+        kwargs["poolclass"] = StaticPool
+    else:
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_async_engine(url, echo=echo, **kwargs)
+    event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    """Per-connection settings; SQLite forgets them on every new connection."""
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_TIMEOUT_S * 1000)}")
+    finally:
+        cursor.close()

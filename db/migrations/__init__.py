@@ -1,0 +1,1 @@
+"""Alembic environment for the inventory schema (see ``db.migrate``)."""

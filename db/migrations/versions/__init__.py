@@ -1,0 +1,1 @@
+"""Inventory schema revisions, written by hand and reviewed like code."""

@@ -1,0 +1,147 @@
+"""Thin helpers over the real a2a-sdk client, for both bindings."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from a2a.client import ClientConfig, ClientFactory
+from a2a.client.client import ClientCallContext
+from a2a.client.service_parameters import with_a2a_extensions
+from a2a.helpers import new_data_part, new_text_part
+from a2a.types import Message, Role, SendMessageRequest, StreamResponse, Task
+from google.protobuf.json_format import MessageToDict
+
+from agent.interfaces import EXTENSION_URI
+
+BINDINGS = ("JSONRPC", "HTTP+JSON")
+
+
+def data_message(data: Any, task_id: str = "", context_id: str = "") -> Message:
+    return Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.ROLE_USER,
+        parts=[new_data_part(data, media_type="application/json")],
+        task_id=task_id,
+        context_id=context_id,
+    )
+
+
+def text_message(text: str, task_id: str = "", context_id: str = "") -> Message:
+    return Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.ROLE_USER,
+        parts=[new_text_part(text, media_type="text/plain")],
+        task_id=task_id,
+        context_id=context_id,
+    )
+
+
+@dataclass
+class Outcome:
+    """What one SendMessage produced: the final task and, when streaming, every event."""
+
+    task: Task
+    events: list[StreamResponse] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        from a2a.types import TaskState
+
+        return TaskState.Name(self.task.status.state)
+
+    @property
+    def error(self) -> dict[str, Any]:
+        parts = self.task.status.message.parts
+        assert len(parts) == 1, "an error status holds exactly one Data Part"
+        return MessageToDict(parts[0])["data"]
+
+    def artifacts(self, name: str | None = None) -> list[dict[str, Any]]:
+        found = [MessageToDict(a) for a in self.task.artifacts]
+        return [a for a in found if name is None or a.get("name") == name]
+
+    def result(self, skill: str) -> dict[str, Any]:
+        (artifact,) = self.artifacts(skill)
+        (part,) = artifact["parts"]
+        return part["data"]
+
+
+@asynccontextmanager
+async def make_client(
+    base_url: str, token: str | None, binding: str, streaming: bool = False, polling: bool = False
+) -> AsyncIterator[Any]:
+    """An a2a-sdk client for one binding, with the bearer token on every call."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+        config = ClientConfig(
+            streaming=streaming,
+            polling=polling,
+            httpx_client=http,
+            supported_protocol_bindings=[binding],
+        )
+        client = await ClientFactory(config).create_from_url(base_url)
+        async with client:
+            yield client
+
+
+def call_context(extensions: Iterable[str] = (EXTENSION_URI,)) -> ClientCallContext:
+    params: dict[str, str] = {}
+    with_a2a_extensions(list(extensions))(params)
+    return ClientCallContext(service_parameters=params)
+
+
+async def send(
+    base_url: str,
+    token: str | None,
+    message: Message,
+    *,
+    binding: str = "JSONRPC",
+    streaming: bool = False,
+    extensions: Iterable[str] = (EXTENSION_URI,),
+) -> Outcome:
+    events: list[StreamResponse] = []
+    task: Task | None = None
+    async with make_client(base_url, token, binding, streaming) as client:
+        async for event in client.send_message(
+            SendMessageRequest(message=message), context=call_context(extensions)
+        ):
+            events.append(event)
+            if event.HasField("task"):
+                task = event.task
+        if streaming or task is None:
+            from a2a.types import GetTaskRequest
+
+            task_id = task.id if task is not None else _task_id(events)
+            task = await client.get_task(
+                GetTaskRequest(id=task_id), context=call_context(extensions)
+            )
+    return Outcome(task=task, events=events)
+
+
+def _task_id(events: list[StreamResponse]) -> str:
+    for event in events:
+        kind = event.WhichOneof("payload")
+        if kind == "task":
+            return event.task.id
+        if kind in ("status_update", "artifact_update"):
+            return getattr(event, kind).task_id
+    raise AssertionError("no task in the stream")
+
+
+async def invoke(
+    base_url: str,
+    token: str | None,
+    skill: str,
+    arguments: dict[str, Any],
+    interface: dict[str, str] | None = None,
+    **kwargs: Any,
+) -> Outcome:
+    """A schema-interface skill request; ``interface`` = {skill_version, interface_digest}."""
+    data: dict[str, Any] = {"skill": skill, "arguments": arguments}
+    if interface:
+        data.update(interface)
+    return await send(base_url, token, data_message(data), **kwargs)

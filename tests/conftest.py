@@ -1,0 +1,135 @@
+"""Shared fixtures: a seeded database, demo tokens, and a real agent on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from agent.app import create_app
+from agent.auth import issue_token, load_or_create_signing_key
+from agent.registry import Registry
+from agent.settings import Settings
+from db.engine import make_engine
+from db.migrate import upgrade
+from db.simulator import seed
+
+# The simulated telemetry ends here, and the agent's clock stands still here, so results are
+# reproducible whatever day the tests run.
+FIXED_NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+IDENTITIES: dict[str, tuple[str, list[str]]] = {
+    "alice": ("acme", ["inventory.read", "assurance.read", "capacity.read"]),
+    "paula": (
+        "acme",
+        ["inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"],
+    ),
+    "carl": ("acme", ["inventory.read", "assurance.read", "capacity.read", "capacity.plan"]),
+    "gary": (
+        "globex",
+        ["inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"],
+    ),
+    "vic": ("acme", ["inventory.read"]),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def seed_database(url: str, until: datetime = FIXED_NOW) -> None:
+    async def run() -> None:
+        await upgrade(url)
+        engine = make_engine(url)
+        try:
+            await seed(engine, scale="small", until=until)
+        finally:
+            await engine.dispose()
+
+    asyncio.run(run())
+
+
+@dataclass
+class RunningAgent:
+    """A live agent: its base URL, settings and a way to mint tokens for it."""
+
+    base_url: str
+    settings: Settings
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    def token(
+        self,
+        subject: str,
+        tenant: str | None = None,
+        scopes: list[str] | None = None,
+        ttl: int = 3600,
+    ) -> str:
+        default_tenant, default_scopes = IDENTITIES.get(subject, ("acme", []))
+        key = load_or_create_signing_key(self.settings.home)
+        return issue_token(
+            key,
+            self.settings,
+            subject=subject,
+            tenant=tenant or default_tenant,
+            scopes=default_scopes if scopes is None else scopes,
+            ttl_seconds=ttl,
+        )
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+
+def start_agent(
+    home: Path,
+    *,
+    database_url: str | None = None,
+    registry: Registry | None = None,
+    clock: Callable[[], datetime] | None = lambda: FIXED_NOW,
+    seeded: bool = True,
+) -> RunningAgent:
+    """Start a real uvicorn server on a free loopback port in a thread and wait until it serves."""
+    port = free_port()
+    settings = Settings(home=home, port=port, database_url=database_url, seed_on_start=False)
+    home.mkdir(parents=True, exist_ok=True)
+    if seeded:
+        seed_database(settings.resolved_database_url)
+    app = create_app(settings, registry=registry, clock=clock)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if server.started:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    return RunningAgent(base, settings, server, thread)
+            except httpx.HTTPError:
+                pass
+        if not thread.is_alive():
+            break
+        time.sleep(0.05)
+    server.should_exit = True
+    raise RuntimeError("agent did not start")
+
+
+@pytest.fixture(scope="session")
+def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+    """One seeded agent shared by the integration tests that only read."""
+    running = start_agent(tmp_path_factory.mktemp("agent-home"))
+    yield running
+    running.stop()

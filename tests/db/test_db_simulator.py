@@ -1,0 +1,180 @@
+"""The simulator: deterministic, refuses to clobber data, and plants the documented cases."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from db_support import UNTIL, Seeded, sqlite_url, table_digests
+from sqlalchemy import func, select
+
+from db.engine import make_engine
+from db.migrate import upgrade
+from db.models import Base, Device, Link, LinkUtilizationSample, MetricSample
+from db.scales import SCALES, resolve_profile
+from db.simulator import SeedError, is_seeded, seed
+from db.telemetry import LinkTelemetry, MetricTelemetry
+from db.topology import build_topology, minimum_links
+
+
+async def fresh(path: Path):
+    url = sqlite_url(path)
+    await upgrade(url)
+    return make_engine(url)
+
+
+async def counts(engine) -> dict[str, int]:
+    async with engine.connect() as conn:
+        return {
+            t.name: (await conn.execute(select(func.count()).select_from(t))).scalar_one()
+            for t in Base.metadata.sorted_tables
+        }
+
+
+async def test_report_matches_database(demo: Seeded) -> None:
+    report = demo.report
+    assert report.counts == await counts(demo.engine)
+    assert report.until == UNTIL
+    assert report.counts["tenant"] == 2
+    assert report.counts["site"] == 5
+    assert report.counts["link_utilization_sample"] == (report.counts["link"] - 1) * 2 * 2016
+    assert report.samples > 300_000
+    assert report.elapsed_s > 0
+
+
+async def test_same_seed_same_rows(tmp_path: Path, demo: Seeded) -> None:
+    engine = await fresh(tmp_path / "again.db")
+    try:
+        await seed(engine, until=UNTIL)
+        assert await table_digests(engine) == await table_digests(demo.engine)
+    finally:
+        await engine.dispose()
+
+
+async def test_other_seed_changes_values_not_topology(tmp_path: Path) -> None:
+    one, two = await fresh(tmp_path / "one.db"), await fresh(tmp_path / "two.db")
+    try:
+        await seed(one, links=35, until=UNTIL, seed=1)
+        await seed(two, links=35, until=UNTIL, seed=2)
+        a, b = await table_digests(one), await table_digests(two)
+        for table in ("tenant", "site", "device", "interface", "link"):
+            assert a[table] == b[table]
+        assert a["link_utilization_sample"] != b["link_utilization_sample"]
+        assert a["metric_sample"] != b["metric_sample"]
+    finally:
+        await one.dispose()
+        await two.dispose()
+
+
+async def test_refuses_non_empty_database_unless_reset(scratch: Seeded) -> None:
+    before = await table_digests(scratch.engine)
+    with pytest.raises(SeedError, match="reset=True"):
+        await seed(scratch.engine, links=35, until=UNTIL)
+    assert await table_digests(scratch.engine) == before
+    report = await seed(scratch.engine, links=40, until=UNTIL, reset=True)
+    assert report.counts == await counts(scratch.engine)
+    assert report.counts["link"] == 40
+
+
+async def test_is_seeded(tmp_path: Path, migrated) -> None:
+    unmigrated = make_engine(sqlite_url(tmp_path / "bare.db"))
+    try:
+        assert not await is_seeded(unmigrated)
+        with pytest.raises(SeedError, match="upgrade"):
+            await seed(unmigrated)
+    finally:
+        await unmigrated.dispose()
+    _, engine = migrated
+    assert not await is_seeded(engine)
+    await seed(engine, links=35, until=UNTIL)
+    assert await is_seeded(engine)
+
+
+async def test_arguments_are_validated(migrated) -> None:
+    _, engine = migrated
+    with pytest.raises(ValueError, match="unknown scale"):
+        await seed(engine, scale="huge")
+    with pytest.raises(ValueError, match="too few"):
+        await seed(engine, links=minimum_links(SCALES["small"]) - 1)
+    with pytest.raises(ValueError, match="timezone-aware"):
+        await seed(engine, links=35, until=datetime(2026, 1, 1))
+    assert not await is_seeded(engine)
+
+
+async def test_default_until_is_now_floored_and_progress_renders(migrated, capsys) -> None:
+    _, engine = migrated
+    before = datetime.now(UTC)
+    report = await seed(engine, links=35, progress=True)
+    assert report.until.tzinfo is UTC
+    assert report.until.minute % 5 == 0 and report.until.second == 0
+    assert before - timedelta(minutes=5) < report.until <= before
+    async with engine.connect() as conn:
+        newest = await conn.scalar(select(func.max(LinkUtilizationSample.observed_at)))
+    assert newest == report.until
+    assert "seeding" in capsys.readouterr().out
+
+
+async def test_series_shape(demo: Seeded) -> None:
+    async with demo.engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                select(
+                    LinkUtilizationSample.link_id,
+                    LinkUtilizationSample.direction,
+                    func.count(),
+                    func.min(LinkUtilizationSample.observed_at),
+                    func.max(LinkUtilizationSample.observed_at),
+                ).group_by(LinkUtilizationSample.link_id, LinkUtilizationSample.direction)
+            )
+        ).all()
+        ratios = (
+            await conn.execute(
+                select(
+                    func.min(LinkUtilizationSample.utilization_ratio),
+                    func.max(LinkUtilizationSample.utilization_ratio),
+                    func.max(
+                        func.abs(
+                            LinkUtilizationSample.utilized_bps
+                            + LinkUtilizationSample.available_bps
+                            - Link.capacity_bps
+                        )
+                    ),
+                )
+                .join(Link, Link.id == LinkUtilizationSample.link_id)
+                .where(Link.status != "down")
+            )
+        ).one()
+    for _, _, n, first, last in rows:
+        assert n == 2016  # 7 days of 5-minute samples
+        assert last == UNTIL
+        assert last - first == timedelta(minutes=5) * 2015
+    assert ratios[0] >= 0 and ratios[1] <= 1
+    assert ratios[2] == 0  # utilized + available == capacity on working links
+
+
+async def test_device_metrics_cover_a_week_hourly(demo: Seeded) -> None:
+    async with demo.engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                select(MetricSample.metric, MetricSample.unit, func.count())
+                .join(Device, Device.resource_id == MetricSample.resource_id)
+                .where(Device.name == "nyc1-core-01")
+                .group_by(MetricSample.metric, MetricSample.unit)
+            )
+        ).all()
+    assert sorted(rows) == [
+        ("cpu", "percent", 168),
+        ("memory", "percent", 168),
+        ("utilization", "percent", 168),
+    ]
+
+
+def test_large_profile_meets_the_brief() -> None:
+    profile = resolve_profile("large")
+    topology = build_topology(profile)
+    until = datetime(2026, 11, 29, tzinfo=UTC)
+    samples = LinkTelemetry(topology, profile, until).count()
+    samples += MetricTelemetry(topology, profile, until).count()
+    assert len(topology.links) == 100_000
+    assert samples >= 10_000_000

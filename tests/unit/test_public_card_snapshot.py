@@ -1,0 +1,17 @@
+"""The public card is a reviewed surface: any change must change the snapshot visibly."""
+
+from __future__ import annotations
+
+import json
+
+from agent.cards import CardFactory, card_to_json
+from agent.cli import SNAPSHOT
+from agent.registry import load_registry
+
+
+def test_generated_public_card_matches_committed_snapshot() -> None:
+    generated = card_to_json(CardFactory(load_registry(), "http://127.0.0.1:8000").public_card)
+    committed = json.loads(SNAPSHOT.read_text())
+    assert generated == committed, (
+        "the public card changed; if intended, run `netagent card diff --update` and commit it"
+    )

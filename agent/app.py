@@ -7,7 +7,7 @@ the first request.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +21,7 @@ from a2a.server.routes import (
     create_rest_routes,
 )
 from a2a.server.tasks import DatabaseTaskStore
+from a2a.types import AgentExtension
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
@@ -38,6 +39,7 @@ from agent.principal import ANONYMOUS, Principal, PrincipalUser
 from agent.registry import Registry, load_registry
 from agent.request_handler import GovernedRequestHandler
 from agent.settings import Settings
+from agent.skill_context import ToolFactory
 from db.engine import make_engine
 from db.inventory import Inventory
 from db.migrate import upgrade
@@ -68,7 +70,7 @@ class AgentRuntime:
     cards: CardFactory
 
 
-def tool_factory_for(engine: AsyncEngine) -> Callable[[str, Principal, frozenset[str]], Any]:
+def tool_factory_for(engine: AsyncEngine) -> ToolFactory:
     """Tools a handler may ask for, each bound to the caller's tenant."""
 
     def make(name: str, principal: Principal, scopes: frozenset[str]) -> Any:
@@ -89,13 +91,17 @@ async def prepare_storage(settings: Settings, engine: AsyncEngine) -> None:
         log.info("seeded demo inventory: %s", report)
 
 
-def build_runtime(settings: Settings, registry: Registry | None = None) -> AgentRuntime:
+def build_runtime(
+    settings: Settings,
+    registry: Registry | None = None,
+    extra_extensions: Iterable[AgentExtension] = (),
+) -> AgentRuntime:
     """Load everything the app needs; raises on a bad registry before anything listens."""
     settings.home.mkdir(parents=True, exist_ok=True)
     registry = registry or load_registry(settings.skills_dir)
     key = load_or_create_signing_key(settings.home) if settings.embedded_issuer else None
     engine = make_engine(settings.resolved_database_url)
-    cards = CardFactory(registry, settings.resolved_public_url)
+    cards = CardFactory(registry, settings.resolved_public_url, extra_extensions)
     return AgentRuntime(settings, registry, engine, key, cards)
 
 
@@ -104,11 +110,17 @@ def create_app(
     *,
     registry: Registry | None = None,
     clock: Callable[[], datetime] | None = None,
+    tools: Callable[[AsyncEngine], ToolFactory] = tool_factory_for,
+    extra_extensions: Iterable[AgentExtension] = (),
 ) -> FastAPI:
-    """The ASGI app for one agent process."""
-    runtime = build_runtime(settings, registry)
+    """The ASGI app for one agent process.
+
+    ``tools`` is the seam between handlers and their tools (as httpx's transport is for HTTP);
+    ``extra_extensions`` declares further A2A extensions on the card, e.g. a required one.
+    """
+    runtime = build_runtime(settings, registry, extra_extensions)
     store = DatabaseTaskStore(runtime.engine, create_table=True)
-    executor = SkillExecutor(runtime.registry, tool_factory_for(runtime.engine), clock=clock)
+    executor = SkillExecutor(runtime.registry, tools(runtime.engine), clock=clock)
     handler = GovernedRequestHandler(
         cards=runtime.cards,
         agent_executor=executor,

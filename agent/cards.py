@@ -106,9 +106,15 @@ def card_version(skills: Iterable[AgentSkill], extension: AgentExtension) -> str
 class CardFactory:
     """Builds the public card once and each distinct caller's extended card once."""
 
-    def __init__(self, registry: Registry, base_url: str) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        base_url: str,
+        extra_extensions: Iterable[AgentExtension] = (),
+    ) -> None:
         self._registry = registry
         self._base_url = base_url.rstrip("/")
+        self._extra_extensions = list(extra_extensions)
         self._has_extended = any(
             m.visibility is Visibility.EXTENDED and m.state is not State.REMOVED
             for m in registry.manifests
@@ -141,7 +147,7 @@ class CardFactory:
                 streaming=True,
                 push_notifications=False,
                 extended_agent_card=self._has_extended,
-                extensions=[extension],
+                extensions=[extension, *self._extra_extensions],
             ),
             security_schemes={
                 BEARER_SCHEME: SecurityScheme(

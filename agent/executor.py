@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +21,7 @@ from a2a.helpers import new_data_part, new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types import Message, Role, TaskNotCancelableError, TaskState
+from a2a.types import Message, Role, TaskState
 
 from agent.interfaces import DESCRIBE_SKILL_ID, EXTENSION_URI, ErrorCode, SkillError, error_details
 from agent.manifest import State
@@ -56,6 +57,7 @@ class SkillExecutor(AgentExecutor):
         self._tool_factory = tool_factory
         self._clock = clock
         self._running: dict[str, Capability] = {}
+        self._inflight: Counter[tuple[str, str]] = Counter()
 
     # -- selection -------------------------------------------------------------------------
 
@@ -135,12 +137,16 @@ class SkillExecutor(AgentExecutor):
                 await handler.authorize(arguments, skill_context)
             if handler.check_constraints is not None:
                 handler.check_constraints(arguments, capability.manifest.limits)
+            slot = self._admit(capability, principal)
             accepted = True
             self._running[task_id] = capability
-            await updater.start_work()
-            output = await self._run(capability, arguments, skill_context)
-            await self._emit_result(capability, output, updater, extensions)
-            await updater.complete()
+            try:
+                await updater.start_work()
+                output = await self._run(capability, arguments, skill_context)
+                await self._emit_result(capability, output, updater, extensions)
+                await updater.complete()
+            finally:
+                self._release(slot)
         except SkillError as error:
             await self._finish_with_error(updater, error, accepted, extensions)
         except asyncio.CancelledError:
@@ -154,6 +160,23 @@ class SkillExecutor(AgentExecutor):
             await self._finish_with_error(updater, error, accepted, extensions)
         finally:
             self._running.pop(task_id, None)
+
+    def _admit(self, capability: Capability, principal: Principal) -> tuple[str, str]:
+        """Enforce ``limits.max_concurrent`` per caller and skill before accepting the task."""
+        slot = (capability.id, principal.owner)
+        limit = capability.manifest.limits.get("max_concurrent")
+        if limit is not None and self._inflight[slot] >= int(limit):
+            raise SkillError(
+                ErrorCode.RESOURCE_LIMIT_EXCEEDED,
+                f"at most {limit} concurrent invocations of this skill per caller",
+            )
+        self._inflight[slot] += 1
+        return slot
+
+    def _release(self, slot: tuple[str, str]) -> None:
+        self._inflight[slot] -= 1
+        if self._inflight[slot] <= 0:
+            del self._inflight[slot]
 
     def _skill_context(
         self, capability: Capability, principal: Principal, task_id: str, context_id: str
@@ -253,11 +276,16 @@ class SkillExecutor(AgentExecutor):
         )
         await updater.update_status(TaskState.Value(state), message=message)
 
+    def refuses_cancel(self, task_id: str) -> bool:
+        """True while ``task_id`` runs a skill whose interface declares it not cancelable."""
+        capability = self._running.get(task_id)
+        return bool(capability and capability.interface and not capability.interface.cancelable)
+
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Stop a running invocation if its interface says it can be cancelled."""
-        capability = self._running.get(str(context.task_id))
-        interface = capability.interface if capability else None
-        if interface is not None and not interface.cancelable:
-            raise TaskNotCancelableError(message="this skill's invocations cannot be cancelled")
+        """End the task CANCELED; the SDK then cancels the running handler.
+
+        Non-cancelable skills never get here: the request handler refuses first, because an
+        exception raised here would mark the task FAILED.
+        """
         updater = TaskUpdater(event_queue, str(context.task_id), str(context.context_id))
         await updater.cancel()

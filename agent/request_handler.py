@@ -18,14 +18,17 @@ from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types import (
     AgentCard,
+    CancelTaskRequest,
     GetExtendedAgentCardRequest,
     InternalError,
     InvalidParamsError,
     SendMessageRequest,
+    TaskNotCancelableError,
 )
 from a2a.utils.errors import A2AError
 
 from agent.cards import CardFactory
+from agent.executor import SkillExecutor
 from agent.extensions import require_extensions
 from agent.principal import principal_of
 
@@ -77,8 +80,9 @@ def _check_ids(params: SendMessageRequest) -> None:
 class GovernedRequestHandler(DefaultRequestHandler):
     """DefaultRequestHandler plus the pre-task checks this agent promises."""
 
-    def __init__(self, *, cards: CardFactory, **kwargs: Any) -> None:
-        super().__init__(agent_card=cards.public_card, **kwargs)
+    def __init__(self, *, cards: CardFactory, agent_executor: SkillExecutor, **kwargs: Any) -> None:
+        super().__init__(agent_card=cards.public_card, agent_executor=agent_executor, **kwargs)
+        self._skills = agent_executor
         self._cards = cards
         self._declared = list(cards.public_card.capabilities.extensions)
 
@@ -102,6 +106,13 @@ class GovernedRequestHandler(DefaultRequestHandler):
             yield event
 
     @_guarded
+    async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Any:
+        """Refuse, with the task untouched, when the running skill is not cancelable."""
+        if self._skills.refuses_cancel(params.id):
+            raise TaskNotCancelableError(message="this skill's invocations cannot be cancelled")
+        return await super().on_cancel_task(params, context)
+
+    @_guarded
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> AgentCard:
@@ -115,7 +126,6 @@ class GovernedRequestHandler(DefaultRequestHandler):
 for _name in (
     "on_get_task",
     "on_list_tasks",
-    "on_cancel_task",
     "on_subscribe_to_task",
     "on_create_task_push_notification_config",
     "on_get_task_push_notification_config",

@@ -145,3 +145,30 @@ async def invoke(
     if interface:
         data.update(interface)
     return await send(base_url, token, data_message(data), **kwargs)
+
+
+async def describe(base_url: str, token: str | None, skill_id: str, **kwargs: Any) -> Outcome:
+    """Call describe_skill for ``skill_id``."""
+    return await invoke(base_url, token, "describe_skill", {"skill_id": skill_id}, **kwargs)
+
+
+async def binding_of(
+    base_url: str, token: str | None, skill_id: str, **kwargs: Any
+) -> dict[str, str]:
+    """The {skill_version, interface_digest} pair describe_skill returns for a skill."""
+    outcome = await describe(base_url, token, skill_id, **kwargs)
+    assert outcome.state == "TASK_STATE_COMPLETED", outcome.task
+    described = outcome.result("describe_skill")
+    return {
+        "skill_version": described["skill_version"],
+        "interface_digest": described["interface_digest"],
+    }
+
+
+async def call(
+    base_url: str, token: str | None, skill: str, arguments: dict[str, Any], **kwargs: Any
+) -> Outcome:
+    """Describe, then invoke with the described version and digest (the governed path)."""
+    same = {k: kwargs[k] for k in ("binding", "extensions") if k in kwargs}
+    interface = await binding_of(base_url, token, skill, **same)
+    return await invoke(base_url, token, skill, arguments, interface, **kwargs)

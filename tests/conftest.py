@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -99,6 +100,7 @@ def start_agent(
     registry: Registry | None = None,
     clock: Callable[[], datetime] | None = lambda: FIXED_NOW,
     seeded: bool = True,
+    **app_options: Any,
 ) -> RunningAgent:
     """Start a real uvicorn server on a free loopback port in a thread and wait until it serves."""
     port = free_port()
@@ -106,7 +108,7 @@ def start_agent(
     home.mkdir(parents=True, exist_ok=True)
     if seeded:
         seed_database(settings.resolved_database_url)
-    app = create_app(settings, registry=registry, clock=clock)
+    app = create_app(settings, registry=registry, clock=clock, **app_options)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.a2a_helpers import BINDINGS, invoke
+from tests.a2a_helpers import BINDINGS, binding_of, invoke
 
 WORKED_ARGUMENTS = {
     "resource_id": "network-resource-123",
@@ -12,23 +12,13 @@ WORKED_ARGUMENTS = {
 }
 
 
-async def interface_of(agent, token: str, skill: str, binding: str) -> dict[str, str]:
-    outcome = await invoke(
-        agent.base_url, token, "describe_skill", {"skill_id": skill}, binding=binding
-    )
-    assert outcome.state == "TASK_STATE_COMPLETED"
-    described = outcome.result("describe_skill")
-    return {
-        "skill_version": described["skill_version"],
-        "interface_digest": described["interface_digest"],
-    }
-
-
 @pytest.mark.parametrize("binding", BINDINGS)
 @pytest.mark.parametrize("streaming", [False, True])
 async def test_worked_example_condition_not_met(agent, binding: str, streaming: bool) -> None:
     token = agent.token("alice")
-    interface = await interface_of(agent, token, "evaluate_resource_condition", binding)
+    interface = await binding_of(
+        agent.base_url, token, "evaluate_resource_condition", binding=binding
+    )
     outcome = await invoke(
         agent.base_url,
         token,

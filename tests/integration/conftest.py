@@ -1,0 +1,88 @@
+"""Agents with test-only additions: fixture skills, slow tools, a required extension."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from a2a.types import AgentExtension
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.app import tool_factory_for
+from agent.principal import Principal
+from agent.registry import Capability, Registry, load_registry
+from agent.skill_context import ToolFactory
+from tests.conftest import RunningAgent, start_agent
+
+ROOT = Path(__file__).resolve().parents[2]
+TEST_REQUIRED_EXTENSION = "urn:netops-agent:test:required-extension:v1"
+WITHHELD = "link_headroom"  # its interface is withheld in the lab, to provoke interface_unavailable
+SLOW_TOOL_SECONDS = 4.0
+
+
+def lab_skills(tmp: Path) -> Path:
+    """The demo skills plus the test-only fixture skills, in one folder."""
+    target = tmp / "skills"
+    shutil.copytree(ROOT / "skills", target, ignore=shutil.ignore_patterns("__pycache__"))
+    for fixture in ("broken_output", "slow_probe"):
+        shutil.copytree(
+            ROOT / "tests" / "fixture_skills" / fixture,
+            target / fixture,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    return target
+
+
+class SlowInventory:
+    """Wraps the real inventory; telemetry reads take long enough to be cancelled."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._inner, name)
+        if name not in ("utilization_samples", "hot_links", "latest_metric"):
+            return attribute
+
+        async def slow(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(SLOW_TOOL_SECONDS)
+            return await attribute(*args, **kwargs)
+
+        return slow
+
+
+def slow_tools(engine: AsyncEngine) -> ToolFactory:
+    real = tool_factory_for(engine)
+
+    def make(name: str, principal: Principal, scopes: frozenset[str]) -> Any:
+        return SlowInventory(real(name, principal, scopes))
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def lab_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+    """Demo + fixture skills, slow telemetry tools, and one skill's interface withheld."""
+    home = tmp_path_factory.mktemp("lab-home")
+    registry = load_registry(lab_skills(home))
+    capabilities = [
+        Capability(c.manifest, c.handler, None) if c.id == WITHHELD else c for c in registry
+    ]
+    running = start_agent(home, registry=Registry(capabilities), tools=slow_tools)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
+def strict_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+    """An agent whose card declares a required (test-only) extension."""
+    required = AgentExtension(
+        uri=TEST_REQUIRED_EXTENSION, description="test-only required extension", required=True
+    )
+    running = start_agent(tmp_path_factory.mktemp("strict-home"), extra_extensions=[required])
+    yield running
+    running.stop()

@@ -30,6 +30,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 
 from agent.auth import SigningKey, TokenVerifier, load_or_create_signing_key
+from agent.bindings import BindingStore
 from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory
 from agent.executor import SkillExecutor
 from agent.extensions import ExtensionEchoMiddleware
@@ -38,6 +39,7 @@ from agent.policy import entitled
 from agent.principal import ANONYMOUS, Principal, PrincipalUser
 from agent.registry import Registry, load_registry
 from agent.request_handler import GovernedRequestHandler
+from agent.router import Router
 from agent.settings import Settings
 from agent.skill_context import ToolFactory
 from db.engine import make_engine
@@ -120,7 +122,14 @@ def create_app(
     """
     runtime = build_runtime(settings, registry, extra_extensions)
     store = DatabaseTaskStore(runtime.engine, create_table=True)
-    executor = SkillExecutor(runtime.registry, tools(runtime.engine), clock=clock)
+    router = Router(runtime.registry, threshold=settings.route_threshold)
+    executor = SkillExecutor(
+        runtime.registry,
+        tools(runtime.engine),
+        router,
+        BindingStore(runtime.engine),
+        clock=clock,
+    )
     handler = GovernedRequestHandler(
         cards=runtime.cards,
         agent_executor=executor,
@@ -132,6 +141,7 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await prepare_storage(settings, runtime.engine)
         await store.initialize()
+        router.warm()
         try:
             yield
         finally:

@@ -6,6 +6,7 @@ import asyncio
 import difflib
 import json
 import logging
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -24,7 +25,6 @@ app = typer.Typer(
 card_app = typer.Typer(help="Print or check the agent card.", invoke_without_command=True)
 app.add_typer(card_app, name="card")
 console = Console()
-err = Console(stderr=True)
 SNAPSHOT = Path(__file__).resolve().parent.parent / "tests" / "snapshots" / "public-agent-card.json"
 
 DEMO_IDENTITIES: list[tuple[str, str, list[str]]] = [
@@ -49,7 +49,8 @@ def _settings(**overrides: object) -> Settings:
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    """Print an error unwrapped (paths stay greppable) and return the exit to raise."""
+    print(f"error: {message}", file=sys.stderr, flush=True)
     return typer.Exit(code=2)
 
 

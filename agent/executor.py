@@ -9,6 +9,7 @@ final status message always holds exactly one Data Part: the error object.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from collections import Counter
@@ -17,80 +18,123 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from a2a.helpers import new_data_part, new_task_from_user_message
+from a2a.helpers import new_data_part, new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types import Message, Role, TaskState
+from a2a.types import ContentTypeNotSupportedError, Message, Part, Role, TaskState
 
+from agent.bindings import Binding, BindingStore, Phase
 from agent.interfaces import DESCRIBE_SKILL_ID, EXTENSION_URI, ErrorCode, SkillError, error_details
 from agent.manifest import State
 from agent.policy import entitled, visible
 from agent.principal import Principal, principal_of
 from agent.registry import Capability, Registry
+from agent.router import (
+    Action,
+    Decision,
+    Layer,
+    Router,
+    clarification_text,
+    missing_text,
+)
 from agent.skill_context import RESULT_ARTIFACT_ID, SkillContext, ToolFactory
-from agent.skill_request import SkillRequest, explicit_request
+from agent.skill_request import SkillRequest
 
 log = logging.getLogger(__name__)
 JSON = "application/json"
-NOT_FOUND = "resource not found or not accessible"
+TEXT = "text/plain"
+ROUTE_STATE_KEY = "netagent.route"
+"""Where the request handler leaves its routing decision in the call context's state."""
+JSON_MODES = frozenset({JSON, "application/*", "*/*"})
 
 
-@dataclass(frozen=True)
-class Selection:
-    """What the executor will run: the capability and the request that named it."""
+def _wants_text(context: RequestContext) -> bool:
+    """The caller accepts text/plain but no JSON: add a readable text part to the result."""
+    accepted = set(context.configuration.accepted_output_modes) if context.configuration else set()
+    return bool(accepted) and not accepted & JSON_MODES and TEXT in accepted
 
-    capability: Capability
-    request: SkillRequest
+
+def summary_text(output: dict[str, Any]) -> str:
+    """A short readable rendering of a result, for skills without their own ``summarize``."""
+    lines = []
+    for key, value in output.items():
+        if isinstance(value, list):
+            lines.append(f"{key}: {len(value)} item(s)")
+        elif isinstance(value, dict):
+            lines.append(f"{key}: {json.dumps(value, separators=(',', ':'))[:200]}")
+        else:
+            lines.append(f"{key}: {value}")
+    return "\n".join(lines)
+
+
+@dataclass
+class _Run:
+    """One invocation's output side: where events go and how errors end it."""
+
+    updater: TaskUpdater
+    extensions: list[str]
+    metadata: dict[str, Any]
+    principal: Principal
+    accepted: bool = False
+
+    def message(self, parts: list[Part]) -> Message:
+        """An agent message for this task, listing the activated extensions."""
+        return Message(
+            message_id=uuid.uuid4().hex,
+            role=Role.ROLE_AGENT,
+            task_id=self.updater.task_id,
+            context_id=self.updater.context_id,
+            parts=parts,
+            extensions=self.extensions,
+        )
+
+    async def finish_with_error(self, error: SkillError) -> None:
+        """REJECTED before acceptance, FAILED after; exactly one Data Part: the error object."""
+        state = error.terminal_state(accepted=self.accepted)
+        message = self.message([new_data_part(error.to_object(), media_type=JSON)])
+        await self.updater.update_status(
+            TaskState.Value(state), message=message, metadata=self.metadata
+        )
 
 
 class SkillExecutor(AgentExecutor):
-    """Runs the capability a message asks for, for the principal that asked."""
+    """Runs the capability the router chose, for the principal that asked."""
 
     def __init__(
         self,
         registry: Registry,
         tool_factory: ToolFactory,
+        router: Router,
+        bindings: BindingStore,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self._registry = registry
         self._tool_factory = tool_factory
+        self._router = router
+        self._bindings = bindings
         self._clock = clock
         self._running: dict[str, Capability] = {}
         self._inflight: Counter[tuple[str, str]] = Counter()
 
-    # -- selection -------------------------------------------------------------------------
+    # -- routing ---------------------------------------------------------------------------
 
-    def select(self, message: Message | None, principal: Principal) -> Selection:
-        """Find the capability the message names and check the caller may use it."""
-        request = explicit_request(message)
-        if request is None:
-            raise SkillError(
-                ErrorCode.INPUT_INVALID,
-                'send one Data Part {"skill": <id>, "arguments": {...}} naming a skill '
-                "from the agent card",
-            )
-        capability = self._registry.get(request.skill)
-        if capability is not None and capability.manifest.state is State.REMOVED:
-            raise SkillError(
-                ErrorCode.SKILL_NOT_ADVERTISED,
-                f"skill {request.skill!r} was removed; use {capability.manifest.replacement!r}",
-            )
-        if capability is None or not visible(capability.manifest, principal):
-            raise SkillError(ErrorCode.SKILL_NOT_ADVERTISED, "no such skill is advertised to you")
-        if not entitled(capability.manifest, principal):
-            raise SkillError(
-                ErrorCode.AUTHORIZATION_FAILED,
-                f"skill {request.skill!r} needs scopes: "
-                + " ".join(sorted(capability.manifest.requires_scopes)),
-            )
-        return Selection(capability, request)
+    async def decide(self, message: Message | None, principal: Principal) -> Decision:
+        """Route a message; a follow-up's task binding is read from the database."""
+        binding = None
+        if message is not None and message.task_id:
+            binding = await self._bindings.get(message.task_id, principal.owner)
+        return self._router.route(message, principal, binding)
 
     @staticmethod
-    def check_interface(capability: Capability, request: SkillRequest) -> None:
-        """The request must name the interface the agent runs now (skipped for describe)."""
+    def check_interface(capability: Capability, request: SkillRequest | None) -> None:
+        """An explicit request must name the interface the agent runs now.
+
+        Skipped for describe_skill (DECISIONS #6) and for text-routed requests, whose
+        arguments the agent assembled against its own current interface.
+        """
         interface = capability.interface
-        if interface is None or capability.id == DESCRIBE_SKILL_ID:
+        if interface is None or request is None or capability.id == DESCRIBE_SKILL_ID:
             return
         if request.skill_version is None or request.interface_digest is None:
             raise SkillError(
@@ -106,60 +150,157 @@ class SkillExecutor(AgentExecutor):
                 f"active interface is {interface.skill_version} {interface.interface_digest}",
             )
 
+    @staticmethod
+    def enforce(capability: Capability, principal: Principal) -> None:
+        """Advertisement is not authorization: ask the policy again, whatever the router did."""
+        if not entitled(capability.manifest, principal):
+            raise SkillError(
+                ErrorCode.AUTHORIZATION_FAILED,
+                f"skill {capability.id!r} needs scopes: "
+                + " ".join(sorted(capability.manifest.requires_scopes)),
+            )
+
     # -- execution -------------------------------------------------------------------------
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Run one invocation to a terminal state; never lets an exception escape."""
-        if context.current_task is None and context.message is not None:
-            await event_queue.enqueue_event(new_task_from_user_message(context.message))
+        """Take one message to a terminal or input-required state; never lets an error escape."""
         task_id, context_id = str(context.task_id), str(context.context_id)
         updater = TaskUpdater(event_queue, task_id, context_id)
         extensions = [EXTENSION_URI] if EXTENSION_URI in context.requested_extensions else []
         principal = principal_of(context.call_context.user)
-        accepted = False
-        try:
-            selection = self.select(context.message, principal)
-            capability, request = selection.capability, selection.request
-            self.check_interface(capability, request)
-            arguments = request.arguments
-            interface = capability.interface
-            if interface is not None:
-                details = error_details(interface.input_validator, arguments)
-                if details:
-                    raise SkillError(
-                        ErrorCode.INPUT_INVALID, "arguments do not match input_schema", details
-                    )
-            skill_context = self._skill_context(capability, principal, task_id, context_id)
-            skill_context.emit = self._record_emitter(capability, updater, extensions)
-            handler = capability.handler
-            assert handler is not None  # removed skills never get here
-            if handler.authorize is not None:
-                await handler.authorize(arguments, skill_context)
-            if handler.check_constraints is not None:
-                handler.check_constraints(arguments, capability.manifest.limits)
-            slot = self._admit(capability, principal)
-            accepted = True
-            self._running[task_id] = capability
+        decision = context.call_context.state.get(ROUTE_STATE_KEY)
+        if not isinstance(decision, Decision):
             try:
-                await updater.start_work()
-                output = await self._run(capability, arguments, skill_context)
-                await self._emit_result(capability, output, updater, extensions)
-                await updater.complete()
-            finally:
-                self._release(slot)
+                decision = await self.decide(context.message, principal)
+            except ContentTypeNotSupportedError as error:
+                decision = Decision(
+                    Action.REFUSE,
+                    Layer.ENTITLEMENT,
+                    error=SkillError(ErrorCode.INPUT_INVALID, str(error.message)),
+                )
+        metadata = decision.routing_metadata()
+        if context.current_task is None and context.message is not None:
+            task = new_task_from_user_message(context.message)
+            task.metadata.update(metadata)
+            await event_queue.enqueue_event(task)
+        run = _Run(updater, extensions, metadata, principal)
+        try:
+            if decision.action is Action.REFUSE:
+                assert decision.error is not None
+                raise decision.error
+            if decision.action in (Action.CLARIFY, Action.ASK):
+                await self._ask(decision, run, task_id)
+                return
+            await self._run_decision(decision, run, context)
         except SkillError as error:
-            await self._finish_with_error(updater, error, accepted, extensions)
+            await run.finish_with_error(error)
         except asyncio.CancelledError:
             raise
         except Exception:
             correlation = uuid.uuid4().hex
             log.exception("invocation failed (correlation id %s)", correlation)
-            error = SkillError(
-                ErrorCode.EXECUTION_FAILED, f"internal error; correlation id {correlation}"
+            await run.finish_with_error(
+                SkillError(
+                    ErrorCode.EXECUTION_FAILED, f"internal error; correlation id {correlation}"
+                )
             )
-            await self._finish_with_error(updater, error, accepted, extensions)
         finally:
             self._running.pop(task_id, None)
+
+    async def _ask(self, decision: Decision, run: _Run, task_id: str) -> None:
+        """Input-required: which skill (clarify), or which arguments (ask)."""
+        if decision.action is Action.CLARIFY:
+            binding = Binding(
+                task_id,
+                run.principal.owner,
+                Phase.CLARIFY,
+                candidates=tuple(c.id for c in decision.candidates),
+                arguments=decision.arguments,
+                text=decision.text,
+            )
+            question = clarification_text(decision.candidates)
+            data: dict[str, Any] = {
+                "candidates": [
+                    {"skill_id": c.id, "name": c.manifest.skill["name"]}
+                    for c in decision.candidates
+                ]
+            }
+        else:
+            capability = decision.capability
+            assert capability is not None and capability.interface is not None
+            binding = Binding(
+                task_id,
+                run.principal.owner,
+                Phase.ARGUMENTS,
+                skill_id=capability.id,
+                arguments=decision.arguments,
+                text=decision.text,
+            )
+            question = missing_text(capability, decision.missing)
+            data = {
+                "skill": capability.id,
+                "skill_version": capability.interface.skill_version,
+                "interface_digest": capability.interface.interface_digest,
+                "missing": list(decision.missing),
+                "arguments": decision.arguments,
+            }
+        await self._bindings.put(binding)
+        message = run.message([new_text_part(question), new_data_part(data, media_type=JSON)])
+        await run.updater.update_status(
+            TaskState.TASK_STATE_INPUT_REQUIRED, message=message, metadata=run.metadata
+        )
+
+    async def _run_decision(self, decision: Decision, run: _Run, context: RequestContext) -> None:
+        capability = decision.capability
+        assert capability is not None and capability.handler is not None
+        principal, updater = run.principal, run.updater
+        task_id, context_id = updater.task_id, updater.context_id
+        self.enforce(capability, principal)
+        self.check_interface(capability, decision.request)
+        arguments = decision.arguments
+        interface = capability.interface
+        if interface is not None:
+            details = error_details(interface.input_validator, arguments)
+            if details:
+                raise SkillError(
+                    ErrorCode.INPUT_INVALID, "arguments do not match input_schema", details
+                )
+        await self._bindings.put(
+            Binding(task_id, principal.owner, Phase.BOUND, skill_id=capability.id)
+        )
+        skill_context = self._skill_context(capability, principal, task_id, context_id)
+        skill_context.emit = self._record_emitter(capability, updater, run.extensions)
+        handler = capability.handler
+        if handler.authorize is not None:
+            await handler.authorize(arguments, skill_context)
+        if handler.check_constraints is not None:
+            handler.check_constraints(arguments, capability.manifest.limits)
+        slot = self._admit(capability, principal)
+        run.accepted = True
+        self._running[task_id] = capability
+        try:
+            await updater.update_status(TaskState.TASK_STATE_WORKING, metadata=run.metadata)
+            output = await self._run(capability, arguments, skill_context)
+            text = _wants_text(context)
+            await self._emit_result(capability, output, updater, run.extensions, text)
+            await self._complete(capability, run)
+        finally:
+            self._release(slot)
+
+    async def _complete(self, capability: Capability, run: _Run) -> None:
+        """COMPLETED; a deprecated skill says so and names its replacement."""
+        manifest = capability.manifest
+        if manifest.state is not State.DEPRECATED:
+            await run.updater.complete()
+            return
+        notice = f"Skill '{manifest.id}' is deprecated; use '{manifest.replacement}' instead."
+        await run.updater.update_status(
+            TaskState.TASK_STATE_COMPLETED,
+            message=run.message([new_text_part(notice)]),
+            metadata={
+                "deprecation": {"skill_id": manifest.id, "replacement": manifest.replacement}
+            },
+        )
 
     def _admit(self, capability: Capability, principal: Principal) -> tuple[str, str]:
         """Enforce ``limits.max_concurrent`` per caller and skill before accepting the task."""
@@ -246,6 +387,7 @@ class SkillExecutor(AgentExecutor):
         output: dict[str, Any],
         updater: TaskUpdater,
         extensions: list[str],
+        with_text: bool,
     ) -> None:
         interface = capability.interface
         if interface is not None:
@@ -254,27 +396,16 @@ class SkillExecutor(AgentExecutor):
                 raise SkillError(
                     ErrorCode.OUTPUT_INVALID, "result does not match output_schema", details
                 )
+        parts = [new_data_part(output, media_type=JSON)]
+        if with_text:
+            summarize = capability.handler.summarize if capability.handler else None
+            parts.append(new_text_part((summarize or summary_text)(output), media_type=TEXT))
         await updater.add_artifact(
-            [new_data_part(output, media_type=JSON)],
+            parts,
             artifact_id=RESULT_ARTIFACT_ID,
             name=capability.id,
             extensions=extensions or None,
         )
-
-    @staticmethod
-    async def _finish_with_error(
-        updater: TaskUpdater, error: SkillError, accepted: bool, extensions: list[str]
-    ) -> None:
-        state = error.terminal_state(accepted=accepted)
-        message = Message(
-            message_id=uuid.uuid4().hex,
-            role=Role.ROLE_AGENT,
-            task_id=updater.task_id,
-            context_id=updater.context_id,
-            parts=[new_data_part(error.to_object(), media_type=JSON)],
-            extensions=extensions,
-        )
-        await updater.update_status(TaskState.Value(state), message=message)
 
     def refuses_cancel(self, task_id: str) -> bool:
         """True while ``task_id`` runs a skill whose interface declares it not cancelable."""

@@ -56,6 +56,7 @@ class Manifest:
     requires_scopes: frozenset[str]
     tenants: frozenset[str] | None  # None means every tenant ("*")
     handler: str | None
+    extractor: str | None
     limits: Mapping[str, Any]
     owner: str
     replacement: str | None
@@ -76,6 +77,7 @@ class Manifest:
             requires_scopes=frozenset(data.get("requires_scopes", ())),
             tenants=None if tenants == "*" else frozenset(tenants),
             handler=data.get("handler"),
+            extractor=data.get("extractor"),
             limits=_frozen(data.get("limits", {})),
             owner=data["owner"],
             replacement=data.get("replacement"),

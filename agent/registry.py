@@ -27,6 +27,8 @@ MANIFEST_FILE = "manifest.json"
 Handle = Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]]
 Authorize = Callable[[dict[str, Any], Any], Awaitable[None]]
 CheckConstraints = Callable[[dict[str, Any], Mapping[str, Any]], None]
+Extract = Callable[[str], dict[str, Any]]
+Summarize = Callable[[dict[str, Any]], str]
 
 
 class RegistryError(Exception):
@@ -39,12 +41,16 @@ class HandlerSpec:
 
     ``handle`` is required. ``authorize`` (resource-level authorization) and
     ``check_constraints`` (limits the arguments may not exceed) run before the task is
-    accepted, so their refusals end the task REJECTED rather than FAILED.
+    accepted, so their refusals end the task REJECTED rather than FAILED. ``extract`` fills
+    arguments from free text for the router; ``summarize`` renders a result as plain text for
+    callers that accept only ``text/plain``.
     """
 
     handle: Handle
     authorize: Authorize | None = None
     check_constraints: CheckConstraints | None = None
+    extract: Extract | None = None
+    summarize: Summarize | None = None
 
 
 @dataclass(frozen=True)
@@ -92,11 +98,15 @@ def _manifest_validator() -> Draft202012Validator:
 
 
 def _pointer(error: ValidationError) -> str:
-    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in error.absolute_path]
+    """RFC 6901 pointer to the field at fault: the missing or unexpected member itself."""
+    parts = [str(p) for p in error.absolute_path]
+    instance = error.instance if isinstance(error.instance, dict) else {}
     if error.validator == "required":
-        missing = [p for p in error.validator_value if p not in (error.instance or {})]
-        parts += missing[:1]
-    return "/" + "/".join(parts)
+        parts += [p for p in error.validator_value if p not in instance][:1]
+    elif error.validator == "additionalProperties" and error.validator_value is False:
+        allowed = error.schema.get("properties", {})
+        parts += sorted(k for k in instance if k not in allowed)[:1]
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 def _read_json(path: Path, label: str) -> Any:
@@ -108,20 +118,32 @@ def _read_json(path: Path, label: str) -> Any:
         raise RegistryError(f"{label}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
 
 
-def _load_handler(manifest: Manifest, label: str) -> HandlerSpec:
+def _import(path: str, label: str, pointer: str) -> ModuleType:
     try:
-        module: ModuleType = importlib.import_module(str(manifest.handler))
-    except ImportError as exc:
-        raise RegistryError(
-            f"{label}: /handler: cannot import {manifest.handler!r}: {exc}"
-        ) from exc
+        return importlib.import_module(path)
+    except Exception as exc:  # a module that fails while importing is a registry defect too
+        reason = f"{type(exc).__name__}: {exc}"
+        raise RegistryError(f"{label}: {pointer}: cannot import {path!r}: {reason}") from exc
+
+
+def _load_handler(manifest: Manifest, label: str) -> HandlerSpec:
+    module = _import(str(manifest.handler), label, "/handler")
     handle = getattr(module, "handle", None)
     if not callable(handle):
         raise RegistryError(f"{label}: /handler: {manifest.handler!r} has no callable 'handle'")
+    extract = getattr(module, "extract", None)
+    if manifest.extractor is not None:
+        extract = getattr(_import(manifest.extractor, label, "/extractor"), "extract", None)
+        if not callable(extract):
+            raise RegistryError(
+                f"{label}: /extractor: {manifest.extractor!r} has no callable 'extract'"
+            )
     return HandlerSpec(
         handle=handle,
         authorize=getattr(module, "authorize", None),
         check_constraints=getattr(module, "check_constraints", None),
+        extract=extract,
+        summarize=getattr(module, "summarize", None),
     )
 
 

@@ -1,7 +1,9 @@
 """The SDK's request handler with the checks that belong before any task exists.
 
-Here: required extensions, identifier lengths the task store can hold, the per-caller
-extended card, and a guard that turns any unexpected exception into a generic error with a
+Here: required extensions, identifier lengths the task store can hold, routing (so that a
+message no skill accepts gets the protocol's ContentTypeNotSupportedError, and the executor
+reuses the decision), accepted output modes, the per-caller extended card, and a guard that
+turns any unexpected exception into a generic error with a
 correlation id (the SDK would otherwise send the exception's text, SQL included).
 """
 
@@ -19,6 +21,7 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.types import (
     AgentCard,
     CancelTaskRequest,
+    ContentTypeNotSupportedError,
     GetExtendedAgentCardRequest,
     InternalError,
     InvalidParamsError,
@@ -28,9 +31,11 @@ from a2a.types import (
 from a2a.utils.errors import A2AError
 
 from agent.cards import CardFactory
-from agent.executor import SkillExecutor
+from agent.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor
 from agent.extensions import require_extensions
 from agent.principal import principal_of
+from agent.registry import Capability
+from agent.router import Action
 
 log = logging.getLogger(__name__)
 MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
@@ -77,6 +82,21 @@ def _check_ids(params: SendMessageRequest) -> None:
             raise InvalidParamsError(message=f"message.{name} is longer than {MAX_ID_LENGTH}")
 
 
+def _check_output_modes(params: SendMessageRequest, capability: Capability) -> None:
+    """Honour acceptedOutputModes: refuse up front when we can produce none of them."""
+    accepted = {m.lower() for m in params.configuration.accepted_output_modes}
+    if not accepted:
+        return
+    producible = set(capability.manifest.output_modes) | {TEXT}
+    wildcards = {m.split("/")[0] + "/*" for m in producible} | {"*/*"}
+    if accepted & (producible | wildcards):
+        return
+    raise ContentTypeNotSupportedError(
+        message=f"{capability.id} produces {', '.join(sorted(producible))}; "
+        f"none is in acceptedOutputModes"
+    )
+
+
 class GovernedRequestHandler(DefaultRequestHandler):
     """DefaultRequestHandler plus the pre-task checks this agent promises."""
 
@@ -86,14 +106,26 @@ class GovernedRequestHandler(DefaultRequestHandler):
         self._cards = cards
         self._declared = list(cards.public_card.capabilities.extensions)
 
-    def _precheck(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+    async def _precheck(self, params: SendMessageRequest, context: ServerCallContext) -> None:
+        """Everything that must be refused with a protocol error, before a task exists."""
         require_extensions(self._declared, context.requested_extensions)
         _check_ids(params)
+        message = params.message
+        if message.task_id and not message.context_id:
+            # A follow-up that names only its task keeps the task's context (the SDK would
+            # otherwise invent a new one once the task is no longer live in this process).
+            stored = await self._versioned_store.get(message.task_id, context)
+            if stored is not None:
+                message.context_id = stored.task.context_id
+        decision = await self._skills.decide(params.message, principal_of(context.user))
+        if decision.action is Action.RUN and decision.capability is not None:
+            _check_output_modes(params, decision.capability)
+        context.state[ROUTE_STATE_KEY] = decision
 
     @_guarded
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Any:
         """Refuse before a task exists when extensions or identifiers are wrong."""
-        self._precheck(params, context)
+        await self._precheck(params, context)
         return await super().on_message_send(params, context)
 
     @_guarded
@@ -101,7 +133,7 @@ class GovernedRequestHandler(DefaultRequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Any, None]:
         """As on_message_send, for the streaming method."""
-        self._precheck(params, context)
+        await self._precheck(params, context)
         async for event in super().on_message_send_stream(params, context):
             yield event
 

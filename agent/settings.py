@@ -31,6 +31,7 @@ class Settings:
     skills_dir: Path | None = None
     seed_on_start: bool = True
     log_level: str = "info"
+    route_threshold: float = 0.6
 
     @property
     def resolved_database_url(self) -> str:
@@ -72,4 +73,5 @@ class Settings:
             skills_dir=Path(skills_dir) if skills_dir else None,
             seed_on_start=env.get("NETAGENT_SEED", "1") not in ("0", "false", "no"),
             log_level=env.get("NETAGENT_LOG_LEVEL", "info"),
+            route_threshold=float(env.get("NETAGENT_ROUTE_THRESHOLD", "0.6")),
         )

@@ -21,7 +21,7 @@ EXTENSION_URI: Final = (
 """The schema-interface extension URI, advertised in ``AgentCard.capabilities.extensions``."""
 
 DESCRIBE_SKILL_ID: Final = "describe_skill"
-"""The skill that returns a Skill Interface Document; it has no document of its own."""
+"""The skill that returns Skill Interface Documents (it has a document of its own too)."""
 
 TRUSTED_SCHEMA_PATH: Final = (
     Path(__file__).resolve().parents[2] / "schemas" / "skill-interface-v1.json"

@@ -9,6 +9,7 @@ from typing import Any
 
 from agent.interfaces import ErrorCode, SkillError
 from agent.skill_context import SkillContext, rfc3339
+from skills.check_link_capacity.extract import extract as extract
 
 RECORD_KIND = "link-utilization-sample"
 NOT_ACCESSIBLE = "resource not found or not accessible"

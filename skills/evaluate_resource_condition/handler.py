@@ -8,6 +8,8 @@ from typing import Any
 
 from agent.interfaces import ErrorCode, SkillError
 from agent.skill_context import SkillContext, rfc3339
+from db.inventory import InventoryError
+from skills.evaluate_resource_condition.extract import extract as extract
 
 RECORD_KIND = "resource-observation"
 NOT_ACCESSIBLE = "resource not found or not accessible"
@@ -41,18 +43,31 @@ def check_constraints(arguments: dict[str, Any], limits: Mapping[str, Any]) -> N
         )
 
 
+async def _resource_id(reference: str, ctx: SkillContext) -> str | None:
+    """The caller's tenant's resource id for a resource id or a device name, else None."""
+    inventory = ctx.tool("inventory")
+    if await inventory.resource_exists(reference):
+        return reference
+    try:
+        device = await inventory.device(reference)
+    except InventoryError:  # a name that matches several devices names none
+        return None
+    return device["resource_id"] if device else None
+
+
 async def authorize(arguments: dict[str, Any], ctx: SkillContext) -> None:
     """The resource must exist in the caller's tenant (same answer when it exists elsewhere)."""
-    if not await ctx.tool("inventory").resource_exists(arguments["resource_id"]):
+    if await _resource_id(arguments["resource_id"], ctx) is None:
         raise SkillError(ErrorCode.AUTHORIZATION_FAILED, NOT_ACCESSIBLE)
 
 
 async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
     """Compare the latest observation with the threshold; the observation is the evidence."""
     condition = arguments["condition"]
-    observation = await ctx.tool("inventory").latest_metric(
-        arguments["resource_id"], condition["metric"]
-    )
+    resource_id = await _resource_id(arguments["resource_id"], ctx)
+    if resource_id is None:
+        raise SkillError(ErrorCode.EXECUTION_FAILED, NOT_ACCESSIBLE)
+    observation = await ctx.tool("inventory").latest_metric(resource_id, condition["metric"])
     if observation is None:
         raise SkillError(
             ErrorCode.EXECUTION_FAILED,
@@ -64,7 +79,7 @@ async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]
         RECORD_KIND,
         {
             "record_id": record_id,
-            "resource_id": arguments["resource_id"],
+            "resource_id": resource_id,
             "metric": condition["metric"],
             "value": value,
             "unit": observation["unit"],

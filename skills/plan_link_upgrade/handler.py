@@ -8,6 +8,7 @@ from typing import Any
 
 from agent.interfaces import ErrorCode, SkillError
 from agent.skill_context import SkillContext, rfc3339
+from skills.plan_link_upgrade.extract import extract as extract
 
 RECORD_KIND = "utilization-peak"
 STEPS_BPS = (

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import httpx
 from a2a.auth.user import User
 from a2a.server.routes import (
     DefaultServerCallContextBuilder,
@@ -29,26 +30,39 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
 
+from agent.audit import AuditLog
 from agent.auth import SigningKey, TokenVerifier, load_or_create_signing_key
 from agent.bindings import BindingStore
 from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory
+from agent.credentials import (
+    TOOL_ISSUER,
+    LocalIssuer,
+    LocalTokenExchanger,
+    RemoteTokenExchanger,
+    TokenExchanger,
+    ToolGrant,
+    ToolTokenVerifier,
+)
 from agent.executor import SkillExecutor
 from agent.extensions import ExtensionEchoMiddleware
 from agent.http_auth import BearerAuthMiddleware
+from agent.oauth import token_endpoint
 from agent.policy import entitled
-from agent.principal import ANONYMOUS, Principal, PrincipalUser
+from agent.principal import ANONYMOUS, PrincipalUser
 from agent.registry import Registry, load_registry
 from agent.request_handler import GovernedRequestHandler
 from agent.router import Router
 from agent.settings import Settings
 from agent.skill_context import ToolFactory
 from db.engine import make_engine
-from db.inventory import Inventory
+from db.gate import InventoryClient, InventoryGate
 from db.migrate import upgrade
 from db.simulator import is_seeded, seed
 
 log = logging.getLogger(__name__)
 CARD_CACHE_CONTROL = "public, max-age=300"
+OAUTH_TOKEN_PATH = "/oauth/token"
+TOOL_AUDIENCE = "inventory"
 SHUTDOWN_GRACE_SECONDS = 5.0
 
 
@@ -70,19 +84,49 @@ class AgentRuntime:
     engine: AsyncEngine
     signing_key: SigningKey | None
     cards: CardFactory
+    tool_key: SigningKey
+    audit: AuditLog
 
 
-def tool_factory_for(engine: AsyncEngine) -> ToolFactory:
-    """Tools a handler may ask for, each bound to the caller's tenant."""
+def gated_tools(exchanger: TokenExchanger, gate: InventoryGate) -> ToolFactory:
+    """Handlers' tools: a client that presents a token exchanged for the caller, per grant."""
 
-    def make(name: str, principal: Principal, scopes: frozenset[str]) -> Any:
-        if name == "inventory":
-            if principal.tenant is None:
-                raise PermissionError("the inventory needs a tenant")
-            return Inventory(engine, principal.tenant)
-        raise LookupError(f"no tool named {name!r}")
+    def make(name: str, grant: ToolGrant) -> Any:
+        if name != "inventory":
+            raise LookupError(f"no tool named {name!r}")
+
+        async def token() -> str:
+            return (await exchanger.exchange(grant)).access_token
+
+        return InventoryClient(gate, token)
 
     return make
+
+
+def build_exchanger(
+    settings: Settings, runtime: AgentRuntime, subject_verifier: TokenVerifier
+) -> tuple[TokenExchanger, ToolTokenVerifier, LocalIssuer]:
+    """The embedded exchange (default) or an external token service, and the tool's verifier."""
+    issuer = LocalIssuer(runtime.tool_key, subject_verifier)
+    if settings.token_exchange_url:
+        if not settings.agent_credential:
+            raise ValueError("NETAGENT_TOKEN_EXCHANGE_URL needs NETAGENT_AGENT_CREDENTIAL")
+        exchanger: TokenExchanger = RemoteTokenExchanger(
+            settings.token_exchange_url,
+            settings.agent_credential,
+            httpx.AsyncClient(timeout=10),
+        )
+        verifier = ToolTokenVerifier(
+            TOOL_AUDIENCE,
+            settings.tool_issuer or TOOL_ISSUER,
+            jwks_url=settings.tool_jwks_url,
+            key=None if settings.tool_jwks_url else runtime.tool_key.private_key.public_key(),
+        )
+        return exchanger, verifier, issuer
+    verifier = ToolTokenVerifier(
+        TOOL_AUDIENCE, TOOL_ISSUER, key=runtime.tool_key.private_key.public_key()
+    )
+    return LocalTokenExchanger(issuer), verifier, issuer
 
 
 async def prepare_storage(settings: Settings, engine: AsyncEngine) -> None:
@@ -101,10 +145,11 @@ def build_runtime(
     """Load everything the app needs; raises on a bad registry before anything listens."""
     settings.home.mkdir(parents=True, exist_ok=True)
     registry = registry or load_registry(settings.skills_dir)
-    key = load_or_create_signing_key(settings.home) if settings.embedded_issuer else None
+    tool_key = load_or_create_signing_key(settings.home)
+    key = tool_key if settings.embedded_issuer else None
     engine = make_engine(settings.resolved_database_url)
     cards = CardFactory(registry, settings.resolved_public_url, extra_extensions)
-    return AgentRuntime(settings, registry, engine, key, cards)
+    return AgentRuntime(settings, registry, engine, key, cards, tool_key, AuditLog(engine))
 
 
 def create_app(
@@ -112,22 +157,30 @@ def create_app(
     *,
     registry: Registry | None = None,
     clock: Callable[[], datetime] | None = None,
-    tools: Callable[[AsyncEngine], ToolFactory] = tool_factory_for,
+    tools: Callable[[ToolFactory], ToolFactory] | None = None,
     extra_extensions: Iterable[AgentExtension] = (),
 ) -> FastAPI:
     """The ASGI app for one agent process.
 
-    ``tools`` is the seam between handlers and their tools (as httpx's transport is for HTTP);
-    ``extra_extensions`` declares further A2A extensions on the card, e.g. a required one.
+    ``tools`` wraps the real tool factory (a seam, as httpx's transport is for HTTP: tests use
+    it to slow a tool down); ``extra_extensions`` declares further A2A extensions on the card,
+    e.g. a required one.
     """
     runtime = build_runtime(settings, registry, extra_extensions)
+    verifier = TokenVerifier(settings, runtime.signing_key)
+    exchanger, tool_verifier, issuer = build_exchanger(settings, runtime, verifier)
+    gate = InventoryGate(runtime.engine, tool_verifier, runtime.audit)
+    tool_factory = gated_tools(exchanger, gate)
+    if tools is not None:
+        tool_factory = tools(tool_factory)
     store = DatabaseTaskStore(runtime.engine, create_table=True)
     router = Router(runtime.registry, threshold=settings.route_threshold)
     executor = SkillExecutor(
         runtime.registry,
-        tools(runtime.engine),
+        tool_factory,
         router,
         BindingStore(runtime.engine),
+        audit=runtime.audit,
         clock=clock,
     )
     handler = GovernedRequestHandler(
@@ -162,12 +215,13 @@ def create_app(
             return JSONResponse({"status": "unavailable"}, status_code=503)
         return JSONResponse({"status": "ok", "skills": len(runtime.registry)})
 
-    if runtime.signing_key is not None:
-        jwks = {"keys": [runtime.signing_key.public_jwk]}
+    jwks = {"keys": [runtime.tool_key.public_jwk]}
 
-        @app.get("/.well-known/jwks.json", include_in_schema=False)
-        async def jwks_route() -> JSONResponse:
-            return JSONResponse(jwks, headers={"Cache-Control": CARD_CACHE_CONTROL})
+    @app.get("/.well-known/jwks.json", include_in_schema=False)
+    async def jwks_route() -> JSONResponse:
+        return JSONResponse(jwks, headers={"Cache-Control": CARD_CACHE_CONTROL})
+
+    app.router.add_route(OAUTH_TOKEN_PATH, token_endpoint(issuer), methods=["POST"])
 
     for route in create_agent_card_routes(
         runtime.cards.public_card, cache_control=CARD_CACHE_CONTROL
@@ -192,8 +246,6 @@ def create_app(
         )
     )
     app.mount(REST_PATH, rest)
-
-    verifier = TokenVerifier(settings, runtime.signing_key)
 
     def anonymous_skill(skill_id: str) -> bool:
         capability = runtime.registry.get(skill_id)

@@ -24,7 +24,9 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import ContentTypeNotSupportedError, Message, Part, Role, TaskState
 
+from agent.audit import AGENT_TOOL, AuditLog, AuditRecord
 from agent.bindings import Binding, BindingStore, Phase
+from agent.credentials import ExchangeError
 from agent.interfaces import DESCRIBE_SKILL_ID, EXTENSION_URI, ErrorCode, SkillError, error_details
 from agent.manifest import State
 from agent.policy import entitled, visible
@@ -38,7 +40,7 @@ from agent.router import (
     clarification_text,
     missing_text,
 )
-from agent.skill_context import RESULT_ARTIFACT_ID, SkillContext, ToolFactory
+from agent.skill_context import RESULT_ARTIFACT_ID, SkillContext, ToolFactory, ToolRefusedError
 from agent.skill_request import SkillRequest
 
 log = logging.getLogger(__name__)
@@ -77,6 +79,8 @@ class _Run:
     metadata: dict[str, Any]
     principal: Principal
     accepted: bool = False
+    outcome: str = "completed"
+    capability: Capability | None = None
 
     def message(self, parts: list[Part]) -> Message:
         """An agent message for this task, listing the activated extensions."""
@@ -92,6 +96,7 @@ class _Run:
     async def finish_with_error(self, error: SkillError) -> None:
         """REJECTED before acceptance, FAILED after; exactly one Data Part: the error object."""
         state = error.terminal_state(accepted=self.accepted)
+        self.outcome = str(error.code)
         message = self.message([new_data_part(error.to_object(), media_type=JSON)])
         await self.updater.update_status(
             TaskState.Value(state), message=message, metadata=self.metadata
@@ -107,9 +112,11 @@ class SkillExecutor(AgentExecutor):
         tool_factory: ToolFactory,
         router: Router,
         bindings: BindingStore,
+        audit: AuditLog | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self._registry = registry
+        self._audit = audit
         self._tool_factory = tool_factory
         self._router = router
         self._bindings = bindings
@@ -189,12 +196,19 @@ class SkillExecutor(AgentExecutor):
                 assert decision.error is not None
                 raise decision.error
             if decision.action in (Action.CLARIFY, Action.ASK):
+                run.outcome = "input_required"
                 await self._ask(decision, run, task_id)
                 return
             await self._run_decision(decision, run, context)
         except SkillError as error:
             await run.finish_with_error(error)
+        except (ToolRefusedError, ExchangeError) as refused:
+            log.info("tool access refused for task %s: %s", task_id, refused)
+            await run.finish_with_error(
+                SkillError(ErrorCode.AUTHORIZATION_FAILED, "tool access refused for this caller")
+            )
         except asyncio.CancelledError:
+            run.outcome = "canceled"
             raise
         except Exception:
             correlation = uuid.uuid4().hex
@@ -206,6 +220,32 @@ class SkillExecutor(AgentExecutor):
             )
         finally:
             self._running.pop(task_id, None)
+            await self._audit_invocation(run, decision, task_id)
+
+    async def _audit_invocation(self, run: _Run, decision: Decision, task_id: str) -> None:
+        """One row per invocation: who asked for which skill, and how it ended."""
+        if self._audit is None:
+            return
+        capability = run.capability or decision.capability
+        interface = capability.interface if capability else None
+        accepted = run.outcome in ("completed", "input_required", "canceled") or run.accepted
+        try:
+            await self._audit.write(
+                AuditRecord(
+                    principal=run.principal.subject or "anonymous",
+                    tenant=run.principal.tenant,
+                    tool=AGENT_TOOL,
+                    operation="invoke",
+                    decision="allow" if accepted else "deny",
+                    reason=run.outcome,
+                    skill_id=capability.id if capability else None,
+                    skill_version=interface.skill_version if interface else None,
+                    interface_digest=interface.interface_digest if interface else None,
+                    task_id=task_id,
+                )
+            )
+        except Exception:  # the task's outcome stands; a lost audit row is logged loudly
+            log.exception("could not write the invocation audit row for task %s", task_id)
 
     async def _ask(self, decision: Decision, run: _Run, task_id: str) -> None:
         """Input-required: which skill (clarify), or which arguments (ask)."""
@@ -253,6 +293,7 @@ class SkillExecutor(AgentExecutor):
     async def _run_decision(self, decision: Decision, run: _Run, context: RequestContext) -> None:
         capability = decision.capability
         assert capability is not None and capability.handler is not None
+        run.capability = capability
         principal, updater = run.principal, run.updater
         task_id, context_id = updater.task_id, updater.context_id
         self.enforce(capability, principal)
@@ -323,6 +364,12 @@ class SkillExecutor(AgentExecutor):
         self, capability: Capability, principal: Principal, task_id: str, context_id: str
     ) -> SkillContext:
         extra: dict[str, Any] = {"clock": self._clock} if self._clock else {}
+        interface = capability.interface
+        if interface is not None:
+            extra["grant_context"] = {
+                "skill_version": interface.skill_version,
+                "interface_digest": interface.interface_digest,
+            }
 
         def can_see(skill_id: str) -> bool:
             other = self._registry.get(skill_id)

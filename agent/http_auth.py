@@ -19,7 +19,10 @@ from agent.principal import ANONYMOUS, PrincipalUser
 
 log = logging.getLogger(__name__)
 
-OPEN_PATHS = frozenset({"/.well-known/agent-card.json", "/.well-known/jwks.json", "/healthz"})
+OPEN_PATHS = frozenset(
+    {"/.well-known/agent-card.json", "/.well-known/jwks.json", "/healthz", "/oauth/token"}
+)
+"""The token endpoint authenticates its client by the actor token, not a bearer header."""
 SEND_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
 REST_SEND_SUFFIXES = ("/message:send", "/message:stream")
 MAX_ANONYMOUS_BODY = 256 * 1024

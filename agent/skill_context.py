@@ -12,11 +12,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from agent.credentials import ToolGrant
 from agent.interfaces import ErrorCode, SkillError
 from agent.principal import Principal
 
-ToolFactory = Callable[[str, Principal, frozenset[str]], Any]
+ToolFactory = Callable[[str, "ToolGrant"], Any]
+"""Builds the client of one tool for one grant; the app supplies it (a seam for tests)."""
 EmitRecord = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+
+
+class ToolRefusedError(PermissionError):
+    """A tool refused a call (token, scope or tenant); the caller sees authorization_failed."""
+
+
 _ARTIFACT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 RESULT_ARTIFACT_ID = "result"
 
@@ -32,6 +40,7 @@ class SkillContext:
     limits: Mapping[str, Any]
     declared_tools: Mapping[str, frozenset[str]]
     tool_factory: ToolFactory
+    grant_context: Mapping[str, str | None] = field(default_factory=dict)
     emit: EmitRecord | None = None
     can_see: Callable[[str], bool] = field(default=lambda skill_id: False)
     interface_of: Callable[[str], Any] = field(default=lambda skill_id: None)
@@ -44,11 +53,21 @@ class SkillContext:
         return self.clock()
 
     def tool(self, name: str) -> Any:
-        """A tool the manifest declares, bound to this caller; undeclared tools do not exist."""
+        """A tool the manifest declares, reached with a token downscoped to this caller.
+
+        The grant asks for the caller's scopes intersected with the manifest's scopes for the
+        tool; undeclared tools do not exist for the handler.
+        """
         if name not in self.declared_tools:
             raise SkillError(ErrorCode.EXECUTION_FAILED, f"skill declares no tool {name!r}")
         if name not in self._tools:
-            self._tools[name] = self.tool_factory(name, self.principal, self.declared_tools[name])
+            grant = ToolGrant(
+                principal=self.principal,
+                tool=name,
+                scopes=self.principal.scopes & self.declared_tools[name],
+                context={"skill_id": self.skill_id, "task_id": self.task_id, **self.grant_context},
+            )
+            self._tools[name] = self.tool_factory(name, grant)
         return self._tools[name]
 
     async def emit_record(self, kind: str, record: dict[str, Any], artifact_id: str) -> str:

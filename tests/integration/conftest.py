@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 from a2a.types import AgentExtension
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.app import tool_factory_for
-from agent.principal import Principal
+from agent.credentials import ToolGrant
 from agent.registry import Capability, Registry, load_registry
 from agent.skill_context import ToolFactory
 from tests.conftest import RunningAgent, start_agent
@@ -55,11 +53,11 @@ class SlowInventory:
         return slow
 
 
-def slow_tools(engine: AsyncEngine) -> ToolFactory:
-    real = tool_factory_for(engine)
+def slow_tools(real: ToolFactory) -> ToolFactory:
+    """Wrap the agent's real (gated) tools so telemetry reads take a while."""
 
-    def make(name: str, principal: Principal, scopes: frozenset[str]) -> Any:
-        return SlowInventory(real(name, principal, scopes))
+    def make(name: str, grant: ToolGrant) -> Any:
+        return SlowInventory(real(name, grant))
 
     return make
 

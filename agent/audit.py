@@ -1,0 +1,128 @@
+"""The principal audit trail: who did what, through which tool, for which task, and the verdict.
+
+Append-only (the database refuses updates and deletes), one row per tool call and per skill
+invocation, plus one structured JSON log line each. Tokens are never stored, only their ids.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, String, Table, func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+log = logging.getLogger("netagent.audit")
+metadata = MetaData()
+principal_audit = Table(
+    "principal_audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ts", DateTime(timezone=True), nullable=False),
+    Column("tenant", String(64)),
+    Column("principal", String(255), nullable=False),
+    Column("actor_chain", JSON, nullable=False),
+    Column("skill_id", String(64)),
+    Column("skill_version", String(16)),
+    Column("interface_digest", String(80)),
+    Column("task_id", String(64)),
+    Column("tool", String(64), nullable=False),
+    Column("operation", String(64), nullable=False),
+    Column("resource_ids", JSON, nullable=False),
+    Column("decision", String(8), nullable=False),
+    Column("reason", String(255), nullable=False),
+    Column("token_id", String(64)),
+)
+
+Decision = Literal["allow", "deny"]
+AGENT_TOOL = "agent"  # rows for skill invocations themselves, not tool calls
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One audited action; ``principal`` is the subject, ``actor_chain`` who acted for it."""
+
+    principal: str
+    tenant: str | None
+    tool: str
+    operation: str
+    decision: Decision
+    reason: str
+    actor_chain: tuple[str, ...] = ()
+    skill_id: str | None = None
+    skill_version: str | None = None
+    interface_digest: str | None = None
+    task_id: str | None = None
+    resource_ids: tuple[str, ...] = ()
+    token_id: str | None = None
+    ts: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def as_row(self) -> dict[str, Any]:
+        """Column values for the insert."""
+        row = asdict(self)
+        row["actor_chain"] = list(self.actor_chain)
+        row["resource_ids"] = list(self.resource_ids)
+        return row
+
+
+class AuditLog:
+    """Writes audit rows (and log lines) and reads them back for the CLI."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def write(self, record: AuditRecord) -> None:
+        """Append one record; the log line goes out even if the insert fails."""
+        line = record.as_row() | {"ts": record.ts.isoformat()}
+        log.info(json.dumps(line, sort_keys=True, default=str))
+        async with self._engine.begin() as connection:
+            await connection.execute(principal_audit.insert().values(record.as_row()))
+
+    async def query(
+        self,
+        *,
+        tenant: str | None = None,
+        principal: str | None = None,
+        task_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        """Newest first, filtered as asked."""
+        statement = select(principal_audit).order_by(principal_audit.c.id.desc()).limit(limit)
+        if tenant is not None:
+            statement = statement.where(principal_audit.c.tenant == tenant)
+        if principal is not None:
+            statement = statement.where(principal_audit.c.principal == principal)
+        if task_id is not None:
+            statement = statement.where(principal_audit.c.task_id == task_id)
+        if since is not None:
+            statement = statement.where(principal_audit.c.ts >= since)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(statement)).mappings().all()
+        return [dict(r) for r in rows]
+
+    async def usage(self, since: datetime | None = None) -> list[dict[str, Any]]:
+        """Per skill and day: invocations, distinct callers and the last call."""
+        table = principal_audit
+        day = func.substr(func.cast(table.c.ts, String), 1, 10)
+        statement = (
+            select(
+                table.c.skill_id,
+                day.label("day"),
+                func.count().label("calls"),
+                func.count(func.distinct(table.c.principal)).label("callers"),
+                func.max(table.c.ts).label("last_call"),
+            )
+            .where(table.c.tool == AGENT_TOOL, table.c.operation == "invoke")
+            .group_by(table.c.skill_id, day)
+            .order_by(table.c.skill_id, day)
+        )
+        if since is not None:
+            statement = statement.where(table.c.ts >= since)
+        async with self._engine.connect() as connection:
+            rows: Sequence[Any] = (await connection.execute(statement)).mappings().all()
+        return [dict(r) for r in rows]

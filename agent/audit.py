@@ -13,8 +13,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, Column, DateTime, Integer, MetaData, String, Table, func, select
+from sqlalchemy import JSON, Column, Integer, MetaData, String, Table, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+from db.types import UTCDateTime
 
 log = logging.getLogger("netagent.audit")
 metadata = MetaData()
@@ -22,7 +24,7 @@ principal_audit = Table(
     "principal_audit",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("ts", DateTime(timezone=True), nullable=False),
+    Column("ts", UTCDateTime, nullable=False),
     Column("tenant", String(64)),
     Column("principal", String(255), nullable=False),
     Column("actor_chain", JSON, nullable=False),

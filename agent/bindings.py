@@ -11,8 +11,10 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, MetaData, String, Table, Text, select, update
+from sqlalchemy import JSON, Column, MetaData, String, Table, Text, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
+
+from db.types import UTCDateTime
 
 metadata = MetaData()
 task_binding = Table(
@@ -25,7 +27,7 @@ task_binding = Table(
     Column("candidates", JSON, nullable=False),
     Column("arguments", JSON, nullable=False),
     Column("text", Text, nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
 )
 
 

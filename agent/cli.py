@@ -7,13 +7,16 @@ import difflib
 import json
 import logging
 import sys
-from datetime import datetime
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
+from agent.audit import AuditLog
 from agent.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
 from agent.cards import CardFactory, card_to_json
 from agent.registry import RegistryError, load_registry
@@ -25,6 +28,7 @@ app = typer.Typer(
 card_app = typer.Typer(help="Print or check the agent card.", invoke_without_command=True)
 app.add_typer(card_app, name="card")
 console = Console()
+T = TypeVar("T")
 SNAPSHOT = Path(__file__).resolve().parent.parent / "tests" / "snapshots" / "public-agent-card.json"
 
 DEMO_IDENTITIES: list[tuple[str, str, list[str]]] = [
@@ -223,6 +227,117 @@ def card_diff(
     )
     print("".join(diff), end="")
     raise typer.Exit(code=1)
+
+
+def _since(value: str | None) -> datetime | None:
+    """``--since``: an ISO time (UTC if no offset) or a look-back such as 30m, 24h, 7d."""
+    if value is None:
+        return None
+    units = {"m": 60, "h": 3600, "d": 86400}
+    if value[:-1].isdigit() and value[-1] in units:
+        return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * units[value[-1]])
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise _fail("--since takes an ISO time or a look-back like 30m, 24h, 7d") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _with_audit(work: Callable[[AuditLog], Awaitable[T]], database_url: str | None) -> T:
+    from db.engine import make_engine
+    from db.migrate import upgrade
+
+    settings = _settings(database_url=database_url)
+
+    async def run() -> T:
+        await upgrade(settings.resolved_database_url)
+        engine = make_engine(settings.resolved_database_url)
+        try:
+            return await work(AuditLog(engine))
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
+
+
+@app.command("audit")
+def audit_command(
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
+    principal: Annotated[str | None, typer.Option(help="Only this subject.")] = None,
+    task: Annotated[str | None, typer.Option(help="Only this task id.")] = None,
+    since: Annotated[str | None, typer.Option(help="ISO time, or 30m / 24h / 7d.")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many rows, newest first.")] = 100,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Read the principal audit trail (tool calls and invocations)."""
+    moment = _since(since)
+    rows = _with_audit(
+        lambda log: log.query(
+            tenant=tenant, principal=principal, task_id=task, since=moment, limit=limit
+        ),
+        database_url,
+    )
+    if as_json:
+        for row in rows:
+            print(json.dumps(row, default=str, sort_keys=True))
+        return
+    table = Table(title=f"principal audit ({len(rows)} rows, newest first)")
+    for column in (
+        "ts",
+        "principal",
+        "tenant",
+        "skill",
+        "task",
+        "tool.op",
+        "resources",
+        "decision",
+    ):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            row["ts"].strftime("%Y-%m-%d %H:%M:%S") if row["ts"] else "",
+            row["principal"]
+            + (f" (via {', '.join(row['actor_chain'])})" if row["actor_chain"] else ""),
+            row["tenant"] or "",
+            f"{row['skill_id'] or ''} {row['skill_version'] or ''}".strip(),
+            (row["task_id"] or "")[:8],
+            f"{row['tool']}.{row['operation']}",
+            " ".join(row["resource_ids"]),
+            f"{row['decision']}: {row['reason']}",
+        )
+    console.print(table)
+
+
+@app.command("usage")
+def usage_command(
+    since: Annotated[str | None, typer.Option(help="ISO time, or 30m / 24h / 7d.")] = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Calls per day, callers and last call per capability (is a deprecated skill still used?)."""
+    moment = _since(since)
+    rows = _with_audit(lambda log: log.usage(since=moment), database_url)
+    registry = load_registry(_settings().skills_dir)
+    table = Table(title="capability usage, from the audit trail")
+    for column in ("skill", "state", "day", "calls", "callers", "last call"):
+        table.add_column(column)
+    seen = set()
+    for row in rows:
+        capability = registry.get(row["skill_id"] or "")
+        state = capability.manifest.state.value if capability else "unknown"
+        seen.add(row["skill_id"])
+        table.add_row(
+            row["skill_id"] or "(none)",
+            state,
+            row["day"],
+            str(row["calls"]),
+            str(row["callers"]),
+            str(row["last_call"])[:19],
+        )
+    for capability in registry:
+        if capability.id not in seen:
+            table.add_row(capability.id, capability.manifest.state.value, "-", "0", "0", "never")
+    console.print(table)
 
 
 def main() -> None:

@@ -266,11 +266,12 @@ class Router:
         )
         chosen = next((c for c in fitting if c.id == prediction.skill_id), None)
         if chosen is None or prediction.confidence < self.threshold:
+            best_skill = prediction.ranking[0][1] if prediction.ranking else 0.0
             return Decision(
                 Action.CLARIFY,
                 Layer.CLARIFICATION,
                 candidates=tuple(fitting),
-                confidence=prediction.confidence,
+                confidence=best_skill,  # how sure it was of the best skill, not of "none"
                 text=text,
                 arguments=_argument_parts(message),
             )

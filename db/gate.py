@@ -41,8 +41,12 @@ OPERATION_SCOPES: Mapping[str, frozenset[str]] = {
 POINT_LOOKUPS = frozenset({"device", "link", "link_between", "resource_exists"})
 
 
-def _resource_ids(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[str, ...]:
-    found = [a for a in args if isinstance(a, str)]
+def _resource_ids(
+    operation: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """The resources a call names: its leading id arguments (two for link_between)."""
+    leading = 2 if operation == "link_between" else 1
+    found = [a for a in args[:leading] if isinstance(a, str)]
     found += [str(kwargs[k]) for k in ("device", "link_id", "resource_id") if kwargs.get(k)]
     return tuple(found)
 
@@ -57,7 +61,7 @@ class InventoryGate:
 
     async def call(self, token: str, operation: str, *args: Any, **kwargs: Any) -> Any:
         """Run one read for the token's tenant, or refuse with ToolRefusedError."""
-        resources = _resource_ids(args, kwargs)
+        resources = _resource_ids(operation, args, kwargs)
         try:
             claims = self._verifier.verify(token)
         except TokenError as exc:

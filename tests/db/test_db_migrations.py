@@ -49,7 +49,7 @@ def test_config_needs_no_ini_file() -> None:
     assert cfg.config_file_name is None
     assert Path(cfg.get_main_option("script_location") or "") == MIGRATIONS_DIR
     assert (MIGRATIONS_DIR / "env.py").is_file()
-    assert head_revision() == "0003"
+    assert head_revision() == "0004"
     assert set(TABLES) == EXPECTED_TABLES
 
 
@@ -57,7 +57,7 @@ async def test_upgrade_creates_every_table(tmp_path: Path) -> None:
     url = url_for(tmp_path / "db.sqlite")
     assert await current_revision(url) is None
     await upgrade(url)
-    agent_tables = {"task_binding", "principal_audit"}
+    agent_tables = {"task_binding", "principal_audit", "task_correlation"}
     assert await table_names(url) == EXPECTED_TABLES | {VERSION_TABLE} | agent_tables
     assert await current_revision(url) == head_revision()
     await upgrade(url)  # idempotent

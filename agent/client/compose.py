@@ -1,0 +1,141 @@
+"""Direct composition: one skill's output as another skill's input, only on an exact match.
+
+The upstream output's Schema Reference and the downstream input's must agree on
+``schema_uri``, ``version``, ``dialect`` and ``digest``, and each embedded schema must verify
+against its digest. Structural similarity is not enough. The instance is validated against
+the downstream input before sending (the client does that), and the downstream task is new:
+its correlation with the upstream task is recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.client.cache import VerifiedInterface
+from agent.client.errors import CompositionRefusedError
+from agent.client.governed import GovernedClient, Invocation
+from agent.interfaces import reference_identity, verify_reference
+from db.types import UTCDateTime
+
+COMPARED = ("schema_uri", "version", "dialect", "digest")
+
+metadata = MetaData()
+task_correlation = Table(
+    "task_correlation",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ts", UTCDateTime, nullable=False),
+    Column("workflow_id", String(64), nullable=False),
+    Column("upstream_agent", String(512), nullable=False),
+    Column("upstream_endpoint", String(512), nullable=False),
+    Column("upstream_task_id", String(64), nullable=False),
+    Column("upstream_skill", String(64), nullable=False),
+    Column("downstream_agent", String(512), nullable=False),
+    Column("downstream_endpoint", String(512), nullable=False),
+    Column("downstream_task_id", String(64), nullable=False),
+    Column("downstream_skill", String(64), nullable=False),
+)
+
+
+def composition_differences(
+    upstream: VerifiedInterface, downstream: VerifiedInterface
+) -> list[str]:
+    """Why ``upstream``'s output cannot feed ``downstream``'s input; empty when it can."""
+    produced = upstream.document["output_schema"]
+    accepted = downstream.document["input_schema"]
+    differences = [
+        f"{name}: {produced.get(name)!r} != {accepted.get(name)!r}"
+        for name, ours, theirs in zip(
+            COMPARED, reference_identity(produced), reference_identity(accepted), strict=True
+        )
+        if ours != theirs
+    ]
+    differences += [f"upstream output: {p}" for p in verify_reference(produced)]
+    differences += [f"downstream input: {p}" for p in verify_reference(accepted)]
+    return differences
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    """Both invocations, linked by one workflow id."""
+
+    workflow_id: str
+    upstream: Invocation
+    downstream: Invocation
+
+
+class CorrelationStore:
+    """Upstream task -> downstream task links, queryable by workflow or by task."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def record(
+        self,
+        workflow_id: str,
+        upstream: Invocation,
+        up_agent: str,
+        downstream: Invocation,
+        down_agent: str,
+    ) -> None:
+        """Store one link (qualified by agent and endpoint: task ids are per agent)."""
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                task_correlation.insert().values(
+                    ts=datetime.now(UTC),
+                    workflow_id=workflow_id,
+                    upstream_agent=up_agent,
+                    upstream_endpoint=upstream.endpoint,
+                    upstream_task_id=upstream.task_id,
+                    upstream_skill=upstream.interface.skill_id,
+                    downstream_agent=down_agent,
+                    downstream_endpoint=downstream.endpoint,
+                    downstream_task_id=downstream.task_id,
+                    downstream_skill=downstream.interface.skill_id,
+                )
+            )
+
+    async def query(
+        self, *, workflow_id: str | None = None, task_id: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """Links of a workflow, or those touching a task (as upstream or downstream)."""
+        table = task_correlation
+        statement = select(table).order_by(table.c.id.desc()).limit(limit)
+        if workflow_id is not None:
+            statement = statement.where(table.c.workflow_id == workflow_id)
+        if task_id is not None:
+            statement = statement.where(
+                (table.c.upstream_task_id == task_id) | (table.c.downstream_task_id == task_id)
+            )
+        async with self._engine.connect() as connection:
+            return [dict(r) for r in (await connection.execute(statement)).mappings().all()]
+
+
+async def chain(
+    upstream: GovernedClient,
+    upstream_skill: str,
+    arguments: dict[str, Any],
+    downstream: GovernedClient,
+    downstream_skill: str,
+    correlations: CorrelationStore | None = None,
+    workflow_id: str | None = None,
+) -> ChainResult:
+    """Invoke upstream, then downstream with upstream's output, after checking they compose."""
+    import uuid
+
+    up_interface = await upstream.describe(upstream_skill)
+    down_interface = await downstream.describe(downstream_skill)
+    differences = composition_differences(up_interface, down_interface)
+    if differences:
+        raise CompositionRefusedError(differences)
+    first = await upstream.invoke(upstream_skill, arguments)
+    second = await downstream.invoke(downstream_skill, first.output)
+    workflow = workflow_id or uuid.uuid4().hex
+    if correlations is not None:
+        await correlations.record(workflow, first, upstream.base_url, second, downstream.base_url)
+    return ChainResult(workflow, first, second)

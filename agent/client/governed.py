@@ -1,0 +1,423 @@
+"""The schema-governed client: the draft's eleven-step sequence (digest §10), in order.
+
+1 card · 2 advertisement · 3 describe_skill · 4 three-way digest check · 5 trusted-schema
+validation · 6 embedded-schema digests · 7 input validation · 8 invocation with skill_version
+and interface_digest · 9 results · 10 output and record validation · 11 hand them over.
+Nothing is sent after a local failure, and no schema is ever fetched from anywhere.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from a2a.client import ClientConfig, ClientFactory
+from a2a.client.client import ClientCallContext
+from a2a.client.service_parameters import with_a2a_extensions
+from a2a.helpers import new_data_part
+from a2a.types import (
+    AgentCard,
+    GetExtendedAgentCardRequest,
+    Message,
+    Role,
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    TaskState,
+)
+from google.protobuf.json_format import MessageToDict, ParseDict
+
+from agent.client.cache import InterfaceCache, VerifiedInterface
+from agent.client.errors import (
+    InputInvalidError,
+    InterfaceInvalidError,
+    OutputInvalidError,
+    RemoteTaskError,
+    SkillNotAdvertisedError,
+)
+from agent.interfaces import (
+    DESCRIBE_SKILL_ID,
+    EXTENSION_URI,
+    INTERFACE_VERSION,
+    compile_validator,
+    digest_of,
+    error_details,
+    verify_document,
+)
+from agent.skill_request import plain_json
+
+CARD_PATH = "/.well-known/agent-card.json"
+JSON = "application/json"
+ResultHandler = Callable[[dict[str, Any], "Invocation"], Awaitable[None] | None]
+RecordHandler = Callable[["Record", "Invocation | None"], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One supporting record: its kind (the artifact name), artifactId and validated data."""
+
+    kind: str
+    artifact_id: str
+    data: dict[str, Any]
+    schema_uri: str
+
+
+@dataclass
+class Invocation:
+    """A completed, validated invocation (step 11 hands this over)."""
+
+    task_id: str
+    context_id: str
+    output: dict[str, Any]
+    records: list[Record]
+    interface: VerifiedInterface
+    endpoint: str
+
+    @property
+    def output_schema_uri(self) -> str:
+        """The stable identity of the result's schema (for domain handlers)."""
+        return self.interface.schema_uri("output")
+
+
+@dataclass
+class ClientStats:
+    """Counters a caller (or a test) can read: what the client actually did."""
+
+    card_fetches: int = 0
+    describe_calls: int = 0
+    invocations: int = 0
+
+
+@dataclass
+class _Advertised:
+    card: AgentCard
+    card_url: str
+    interface_url: str
+    bindings: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def _extension_params(card: AgentCard) -> dict[str, Any] | None:
+    for extension in card.capabilities.extensions:
+        if extension.uri == EXTENSION_URI:
+            return plain_json(MessageToDict(extension).get("params", {}))
+    return None
+
+
+class GovernedClient:
+    """An async client for one target agent, over one A2A binding."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        binding: str = "JSONRPC",
+        cache: InterfaceCache | None = None,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.card_url = self.base_url + CARD_PATH
+        self.binding = binding
+        self.cache = cache if cache is not None else InterfaceCache()
+        self.stats = ClientStats()
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._token = token
+        self._own_http = http is None
+        self._http = http or httpx.AsyncClient(headers=headers, timeout=30)
+        self._result_handlers: dict[str, list[ResultHandler]] = {}
+        self._record_handlers: dict[str, list[RecordHandler]] = {}
+
+    async def __aenter__(self) -> GovernedClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this client made it."""
+        if self._own_http:
+            await self._http.aclose()
+
+    # -- domain handlers (keyed by stable schema_uri, not by agent) -------------------------
+
+    def on_result(self, schema_uri: str, handler: ResultHandler) -> None:
+        """Call ``handler(output, invocation)`` for every validated result of that schema."""
+        self._result_handlers.setdefault(schema_uri, []).append(handler)
+
+    def on_record(self, schema_uri: str, handler: RecordHandler) -> None:
+        """Call ``handler(record, invocation)`` for every validated record of that schema."""
+        self._record_handlers.setdefault(schema_uri, []).append(handler)
+
+    # -- steps 1 and 2 ----------------------------------------------------------------------
+
+    async def fetch_card(self) -> _Advertised:
+        """Step 1: the card this caller sees (the extended one when authenticated)."""
+        self.stats.card_fetches += 1
+        try:
+            response = await self._http.get(self.card_url)
+            response.raise_for_status()
+            card = ParseDict(response.json(), AgentCard(), ignore_unknown_fields=True)
+        except (httpx.HTTPError, ValueError) as exc:
+            raise InterfaceInvalidError(f"agent card unavailable at {self.card_url}") from exc
+        if self._token and card.capabilities.extended_agent_card:
+            async with self._sdk_client(card, streaming=False) as client:
+                card = await client.get_extended_agent_card(
+                    GetExtendedAgentCardRequest(), context=self._context()
+                )
+        interface_url = next(
+            (i.url for i in card.supported_interfaces if i.protocol_binding == self.binding), None
+        )
+        if interface_url is None:
+            raise SkillNotAdvertisedError(f"the card offers no {self.binding} interface")
+        advertised = _Advertised(card, self.card_url, interface_url)
+        params = _extension_params(card)
+        if params and params.get("interface_version") == INTERFACE_VERSION:
+            for binding in params.get("skills", []):
+                if isinstance(binding, dict) and isinstance(binding.get("skill_id"), str):
+                    advertised.bindings[binding["skill_id"]] = (
+                        str(binding.get("skill_version")),
+                        str(binding.get("interface_digest")),
+                    )
+        return advertised
+
+    @staticmethod
+    def selected(advertised: _Advertised, skill_id: str) -> tuple[str, str]:
+        """Step 2: describe_skill and the skill are advertised; their version and digest."""
+        listed = {s.id for s in advertised.card.skills}
+        if DESCRIBE_SKILL_ID not in listed:
+            raise SkillNotAdvertisedError("the card does not advertise describe_skill")
+        if skill_id not in listed or skill_id not in advertised.bindings:
+            raise SkillNotAdvertisedError(f"the card does not advertise {skill_id!r}")
+        return advertised.bindings[skill_id]
+
+    # -- steps 3 to 6 -----------------------------------------------------------------------
+
+    async def describe(self, skill_id: str) -> VerifiedInterface:
+        """Steps 1-6 (or a cache hit bound to what the current card advertises)."""
+        return await self._describe(await self.fetch_card(), skill_id)
+
+    async def _describe(self, advertised: _Advertised, skill_id: str) -> VerifiedInterface:
+        version, digest = self.selected(advertised, skill_id)
+        cached = self.cache.get(
+            advertised.card_url, advertised.interface_url, skill_id, version, digest
+        )
+        if cached is not None:
+            return cached
+        self.stats.describe_calls += 1
+        request = {"skill": DESCRIBE_SKILL_ID, "arguments": {"skill_id": skill_id}}
+        task = await self._send(advertised.card, request)
+        state = TaskState.Name(task.status.state)
+        if state != "TASK_STATE_COMPLETED":
+            raise InterfaceInvalidError(
+                f"describe_skill ended {state}: {_error_object(task).get('code', 'unknown')}"
+            )
+        described = [a for a in task.artifacts if a.name == DESCRIBE_SKILL_ID]
+        if len(described) != 1 or len(described[0].parts) != 1:
+            raise InterfaceInvalidError("describe_skill returned no single result artifact")
+        data = plain_json(MessageToDict(described[0].parts[0]).get("data"))
+        if not isinstance(data, dict) or not isinstance(data.get("skill_interface"), dict):
+            raise InterfaceInvalidError("describe_skill returned no document")
+        document = data["skill_interface"]
+        computed = digest_of(document)
+        if not (data.get("interface_digest") == digest == computed):  # step 4: all three agree
+            raise InterfaceInvalidError(
+                "interface digests disagree (advertised, returned, computed)",
+                [digest, str(data.get("interface_digest")), computed],
+            )
+        problems = verify_document(  # steps 5 and 6
+            document, expected_digest=digest, skill_id=skill_id, skill_version=version
+        )
+        if problems:
+            raise InterfaceInvalidError("the document fails verification", problems)
+        verified = _compile(advertised, skill_id, version, digest, document)
+        self.cache.put(verified)
+        return verified
+
+    # -- steps 7 to 11 ----------------------------------------------------------------------
+
+    async def invoke(self, skill_id: str, arguments: dict[str, Any]) -> Invocation:
+        """The whole sequence for one blocking invocation."""
+        invocation: Invocation | None = None
+        async for item in self._invoke(skill_id, arguments, streaming=False):
+            if isinstance(item, Invocation):
+                invocation = item
+        assert invocation is not None
+        return invocation
+
+    async def stream(
+        self, skill_id: str, arguments: dict[str, Any]
+    ) -> AsyncIterator[Record | Invocation]:
+        """Streaming invocation: each validated record as it arrives, then the Invocation."""
+        async for item in self._invoke(skill_id, arguments, streaming=True):
+            yield item
+
+    async def _invoke(
+        self, skill_id: str, arguments: dict[str, Any], *, streaming: bool
+    ) -> AsyncIterator[Record | Invocation]:
+        advertised = await self.fetch_card()
+        interface = await self._describe(advertised, skill_id)
+        details = error_details(interface.input_validator, arguments)  # step 7
+        if details:
+            raise InputInvalidError("arguments do not match input_schema", details)
+        request = {  # step 8
+            "skill": skill_id,
+            "skill_version": interface.skill_version,
+            "interface_digest": interface.interface_digest,
+            "arguments": arguments,
+        }
+        self.stats.invocations += 1
+        records: list[Record] = []
+        output: dict[str, Any] | None = None
+        task_id = ""
+        final: Task | None = None
+        async with self._sdk_client(advertised.card, streaming=streaming) as client:
+            message = _message(request)
+            async for event in client.send_message(
+                SendMessageRequest(message=message), context=self._context()
+            ):
+                kind = event.WhichOneof("payload")
+                if kind == "task":
+                    final = event.task
+                    task_id = event.task.id
+                elif kind == "artifact_update":
+                    task_id = event.artifact_update.task_id
+                    artifact = event.artifact_update.artifact
+                    if artifact.name != skill_id:
+                        record = self._record(interface, artifact)  # step 10, per record
+                        records.append(record)
+                        await self._dispatch_record(record, None)
+                        yield record
+                elif kind == "status_update":
+                    task_id = event.status_update.task_id
+            if streaming or final is None:
+                final = await _final_task(client, task_id, self._context())
+        state = TaskState.Name(final.status.state)  # step 9
+        if state != "TASK_STATE_COMPLETED":
+            raise RemoteTaskError(final.id, state, _error_object(final))
+        for artifact in final.artifacts:
+            if artifact.name == skill_id:
+                output = self._output(interface, artifact)
+            elif not streaming:
+                record = self._record(interface, artifact)
+                records.append(record)
+        if output is None:
+            raise OutputInvalidError("the task completed without a result artifact")
+        invocation = Invocation(
+            final.id, final.context_id, output, records, interface, advertised.interface_url
+        )
+        for handler in self._result_handlers.get(invocation.output_schema_uri, []):
+            await _maybe_await(handler(output, invocation))
+        if not streaming:
+            for record in records:
+                await self._dispatch_record(record, invocation)
+        yield invocation
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _output(interface: VerifiedInterface, artifact: Any) -> dict[str, Any]:
+        data = _single_data(artifact)
+        details = error_details(interface.output_validator, data)
+        if details:
+            raise OutputInvalidError("result does not match output_schema", details)
+        return data
+
+    @staticmethod
+    def _record(interface: VerifiedInterface, artifact: Any) -> Record:
+        kind = artifact.name
+        validator = interface.record_validators.get(kind)
+        if validator is None:
+            raise OutputInvalidError(f"artifact {kind!r} is no declared record kind")
+        data = _single_data(artifact)
+        details = error_details(validator, data)
+        if details:
+            raise OutputInvalidError(f"{kind} record does not match its schema", details)
+        return Record(kind, artifact.artifact_id, data, interface.schema_uri("record", kind))
+
+    async def _dispatch_record(self, record: Record, invocation: Invocation | None) -> None:
+        for handler in self._record_handlers.get(record.schema_uri, []):
+            await _maybe_await(handler(record, invocation))
+
+    async def _send(self, card: AgentCard, request: dict[str, Any]) -> Task:
+        async with self._sdk_client(card, streaming=False) as client:
+            async for event in client.send_message(
+                SendMessageRequest(message=_message(request)), context=self._context()
+            ):
+                if event.HasField("task"):
+                    return event.task
+        raise InterfaceInvalidError("no task came back")
+
+    def _context(self) -> ClientCallContext:
+        parameters: dict[str, str] = {}
+        with_a2a_extensions([EXTENSION_URI])(parameters)
+        return ClientCallContext(service_parameters=parameters)
+
+    def _sdk_client(self, card: AgentCard, *, streaming: bool) -> Any:
+        config = ClientConfig(
+            streaming=streaming,
+            httpx_client=self._http,
+            supported_protocol_bindings=[self.binding],
+        )
+        return ClientFactory(config).create(card)
+
+
+def _compile(
+    advertised: _Advertised, skill_id: str, version: str, digest: str, document: dict[str, Any]
+) -> VerifiedInterface:
+    def validator(reference: dict[str, Any]) -> Any:
+        return compile_validator(reference["resolution"]["schema"])
+
+    return VerifiedInterface(
+        card_url=advertised.card_url,
+        interface_url=advertised.interface_url,
+        skill_id=skill_id,
+        skill_version=version,
+        interface_digest=digest,
+        document=document,
+        input_validator=validator(document["input_schema"]),
+        output_validator=validator(document["output_schema"]),
+        record_validators={
+            kind: validator(reference)
+            for kind, reference in document["supporting_record_schemas"].items()
+        },
+    )
+
+
+def _message(data: dict[str, Any]) -> Message:
+    return Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.ROLE_USER,
+        parts=[new_data_part(data, media_type=JSON)],
+        extensions=[EXTENSION_URI],
+    )
+
+
+def _single_data(artifact: Any) -> dict[str, Any]:
+    parts = [MessageToDict(p) for p in artifact.parts]
+    data = [p["data"] for p in parts if "data" in p]
+    if len(data) != 1 or not isinstance(data[0], dict):
+        raise OutputInvalidError(f"artifact {artifact.name!r} holds no single JSON object")
+    return plain_json(data[0])
+
+
+def _error_object(task: Task) -> dict[str, Any]:
+    parts = [MessageToDict(p) for p in task.status.message.parts]
+    data = [p["data"] for p in parts if isinstance(p.get("data"), dict)]
+    return plain_json(data[0]) if data else {}
+
+
+async def _final_task(client: Any, task_id: str, context: ClientCallContext) -> Task:
+    from a2a.types import GetTaskRequest
+
+    return await client.get_task(GetTaskRequest(id=task_id), context=context)
+
+
+async def _maybe_await(value: Awaitable[None] | None) -> None:
+    if value is not None:
+        await value
+
+
+__all__ = ["ClientStats", "GovernedClient", "Invocation", "Record", "StreamResponse"]

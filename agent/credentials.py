@@ -213,11 +213,18 @@ class RemoteTokenExchanger:
             body = response.json()
         except (httpx.HTTPError, ValueError) as exc:
             raise ExchangeError("temporarily_unavailable", "token service unreachable") from exc
+        if not isinstance(body, dict):
+            raise ExchangeError("invalid_response", "token service answered no JSON object")
         if response.status_code != 200:
             raise ExchangeError(str(body.get("error", "invalid_request")), "exchange refused")
+        token = body.get("access_token")
+        if not isinstance(token, str) or not token:
+            raise ExchangeError("invalid_response", "token service returned no access_token")
         granted = frozenset(str(body.get("scope", "")).split())
-        token = str(body["access_token"])
-        token_id = str(jwt.decode(token, options={"verify_signature": False}).get("jti", ""))
+        try:
+            token_id = str(jwt.decode(token, options={"verify_signature": False}).get("jti", ""))
+        except jwt.PyJWTError as exc:
+            raise ExchangeError("invalid_response", "access_token is not a JWT") from exc
         return IssuedToken(token, int(body.get("expires_in", 0)), granted, token_id)
 
 

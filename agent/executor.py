@@ -49,6 +49,9 @@ TEXT = "text/plain"
 ROUTE_STATE_KEY = "netagent.route"
 """Where the request handler leaves its routing decision in the call context's state."""
 JSON_MODES = frozenset({JSON, "application/*", "*/*"})
+REFUSALS = frozenset({"authorization_failed", "skill_not_advertised"})
+"""Outcomes that are an access decision against the caller, whenever they happen."""
+UNREFUSED = frozenset({"completed", "input_required", "canceled"})
 
 
 def _wants_text(context: RequestContext) -> bool:
@@ -137,11 +140,15 @@ class SkillExecutor(AgentExecutor):
     def check_interface(capability: Capability, request: SkillRequest | None) -> None:
         """An explicit request must name the interface the agent runs now.
 
-        Skipped for describe_skill (DECISIONS #6) and for text-routed requests, whose
-        arguments the agent assembled against its own current interface.
+        describe_skill may name neither version nor digest (DECISIONS #6), but what it names
+        is checked; text-routed requests are skipped, since the agent assembled their
+        arguments against its own current interface.
         """
         interface = capability.interface
-        if interface is None or request is None or capability.id == DESCRIBE_SKILL_ID:
+        if interface is None or request is None:
+            return
+        unbound = request.skill_version is None and request.interface_digest is None
+        if capability.id == DESCRIBE_SKILL_ID and unbound:  # DECISIONS #6: may name neither
             return
         if request.skill_version is None or request.interface_digest is None:
             raise SkillError(
@@ -228,7 +235,7 @@ class SkillExecutor(AgentExecutor):
             return
         capability = run.capability or decision.capability
         interface = capability.interface if capability else None
-        accepted = run.outcome in ("completed", "input_required", "canceled") or run.accepted
+        refused = run.outcome in REFUSALS or not (run.accepted or run.outcome in UNREFUSED)
         try:
             await self._audit.write(
                 AuditRecord(
@@ -236,7 +243,7 @@ class SkillExecutor(AgentExecutor):
                     tenant=run.principal.tenant,
                     tool=AGENT_TOOL,
                     operation="invoke",
-                    decision="allow" if accepted else "deny",
+                    decision="deny" if refused else "allow",
                     reason=run.outcome,
                     skill_id=capability.id if capability else None,
                     skill_version=interface.skill_version if interface else None,
@@ -386,7 +393,7 @@ class SkillExecutor(AgentExecutor):
             context_id=context_id,
             limits=capability.manifest.limits,
             declared_tools=capability.manifest.tools,
-            tool_factory=self._tool_factory,
+            _tool_factory=self._tool_factory,
             can_see=can_see,
             interface_of=interface_of,
             **extra,

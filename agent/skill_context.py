@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,7 +39,7 @@ class SkillContext:
     context_id: str
     limits: Mapping[str, Any]
     declared_tools: Mapping[str, frozenset[str]]
-    tool_factory: ToolFactory
+    _tool_factory: ToolFactory = field(repr=False)
     grant_context: Mapping[str, str | None] = field(default_factory=dict)
     emit: EmitRecord | None = None
     can_see: Callable[[str], bool] = field(default=lambda skill_id: False)
@@ -62,13 +62,19 @@ class SkillContext:
             raise SkillError(ErrorCode.EXECUTION_FAILED, f"skill declares no tool {name!r}")
         if name not in self._tools:
             grant = ToolGrant(
-                principal=self.principal,
+                principal=self._caller,
                 tool=name,
-                scopes=self.principal.scopes & self.declared_tools[name],
+                scopes=self._caller.scopes & self.declared_tools[name],
                 context={"skill_id": self.skill_id, "task_id": self.task_id, **self.grant_context},
             )
-            self._tools[name] = self.tool_factory(name, grant)
+            self._tools[name] = self._tool_factory(name, grant)
         return self._tools[name]
+
+    def __post_init__(self) -> None:
+        # The handler sees who is calling, never the caller's raw token: only the exchange
+        # (inside the tool factory) gets that.
+        self._caller = self.principal
+        self.principal = replace(self.principal, token=None)
 
     async def emit_record(self, kind: str, record: dict[str, Any], artifact_id: str) -> str:
         """Validate and send one supporting record as its own artifact; returns its artifactId.

@@ -72,7 +72,13 @@ class InventoryGate:
             reason = "unknown operation" if needed is None else "insufficient_scope"
             await self._record(claims, operation, resources, "deny", reason)
             raise ToolRefusedError(f"{operation}: {reason}")
-        result = await getattr(Inventory(self._engine, claims.tenant), operation)(*args, **kwargs)
+        try:
+            result = await getattr(Inventory(self._engine, claims.tenant), operation)(
+                *args, **kwargs
+            )
+        except Exception as exc:  # authorized, but the read itself failed: still on record
+            await self._record(claims, operation, resources, "deny", f"error: {type(exc).__name__}")
+            raise
         absent = operation in POINT_LOOKUPS and not result
         await self._record(
             claims,

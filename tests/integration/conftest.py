@@ -84,3 +84,27 @@ def strict_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAg
     running = start_agent(tmp_path_factory.mktemp("strict-home"), extra_extensions=[required])
     yield running
     running.stop()
+
+
+FAULTY_SKILL = "faulty_handler"
+
+
+def enforcement_skills(tmp: Path) -> Path:
+    """The demo skills plus the test-only faulty handler, in one folder."""
+    target = tmp / "skills"
+    shutil.copytree(ROOT / "skills", target, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "tests" / "fixture_skills" / FAULTY_SKILL,
+        target / FAULTY_SKILL,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    return target
+
+
+@pytest.fixture(scope="session")
+def enforce_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+    """Demo skills + the faulty handler, with the real gated tools and every interface."""
+    home = tmp_path_factory.mktemp("enforce-home")
+    running = start_agent(home, registry=load_registry(enforcement_skills(home)))
+    yield running
+    running.stop()

@@ -54,6 +54,12 @@ def upgrade() -> None:
             "FOR EACH ROW EXECUTE FUNCTION principal_audit_append_only()"
         )
     else:
+        # INSERT OR REPLACE deletes without firing delete triggers: refuse reusing an id too.
+        op.execute(
+            "CREATE TRIGGER principal_audit_no_replace BEFORE INSERT ON principal_audit "
+            "WHEN EXISTS (SELECT 1 FROM principal_audit WHERE id = NEW.id) BEGIN "
+            "SELECT RAISE(ABORT, 'principal_audit is append-only'); END"
+        )
         for event in ("UPDATE", "DELETE"):
             op.execute(
                 f"CREATE TRIGGER principal_audit_no_{event.lower()} BEFORE {event} "

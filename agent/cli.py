@@ -1,4 +1,6 @@
-"""The ``netagent`` command: serve, seed, token, card."""
+"""The ``netagent`` command: serve, seed, token, card, audit, usage (agent side) and
+describe, invoke, chain, check (client side: the schema-governed procedure against any agent).
+"""
 
 from __future__ import annotations
 
@@ -7,18 +9,36 @@ import difflib
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
+import httpx
 import typer
+from a2a.types import AgentCard
+from a2a.utils.errors import A2AError
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.audit import AuditLog
 from agent.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
 from agent.cards import CardFactory, card_to_json
+from agent.client import (
+    ChainResult,
+    CompositionRefusedError,
+    CorrelationStore,
+    GovernedClient,
+    GovernedClientError,
+    Invocation,
+    Record,
+    RemoteTaskError,
+    VerifiedInterface,
+    chain,
+)
+from agent.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
+from agent.interfaces import INTERFACE_VERSION, trusted_schema
 from agent.registry import RegistryError, load_registry
 from agent.settings import Settings
 
@@ -317,7 +337,10 @@ def usage_command(
     """Calls per day, callers and last call per capability (is a deprecated skill still used?)."""
     moment = _since(since)
     rows = _with_audit(lambda log: log.usage(since=moment), database_url)
-    registry = load_registry(_settings().skills_dir)
+    try:
+        registry = load_registry(_settings().skills_dir)
+    except RegistryError as exc:
+        raise _fail(f"registry: {exc}") from None
     table = Table(title="capability usage, from the audit trail")
     for column in ("skill", "state", "day", "calls", "callers", "last call"):
         table.add_column(column)
@@ -338,6 +361,499 @@ def usage_command(
         if capability.id not in seen:
             table.add_row(capability.id, capability.manifest.state.value, "-", "0", "0", "never")
     console.print(table)
+
+
+# -- client side: describe, invoke, chain, check ------------------------------------------------
+
+BINDING_NAMES = ("JSONRPC", "HTTP+JSON")
+EXIT_REMOTE = 1
+EXIT_LOCAL = 3
+STATUS_STYLE = {PASS: "green", FAIL: "bold red", SKIP: "yellow", NOT_APPLICABLE: "dim"}
+Url = Annotated[str, typer.Argument(help="Base URL of the target agent (its card is under it).")]
+Bearer = Annotated[str | None, typer.Option("--token", help="Bearer token of the caller.")]
+BindingOption = Annotated[str, typer.Option("--binding", help="A2A binding: JSONRPC or HTTP+JSON.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+Arguments = Annotated[str, typer.Option("--args", help="The skill's arguments: JSON, or @file.")]
+CLIENT_ERRORS = (
+    GovernedClientError,
+    RemoteTaskError,
+    CompositionRefusedError,
+    A2AError,
+    httpx.HTTPError,
+)
+
+
+def _binding(value: str) -> str:
+    for name in BINDING_NAMES:
+        if value.upper() == name:
+            return name
+    raise _fail(f"--binding must be one of {', '.join(BINDING_NAMES)}, not {value!r}")
+
+
+def _arguments(value: str) -> dict[str, Any]:
+    """``--args``: a JSON object, inline or as ``@path``."""
+    text = value
+    if value.startswith("@"):
+        try:
+            text = Path(value[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"--args: cannot read {value[1:]}: {exc.strerror}") from None
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        raise _fail(f"--args is not JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise _fail("--args must be a JSON object")
+    return parsed
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _client_error(exc: Exception) -> tuple[int, dict[str, Any], list[str]]:
+    """Exit code, JSON error object and message lines for an expected client-side error."""
+    if isinstance(exc, RemoteTaskError):
+        message = str(exc.error.get("message", ""))
+        error = {
+            "where": "remote",
+            "task_id": exc.task_id,
+            "state": exc.state,
+            "code": exc.code,
+            "message": message,
+            "details": exc.error.get("details", []),
+        }
+        return EXIT_REMOTE, error, [f"task {exc.task_id} ended {exc.state}: {exc.code}: {message}"]
+    if isinstance(exc, CompositionRefusedError):
+        fields = [d.split(":", 1)[0] for d in exc.differences if ":" in d]
+        error = {
+            "where": "local",
+            "code": "composition_refused",
+            "fields": fields,
+            "differences": exc.differences,
+        }
+        return EXIT_LOCAL, error, ["no direct composition: " + ", ".join(fields) + " differ"]
+    if isinstance(exc, GovernedClientError):
+        # The client folds "could not reach the card" into interface_invalid: that is remote.
+        remote = isinstance(exc.__cause__, httpx.HTTPError)
+        cause = f" ({_first_line(exc.__cause__)})" if remote and exc.__cause__ else ""
+        error = {
+            "where": "remote" if remote else "local",
+            "code": exc.code.value,
+            "message": exc.message + cause,
+            "details": exc.details,
+        }
+        code = EXIT_REMOTE if remote else EXIT_LOCAL
+        return code, error, [f"{exc.code.value}: {exc.message}{cause}"]
+    error = {"where": "remote", "code": type(exc).__name__, "message": _first_line(exc)}
+    return EXIT_REMOTE, error, [f"{type(exc).__name__}: {_first_line(exc)}"]
+
+
+def _client_exit(exc: Exception, as_json: bool) -> typer.Exit:
+    """Report the error unwrapped on stderr (and as JSON with --json); never a traceback."""
+    code, error, lines = _client_error(exc)
+    for item in error.get("differences") or error.get("details") or []:
+        if isinstance(item, dict):
+            rest = ", ".join(f"{k}={v}" for k, v in item.items() if k != "instance_path")
+            lines.append(f"  {item.get('instance_path', '')!s:<24} {rest}")
+        else:
+            lines.append(f"  {item}")
+    print("error: " + "\n".join(lines), file=sys.stderr, flush=True)
+    if as_json:
+        print(json.dumps({"error": error}, default=str), flush=True)
+    return typer.Exit(code=code)
+
+
+def _run_client(work: Coroutine[Any, Any, T], as_json: bool) -> T:
+    """Run a client coroutine; expected failures become an exit code, not a traceback."""
+    try:
+        return asyncio.run(work)
+    except CLIENT_ERRORS as exc:
+        raise _client_exit(exc, as_json) from None
+
+
+def _print_checks(checks: list[tuple[str, str]]) -> None:
+    table = Table(title="checked", show_header=False, box=None)
+    table.add_column("", style="green")
+    table.add_column("check", style="bold")
+    table.add_column("detail", overflow="fold")
+    for name, detail in checks:
+        table.add_row("ok", name, detail)
+    console.print(table)
+
+
+def _describe_checks(
+    interface: VerifiedInterface, card: AgentCard, binding: str
+) -> list[tuple[str, str]]:
+    """What GovernedClient.describe verified (draft steps 1-6), as (check, detail) rows."""
+    document = interface.document
+    references = 2 + len(document["supporting_record_schemas"])
+    return [
+        (
+            "card fetched",
+            f"{interface.card_url} ({card.name} {card.version}); "
+            f"{binding} at {interface.interface_url}",
+        ),
+        (
+            "advertised",
+            f"{interface.skill_id} {interface.skill_version} {interface.interface_digest}; "
+            "describe_skill listed",
+        ),
+        ("describe_skill", "returned one document"),
+        ("three-way digest", "advertised = returned = computed"),
+        (
+            "trusted schema",
+            f"valid against {trusted_schema().get('$id')}; interface_version "
+            f"{INTERFACE_VERSION}; skill_id and skill_version as selected",
+        ),
+        ("embedded digests", f"{references} embedded schema(s) match their digests"),
+    ]
+
+
+def _print_interface(document: dict[str, Any]) -> None:
+    schemas = Table(title=f"{document['skill_id']} {document['skill_version']}: schemas")
+    for column in ("role", "schema_uri", "version", "digest"):
+        schemas.add_column(column, overflow="fold")
+    records: dict[str, Any] = document["supporting_record_schemas"]
+    rows = [("input", document["input_schema"]), ("output", document["output_schema"])]
+    rows += [(f"record {kind}", reference) for kind, reference in records.items()]
+    for role, reference in rows:
+        schemas.add_row(role, reference["schema_uri"], reference["version"], reference["digest"])
+    console.print(schemas)
+    console.print(f"record kinds: {', '.join(records) or '(none)'}", highlight=False)
+    facts = Table(title="interaction, authority, constraints")
+    facts.add_column("member")
+    facts.add_column("value", overflow="fold")
+    for member in ("interaction", "authority", "constraints"):
+        value = document.get(member)
+        if isinstance(value, dict) and value:
+            for key, item in value.items():
+                facts.add_row(f"{member}.{key}", json.dumps(item))
+        else:
+            facts.add_row(member, json.dumps(value))
+    console.print(facts)
+
+
+def _record_json(record: Record) -> dict[str, Any]:
+    return {
+        "kind": record.kind,
+        "artifact_id": record.artifact_id,
+        "schema_uri": record.schema_uri,
+        "data": record.data,
+    }
+
+
+def _invocation_json(invocation: Invocation) -> dict[str, Any]:
+    interface = invocation.interface
+    return {
+        "skill": interface.skill_id,
+        "skill_version": interface.skill_version,
+        "interface_digest": interface.interface_digest,
+        "task_id": invocation.task_id,
+        "context_id": invocation.context_id,
+        "endpoint": invocation.endpoint,
+        "output_schema_uri": invocation.output_schema_uri,
+        "output": invocation.output,
+        "records": [_record_json(r) for r in invocation.records],
+    }
+
+
+def _print_invocation(result: dict[str, Any]) -> None:
+    console.print(
+        f"[bold]{result['skill']}[/] {result['skill_version']}: task {result['task_id']} "
+        f"COMPLETED (context {result['context_id']}) at {result['endpoint']}",
+        highlight=False,
+    )
+    console.print(f"output, valid against {result['output_schema_uri']}:", highlight=False)
+    console.print_json(data=result["output"])
+    table = Table(title=f"supporting records ({len(result['records'])}), each schema-valid")
+    for column in ("kind", "artifact_id", "schema_uri", "data"):
+        table.add_column(column, overflow="fold")
+    for record in result["records"]:
+        table.add_row(
+            record["kind"],
+            record["artifact_id"],
+            record["schema_uri"],
+            json.dumps(record["data"], sort_keys=True),
+        )
+    console.print(table)
+
+
+@app.command("describe")
+def describe_command(
+    url: Url,
+    skill: Annotated[str, typer.Argument(help="The skill whose interface to fetch.")],
+    bearer: Bearer = None,
+    binding: BindingOption = "JSONRPC",
+    as_json: AsJson = False,
+) -> None:
+    """Fetch a skill's interface and verify it: card, three-way digest, trusted schema."""
+    chosen = _binding(binding)
+
+    async def run() -> tuple[AgentCard, VerifiedInterface]:
+        async with GovernedClient(url, token=bearer, binding=chosen) as client:
+            advertised = await client.fetch_card()
+            return advertised.card, await client.describe(skill)
+
+    card, interface = _run_client(run(), as_json)
+    checks = _describe_checks(interface, card, chosen)
+    if as_json:
+        payload = {
+            "target": url,
+            "binding": chosen,
+            "card_url": interface.card_url,
+            "interface_url": interface.interface_url,
+            "skill_id": interface.skill_id,
+            "skill_version": interface.skill_version,
+            "interface_digest": interface.interface_digest,
+            "checks": [{"check": c, "status": PASS, "detail": d} for c, d in checks],
+            "skill_interface": interface.document,
+        }
+        print(json.dumps(payload, indent=2))
+        return
+    _print_checks(checks)
+    _print_interface(interface.document)
+
+
+@app.command("invoke")
+def invoke_command(
+    url: Url,
+    skill: Annotated[str, typer.Argument(help="The skill to invoke.")],
+    args: Arguments,
+    bearer: Bearer = None,
+    binding: BindingOption = "JSONRPC",
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Stream: print each record as it arrives.")
+    ] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Invoke a skill the governed way: describe, verify, validate input, send, validate."""
+    chosen = _binding(binding)
+    arguments = _arguments(args)
+
+    def arrived(record: Record) -> None:
+        if as_json:  # one JSON line per record as it arrives, then the result line
+            print(json.dumps({"event": "record", **_record_json(record)}), flush=True)
+            return
+        console.print(
+            f"record arrived: [bold]{record.kind}[/] {record.artifact_id} "
+            f"(valid against {record.schema_uri})",
+            highlight=False,
+        )
+
+    async def run() -> Invocation:
+        async with GovernedClient(url, token=bearer, binding=chosen) as client:
+            if not stream:
+                return await client.invoke(skill, arguments)
+            final: Invocation | None = None
+            async for item in client.stream(skill, arguments):
+                if isinstance(item, Invocation):
+                    final = item
+                else:
+                    arrived(item)
+            assert final is not None  # the stream always ends with the invocation
+            return final
+
+    result = _invocation_json(_run_client(run(), as_json))
+    if as_json:
+        print(json.dumps({"event": "result", **result} if stream else result))
+        return
+    _print_checks(
+        [
+            ("describe", f"steps 1-6 for {skill} {result['skill_version']}"),
+            ("input", "arguments valid against input_schema; sent with version and digest"),
+            ("results", "output and every record valid against their schemas"),
+        ]
+    )
+    _print_invocation(result)
+
+
+async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url: str | None) -> T:
+    """``work(engine)`` on the local database, migrated first (as ``netagent audit`` does)."""
+    from db.engine import make_engine
+    from db.migrate import upgrade
+
+    settings = _settings(database_url=database_url)
+    if settings.database_url is None:
+        settings.home.mkdir(parents=True, exist_ok=True)
+    await upgrade(settings.resolved_database_url)
+    engine = make_engine(settings.resolved_database_url)
+    try:
+        return await work(engine)
+    finally:
+        await engine.dispose()
+
+
+@app.command("chain")
+def chain_command(
+    target: Annotated[
+        str,
+        typer.Argument(metavar="URL|list", help="Target agent's base URL, or `list`."),
+    ],
+    upstream: Annotated[str | None, typer.Option("--from", help="The upstream skill.")] = None,
+    args: Annotated[
+        str | None, typer.Option("--args", help="The upstream arguments: JSON, or @file.")
+    ] = None,
+    downstream: Annotated[str | None, typer.Option("--to", help="The downstream skill.")] = None,
+    bearer: Bearer = None,
+    binding: BindingOption = "JSONRPC",
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", help="Workflow id (run: to use; list: to match).")
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="list: links touching this task id.")
+    ] = None,
+    limit: Annotated[int, typer.Option(help="list: at most this many, newest first.")] = 100,
+    as_json: AsJson = False,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Feed one skill's output to another only if the schemas match; `chain list` shows links.
+
+    The upstream -> downstream task correlation is stored in the local database.
+    """
+    if target == "list":
+        if upstream or downstream or args is not None:
+            raise _fail("`chain list` takes --workflow and --task, not --from, --to or --args")
+
+        async def query(engine: AsyncEngine) -> list[dict[str, Any]]:
+            store = CorrelationStore(engine)
+            return await store.query(workflow_id=workflow, task_id=task, limit=limit)
+
+        _print_correlations(asyncio.run(_on_database(query, database_url)), as_json)
+        return
+    if task is not None:
+        raise _fail("--task only filters `chain list`")
+    if not (upstream and downstream and args is not None):
+        raise _fail("chain needs --from SKILL, --args JSON and --to SKILL")
+    chosen = _binding(binding)
+    arguments = _arguments(args)
+
+    async def run(engine: AsyncEngine) -> ChainResult:
+        async with GovernedClient(target, token=bearer, binding=chosen) as client:
+            store = CorrelationStore(engine)
+            return await chain(client, upstream, arguments, client, downstream, store, workflow)
+
+    result = _run_client(_on_database(run, database_url), as_json)
+    up, down = _invocation_json(result.upstream), _invocation_json(result.downstream)
+    if as_json:
+        print(json.dumps({"workflow_id": result.workflow_id, "upstream": up, "downstream": down}))
+        return
+    reference = result.upstream.interface.document["output_schema"]
+    _print_checks(
+        [
+            (
+                "composition",
+                f"{upstream} output = {downstream} input: {reference['schema_uri']} "
+                f"{reference['version']} {reference['digest']} (schema_uri, version, dialect, "
+                "digest agree; embedded digests verified)",
+            ),
+            ("upstream", "described, verified; input, output and records validated"),
+            ("downstream", "the upstream output validated as its input before sending"),
+        ]
+    )
+    steps = Table(title=f"workflow {result.workflow_id}")
+    for column in ("step", "skill", "task id", "context id", "endpoint"):
+        steps.add_column(column, overflow="fold")
+    for step, item in (("upstream", up), ("downstream", down)):
+        steps.add_row(step, item["skill"], item["task_id"], item["context_id"], item["endpoint"])
+    console.print(steps)
+    console.print(f"workflow id: {result.workflow_id} (correlation stored)", highlight=False)
+    _print_invocation(down)
+
+
+def _print_correlations(rows: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        for row in rows:
+            print(json.dumps(row, default=str, sort_keys=True))
+        return
+    table = Table(title=f"task correlations ({len(rows)} rows, newest first)")
+    for column in ("ts", "workflow", "upstream", "downstream"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        ts = row["ts"]
+        table.add_row(
+            ts.strftime("%Y-%m-%d %H:%M:%S") if isinstance(ts, datetime) else str(ts),
+            row["workflow_id"],
+            f"{row['upstream_skill']} task {row['upstream_task_id']} @ {row['upstream_endpoint']}",
+            f"{row['downstream_skill']} task {row['downstream_task_id']} "
+            f"@ {row['downstream_endpoint']}",
+        )
+    console.print(table)
+
+
+@app.command("check")
+def check_command(
+    url: Url,
+    bearer: Bearer = None,
+    binding: BindingOption = "JSONRPC",
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+) -> None:
+    """Check any A2A agent against the schema-interface procedure (exit 1 if a check fails)."""
+    chosen = _binding(binding)
+    report = asyncio.run(check_agent(url, token=bearer, binding=chosen))
+    caller = "with --token" if bearer else "anonymous"
+    table = Table(title=f"schema-interface conformance of {url} ({chosen}, {caller})")
+    for column in ("subject", "check", "result", "reason"):
+        table.add_column(column, overflow="fold")
+    subject = None
+    for check in report.checks:
+        if subject is not None and check.subject != subject:
+            table.add_section()
+        table.add_row(
+            check.subject if check.subject != subject else "",
+            check.name,
+            f"[{STATUS_STYLE[check.status]}]{check.status}[/]",
+            check.reason,
+        )
+        subject = check.subject
+    console.print(table)
+    for note in report.notes:
+        console.print(f"note: {note}", highlight=False)
+    counts = report.counts()
+    console.print(
+        f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped, "
+        f"{counts[NOT_APPLICABLE]} not applicable: "
+        + ("[green]conforms[/]" if report.ok else "[bold red]does not conform[/]"),
+        highlight=False,
+    )
+    if json_file is not None:
+        try:
+            json_file.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise _fail(f"--json: cannot write {json_file}: {exc.strerror}") from None
+    if not report.ok:
+        raise typer.Exit(code=1)
+
+
+@app.command("demo")
+def demo_command(
+    url: Annotated[
+        str | None, typer.Option(help="An agent to walk through (default: the local one).")
+    ] = None,
+    pause: Annotated[bool, typer.Option(help="Wait for Enter between steps.")] = False,
+) -> None:
+    """Walk through the whole story: cards, describe, verify, invoke, stream, clarify, chain, audit.
+
+    Starts the agent on its embedded defaults if none answers, and stops it again afterwards.
+    """
+    from agent.demo import ensure_agent, run_demo
+
+    settings = _settings()
+    base_url = (url or settings.resolved_public_url).rstrip("/")
+    try:
+        process = ensure_agent(settings, base_url)
+    except RuntimeError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        report = asyncio.run(run_demo(base_url, settings, console, pause=pause))
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=30)
+    raise typer.Exit(code=0 if report.ok else 1)
 
 
 def main() -> None:

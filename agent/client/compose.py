@@ -134,6 +134,12 @@ async def chain(
     if differences:
         raise CompositionRefusedError(differences)
     first = await upstream.invoke(upstream_skill, arguments)
+    # The cards may have changed since the check: compare what was actually used upstream
+    # with what the downstream card advertises now, before sending anything downstream.
+    down_interface = await downstream.describe(downstream_skill)
+    differences = composition_differences(first.interface, down_interface)
+    if differences:
+        raise CompositionRefusedError(differences)
     second = await downstream.invoke(downstream_skill, first.output)
     workflow = workflow_id or uuid.uuid4().hex
     if correlations is not None:

@@ -28,7 +28,7 @@ from a2a.types import (
     Task,
     TaskState,
 )
-from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 
 from agent.client.cache import InterfaceCache, VerifiedInterface
 from agent.client.errors import (
@@ -123,10 +123,10 @@ class GovernedClient:
         self.binding = binding
         self.cache = cache if cache is not None else InterfaceCache()
         self.stats = ClientStats()
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._token = token
         self._own_http = http is None
-        self._http = http or httpx.AsyncClient(headers=headers, timeout=30)
+        self._http = http or httpx.AsyncClient(timeout=30)
         self._result_handlers: dict[str, list[ResultHandler]] = {}
         self._record_handlers: dict[str, list[RecordHandler]] = {}
 
@@ -157,10 +157,10 @@ class GovernedClient:
         """Step 1: the card this caller sees (the extended one when authenticated)."""
         self.stats.card_fetches += 1
         try:
-            response = await self._http.get(self.card_url)
+            response = await self._http.get(self.card_url, headers=self._auth)
             response.raise_for_status()
             card = ParseDict(response.json(), AgentCard(), ignore_unknown_fields=True)
-        except (httpx.HTTPError, ValueError) as exc:
+        except (httpx.HTTPError, ValueError, ParseError) as exc:
             raise InterfaceInvalidError(f"agent card unavailable at {self.card_url}") from exc
         if self._token and card.capabilities.extended_agent_card:
             async with self._sdk_client(card, streaming=False) as client:
@@ -177,6 +177,10 @@ class GovernedClient:
         if params and params.get("interface_version") == INTERFACE_VERSION:
             for binding in params.get("skills", []):
                 if isinstance(binding, dict) and isinstance(binding.get("skill_id"), str):
+                    if binding["skill_id"] in advertised.bindings:  # at most one per skill
+                        raise InterfaceInvalidError(
+                            f"the card binds {binding['skill_id']!r} more than once"
+                        )
                     advertised.bindings[binding["skill_id"]] = (
                         str(binding.get("skill_version")),
                         str(binding.get("interface_digest")),
@@ -210,10 +214,8 @@ class GovernedClient:
         request = {"skill": DESCRIBE_SKILL_ID, "arguments": {"skill_id": skill_id}}
         task = await self._send(advertised.card, request)
         state = TaskState.Name(task.status.state)
-        if state != "TASK_STATE_COMPLETED":
-            raise InterfaceInvalidError(
-                f"describe_skill ended {state}: {_error_object(task).get('code', 'unknown')}"
-            )
+        if state != "TASK_STATE_COMPLETED":  # the agent's own answer: a remote state, not ours
+            raise RemoteTaskError(task.id, state, _error_object(task))
         described = [a for a in task.artifacts if a.name == DESCRIBE_SKILL_ID]
         if len(described) != 1 or len(described[0].parts) != 1:
             raise InterfaceInvalidError("describe_skill returned no single result artifact")
@@ -351,7 +353,7 @@ class GovernedClient:
         raise InterfaceInvalidError("no task came back")
 
     def _context(self) -> ClientCallContext:
-        parameters: dict[str, str] = {}
+        parameters: dict[str, str] = dict(self._auth)
         with_a2a_extensions([EXTENSION_URI])(parameters)
         return ClientCallContext(service_parameters=parameters)
 

@@ -69,7 +69,10 @@ async def test_artifacts_and_status_messages_list_the_activated_extension(agent,
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_missing_required_extension_is_refused_before_any_task(strict_agent, binding) -> None:
-    token = strict_agent.token("alice")
+    # An identity of its own, so tasks other tests create on the shared agent do not count.
+    token = strict_agent.token(
+        f"refused-{binding}", tenant="acme", scopes=["inventory.read", "assurance.read"]
+    )
     with pytest.raises(ExtensionSupportRequiredError) as refused:
         await call(
             strict_agent.base_url,

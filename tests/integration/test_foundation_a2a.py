@@ -13,13 +13,16 @@ from typing import Any
 import pytest
 from a2a.client.errors import A2AClientError
 from a2a.types import GetExtendedAgentCardRequest
+from google.protobuf.json_format import MessageToDict
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.interfaces.reference import reference_identity
+from agent.registry import load_registry
 from agent.skill_context import rfc3339
 from agent.skill_request import plain_json
 from db.engine import make_engine
 from db.inventory import Inventory
-from tests.a2a_helpers import BINDINGS, Outcome, invoke, make_client
+from tests.a2a_helpers import BINDINGS, Outcome, invoke, make_client, send, text_message
 from tests.conftest import FIXED_NOW, RunningAgent
 
 NOT_ACCESSIBLE = {"code": "authorization_failed", "message": "resource not found or not accessible"}
@@ -376,30 +379,184 @@ async def test_link_headroom_on_a_connected_link(
     }
 
 
-# -- plan_link_upgrade (preview, acme only) ---------------------------------------------------
+# -- plan_link_upgrade (preview, acme only): takes a check_link_capacity result ---------------
+
+LOOKBACK = 604800
+UPGRADE_ABOVE = 0.8
+STANDARD_RATES = [r * 1_000_000_000 for r in (1, 10, 25, 40, 100, 200, 400, 800)]
+COOL_LINK = "acme-lnk-00003"
+GLOBEX_HOT_LINK = "globex-lnk-00006"
+
+
+async def capacity_result(
+    agent: RunningAgent, who: str, link_id: str, binding: str, requested: int | None = None
+) -> dict[str, Any]:
+    """A real check_link_capacity result, as a client holds it to pass on."""
+    arguments: dict[str, Any] = {"link_id": link_id}
+    if requested is not None:
+        arguments["requested_bps"] = requested
+    outcome = await call(agent, who, "check_link_capacity", arguments, binding)
+    return result_of(outcome, "check_link_capacity")
+
+
+async def week_truth(inventory: Inventory, link_id: str) -> dict[str, Any]:
+    """The link and its peak and mean ratio over the lookback, read from the database."""
+    link = await inventory.link(link_id)
+    assert link is not None
+    samples = await inventory.utilization_samples(
+        link_id, since=FIXED_NOW - timedelta(seconds=LOOKBACK), until=FIXED_NOW
+    )
+    ratios = [s["utilization_ratio"] for s in samples]
+    return {
+        "link": link,
+        "samples": len(ratios),
+        "peak": max(ratios, default=0.0),
+        "mean": round(sum(ratios) / len(ratios), 6) if ratios else 0.0,
+    }
+
+
+def smallest_rate_over(capacity: int, needed: float) -> int:
+    return min(r for r in STANDARD_RATES if r >= needed and r > capacity)
+
+
+def check_plan(outcome: Outcome, truth: dict[str, Any]) -> dict[str, Any]:
+    """The plan's figures and its one utilization-peak record equal the database's."""
+    result = result_of(outcome, "plan_link_upgrade")
+    link = truth["link"]
+    assert result["link_id"] == link["link_id"]
+    assert result["current_capacity_bps"] == link["capacity_bps"]
+    assert result["peak_utilization_ratio"] == plain_json(truth["peak"])
+    assert result["mean_utilization_ratio"] == plain_json(truth["mean"])
+    record_id = f"peak-{link['link_id']}"
+    assert result["supporting_record_refs"] == [record_id]
+    peaks = outcome.artifacts("utilization-peak")
+    assert [a["artifactId"] for a in peaks] == [record_id]
+    assert len(outcome.task.artifacts) == 2  # the record and the result
+    assert plain_json(peaks[0]["parts"][0]["data"]) == {
+        "record_id": record_id,
+        "link_id": link["link_id"],
+        "window_start": rfc3339(FIXED_NOW - timedelta(seconds=LOOKBACK)),
+        "window_end": rfc3339(FIXED_NOW),
+        "samples": truth["samples"],
+        "peak_utilization_ratio": plain_json(truth["peak"]),
+        "mean_utilization_ratio": plain_json(truth["mean"]),
+    }
+    return result
+
+
+def test_capacity_result_and_plan_input_are_the_same_schema_reference() -> None:
+    """Direct composition: check_link_capacity's output reference is plan_link_upgrade's input."""
+    registry = load_registry()
+    capacity, plan = registry.get("check_link_capacity"), registry.get("plan_link_upgrade")
+    assert capacity is not None and capacity.interface is not None
+    assert plan is not None and plan.interface is not None
+    produced = capacity.interface.document["output_schema"]
+    consumed = plan.interface.document["input_schema"]
+    members = ("schema_uri", "version", "dialect", "digest")
+    assert [consumed[m] for m in members] == [produced[m] for m in members]
+    assert reference_identity(consumed) == reference_identity(produced)
+    assert produced["schema_uri"] == "urn:netops-agent:schema:check-link-capacity:output"
+    assert produced["version"] == "1.0"
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-async def test_plan_link_upgrade_recommends_the_hot_acme_links(
+async def test_plan_link_upgrade_recommends_upgrading_the_hot_link(
     agent: RunningAgent, acme: Inventory, binding: str
 ) -> None:
-    window = 604800
-    hot = await acme.hot_links(0.8, since=FIXED_NOW - timedelta(seconds=window))
-    assert hot and HOT_LINK in [h["link_id"] for h in hot]
-    outcome = await call(agent, "paula", "plan_link_upgrade", {}, binding)
-    result = result_of(outcome, "plan_link_upgrade")
-    recommended = [r["link_id"] for r in result["recommendations"]]
-    assert recommended == [h["link_id"] for h in hot[:20]]
-    assert all(link_id.startswith("acme-lnk-") for link_id in recommended)
-    assert result["window_seconds"] == window
-    assert result["min_utilization_ratio"] == plain_json(0.8)
-    for recommendation, truth in zip(result["recommendations"], hot, strict=False):
-        assert recommendation["capacity_bps"] == truth["capacity_bps"]
-        assert recommendation["peak_utilization_ratio"] == plain_json(truth["max_ratio"])
-        assert recommendation["recommended_capacity_bps"] > truth["capacity_bps"]
-    peaks = outcome.artifacts("utilization-peak")
-    assert [a["artifactId"] for a in peaks] == result["supporting_record_refs"]
-    assert result["supporting_record_refs"] == [r["evidence"] for r in result["recommendations"]]
+    truth = await week_truth(acme, HOT_LINK)
+    capacity = truth["link"]["capacity_bps"]
+    assert truth["link"]["status"] == "connected" and truth["peak"] > UPGRADE_ABOVE
+    checked = await capacity_result(agent, "paula", HOT_LINK, binding)
+    assert checked["fits"] is None
+    outcome = await call(agent, "paula", "plan_link_upgrade", checked, binding)
+    result = check_plan(outcome, truth)
+    assert result["recommendation"] == "upgrade"
+    expected = smallest_rate_over(capacity, capacity * truth["peak"] / 0.5)
+    assert result["recommended_capacity_bps"] == expected > capacity
+    assert expected * 0.5 >= capacity * truth["peak"]
+    assert "above 80%" in result["reason"]
+    plan = load_registry().get("plan_link_upgrade")
+    assert plan is not None and plan.handler is not None and plan.handler.summarize is not None
+    assert plan.handler.summarize(result) == (
+        f"{HOT_LINK}: upgrade to {expected // 1_000_000_000} Gbit/s "
+        f"(peak {round(truth['peak'] * 100)}%)"
+    )
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_plan_link_upgrade_leaves_a_cool_link_alone(
+    agent: RunningAgent, acme: Inventory, binding: str
+) -> None:
+    truth = await week_truth(acme, COOL_LINK)
+    assert truth["link"]["status"] == "connected" and 0 < truth["peak"] <= UPGRADE_ABOVE
+    checked = await capacity_result(agent, "paula", COOL_LINK, binding, requested=1000)
+    assert checked["fits"] is True
+    outcome = await call(agent, "paula", "plan_link_upgrade", checked, binding)
+    result = check_plan(outcome, truth)
+    assert result["recommendation"] == "no_change"
+    assert result["recommended_capacity_bps"] == truth["link"]["capacity_bps"]
+
+
+async def test_plan_link_upgrade_upgrades_a_cool_link_when_the_request_does_not_fit(
+    agent: RunningAgent, acme: Inventory
+) -> None:
+    truth = await week_truth(acme, COOL_LINK)
+    capacity = truth["link"]["capacity_bps"]
+    assert truth["peak"] <= UPGRADE_ABOVE
+    window = await window_samples(acme, COOL_LINK)
+    requested = min(s["available_bps"] for s in window) + 1
+    checked = await capacity_result(agent, "paula", COOL_LINK, "JSONRPC", requested=requested)
+    assert checked["fits"] is False
+    outcome = await call(agent, "paula", "plan_link_upgrade", checked, "JSONRPC")
+    result = check_plan(outcome, truth)
+    assert result["recommendation"] == "upgrade"
+    peak_bps = capacity * truth["peak"]
+    expected = smallest_rate_over(capacity, max(peak_bps / 0.5, peak_bps + requested))
+    assert result["recommended_capacity_bps"] == expected > capacity
+    assert "does not fit" in result["reason"]
+
+
+async def test_plan_link_upgrade_never_upgrades_a_link_that_is_down(
+    agent: RunningAgent, acme: Inventory
+) -> None:
+    truth = await week_truth(acme, DOWN_LINK)
+    assert truth["link"]["status"] == "down"
+    checked = await capacity_result(agent, "paula", DOWN_LINK, "JSONRPC", requested=1)
+    assert checked["fits"] is False  # a request never fits a link that carries nothing
+    outcome = await call(agent, "paula", "plan_link_upgrade", checked, "JSONRPC")
+    result = check_plan(outcome, truth)
+    assert result["recommendation"] == "no_change"
+    assert result["recommended_capacity_bps"] == truth["link"]["capacity_bps"]
+    assert "down" in result["reason"]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_plan_link_upgrade_refuses_another_tenants_capacity_result(
+    agent: RunningAgent, acme: Inventory, globex: Inventory, binding: str
+) -> None:
+    """A genuine globex capacity result, handed to an acme caller, names a link acme lacks."""
+    assert await globex.link(GLOBEX_HOT_LINK) is not None
+    assert await acme.link(GLOBEX_HOT_LINK) is None
+    checked = await capacity_result(agent, "gary", GLOBEX_HOT_LINK, binding)
+    assert checked["link_id"] == GLOBEX_HOT_LINK
+    outcome = await call(agent, "paula", "plan_link_upgrade", checked, binding)
+    assert error_of(outcome) == NOT_ACCESSIBLE
+
+
+async def test_plan_link_upgrade_text_asks_for_the_rest_of_the_capacity_result(
+    agent: RunningAgent,
+) -> None:
+    """From text only the link id is read; the rest of the input is asked for by pointer."""
+    outcome = await send(
+        agent.base_url, agent.token("paula"), text_message("should we upgrade acme-lnk-00002")
+    )
+    assert outcome.state == "TASK_STATE_INPUT_REQUIRED", outcome.task
+    parts = [MessageToDict(p) for p in outcome.task.status.message.parts]
+    data = next(p["data"] for p in parts if "data" in p)
+    assert data["skill"] == "plan_link_upgrade"
+    assert data["arguments"] == {"link_id": HOT_LINK}
+    pointers = [m["pointer"] for m in data["missing"]]
+    assert "/fits" in pointers and "/capacity_bps" in pointers and "/link_id" not in pointers
 
 
 async def test_gary_has_hot_links_of_his_own_but_never_sees_acmes(
@@ -408,7 +565,9 @@ async def test_gary_has_hot_links_of_his_own_but_never_sees_acmes(
     """The globex hot link exists, yet plan_link_upgrade stays hidden from globex callers."""
     hot = await globex.hot_links(0.8, since=FIXED_NOW - timedelta(days=7))
     assert hot and all(h["link_id"].startswith("globex-lnk-") for h in hot)
-    outcome = await invoke(agent.base_url, agent.token("gary"), "plan_link_upgrade", {})
+    assert GLOBEX_HOT_LINK in [h["link_id"] for h in hot]
+    checked = await capacity_result(agent, "gary", GLOBEX_HOT_LINK, "JSONRPC")
+    outcome = await invoke(agent.base_url, agent.token("gary"), "plan_link_upgrade", checked)
     assert error_of(outcome) == NOT_ADVERTISED
 
 

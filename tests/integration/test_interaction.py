@@ -31,7 +31,22 @@ ARGUMENTS = {
     },
     "check_link_capacity": {"link_id": "acme-lnk-00002", "requested_bps": 1000},
     "link_headroom": {"link_id": "acme-lnk-00001"},
-    "plan_link_upgrade": {},
+    # A check_link_capacity result (the skill's input schema is that skill's output schema);
+    # the plan reads only link_id, requested_bps and fits, and the rest from the inventory.
+    "plan_link_upgrade": {
+        "link_id": "acme-lnk-00002",
+        "a_device": "nyc1-core-01",
+        "b_device": "nyc1-edge-01",
+        "status": "connected",
+        "capacity_bps": 100_000_000_000,
+        "window_seconds": 3600,
+        "window_end": "2026-11-29T12:00:00Z",
+        "available_bps": 50_000_000_000,
+        "fits": None,
+        "verdict": "50000000000 bit/s available at worst in the window",
+        "directions": [],
+        "supporting_record_refs": [],
+    },
 }
 DECLARED = [
     (c.id, mode)

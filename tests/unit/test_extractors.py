@@ -82,6 +82,8 @@ def is_complete(skill: str, args: dict[str, Any]) -> bool:
         return "link_id" in args or {"a_device", "b_device"} <= set(args)
     if skill == "link_headroom":
         return "link_id" in args
+    if skill == "plan_link_upgrade":  # a whole check_link_capacity result: never from text
+        return set(input_schema(skill)["required"]) <= set(args)
     return True
 
 
@@ -849,46 +851,28 @@ EXTRACT: list[tuple[str, str, dict[str, Any]]] = [
     ("link_headroom", "headroom ACME-LNK-00002 and acme-lnk-00003", {"link_id": "acme-lnk-00002"}),
     ("link_headroom", "headroom of globex-lnk-00012", {"link_id": "globex-lnk-00012"}),
     ("link_headroom", "headroom of the link", {}),
-    # plan_link_upgrade
+    # plan_link_upgrade: only the link id; the rest of a capacity result cannot come from text
+    (
+        "plan_link_upgrade",
+        "Should acme-lnk-00002 be upgraded, given this check_link_capacity result?",
+        {"link_id": "acme-lnk-00002"},
+    ),
+    (
+        "plan_link_upgrade",
+        "plan an upgrade for ACME_LNK_00010 and acme-lnk-00036",
+        {"link_id": "acme-lnk-00010"},
+    ),
+    (
+        "plan_link_upgrade",
+        "acme-lnk-00003 does not fit 20G, capacity 100G, status connected, recommend an upgrade",
+        {"link_id": "acme-lnk-00003"},
+    ),
     (
         "plan_link_upgrade",
         "Which links should be upgraded because they ran above 80 percent this week?",
-        {"min_utilization_ratio": 0.8, "window_seconds": 604800},
+        {},
     ),
-    (
-        "plan_link_upgrade",
-        "top 5 links to upgrade over 0.75 util last 30 days",
-        {"min_utilization_ratio": 0.75, "window_seconds": 2592000, "max_links": 5},
-    ),
-    (
-        "plan_link_upgrade",
-        "recommend upgrades for links hotter than 90",
-        {"min_utilization_ratio": 0.9},
-    ),
-    (
-        "plan_link_upgrade",
-        "upgrade plan: 10 hottest links, 85% or more, past 3 days",
-        {"min_utilization_ratio": 0.85, "window_seconds": 259200, "max_links": 10},
-    ),
-    (
-        "plan_link_upgrade",
-        "worst three links over the last 2 hours",
-        {"window_seconds": 7200, "max_links": 3},
-    ),
-    (
-        "plan_link_upgrade",
-        "upgrade candidates over the last 90 days at least 70%",
-        {"min_utilization_ratio": 0.7, "window_seconds": 2592000},
-    ),
-    ("plan_link_upgrade", "last 30 minutes", {"window_seconds": 3600}),
-    ("plan_link_upgrade", "recommend upgrades, ratio 0.9", {"min_utilization_ratio": 0.9}),
-    (
-        "plan_link_upgrade",
-        "at most 80% and top 2000 links",
-        {"min_utilization_ratio": 0.8, "max_links": 500},
-    ),
-    ("plan_link_upgrade", "plan upgrades for links above 150%", {}),
-    ("plan_link_upgrade", "top 0 links", {}),
+    ("plan_link_upgrade", "upgrade the link between nyc1-core-01 and nyc1-edge-01", {}),
     ("plan_link_upgrade", "what should we upgrade", {}),
 ]
 

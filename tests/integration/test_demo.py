@@ -1,0 +1,127 @@
+"""The newcomer walkthrough (agent/demo.py) against a real agent, captured as text."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from rich.console import Console
+
+import agent.demo as demo
+from agent.client import CompositionRefusedError
+from agent.demo import DEMO_CALLERS, STEPS, DemoReport, ensure_agent, run_demo
+from agent.settings import Settings
+from tests.conftest import RunningAgent, free_port, start_agent
+
+STEP_NAMES = [name for name, *_ in STEPS]
+
+
+@pytest.fixture(scope="module")
+def demo_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+    running = start_agent(tmp_path_factory.mktemp("demo-home"))
+    yield running
+    running.stop()
+
+
+def console() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, width=120, force_terminal=False, color_system=None), buffer
+
+
+async def walk(running: RunningAgent) -> tuple[DemoReport, str]:
+    out, buffer = console()
+    report = await run_demo(running.base_url, running.settings, out)
+    return report, buffer.getvalue()
+
+
+async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None:
+    report, text = await walk(demo_agent)
+    assert [s.name for s in report.steps] == STEP_NAMES
+    assert [s.number for s in report.steps] == list(range(1, len(STEPS) + 1))
+    for step in report.steps:
+        allowed = ("ok", "refused") if step.name == "chain" else ("ok",)
+        assert step.status in allowed, (step, text)
+        assert step.summary
+    assert report.ok
+    # 1 and 2: the public card, then what each caller sees
+    assert "describe_skill" in text and "lookup_inventory" in text
+    assert "paula vs alice: +plan_link_upgrade" in text
+    # 3: the client-side verification
+    assert "all three agree" in text and "document is valid" in text
+    assert "3/3 embedded schemas verified" in text
+    # 4: the worked example and its record, linked by artifactId
+    assert "condition_not_met" in text and "observed 42 percent" in text
+    assert "supporting_record_refs names this artifactId" in text
+    # 5: records streamed, then the verdict
+    assert "record   1 link-utilization-sample" in text and "verdict:" in text
+    # 6: refused locally (nothing sent) and by the agent
+    assert "input_invalid" in text and "/condition/unit" in text
+    assert "requests sent to the agent: 0" in text
+    assert "authorization_failed" in text
+    # 7: text routing, a clarification answered in the same task
+    assert "TASK_STATE_INPUT_REQUIRED" in text and "'layer': 'clarification'" in text
+    assert "'layer': 'task_binding'" in text and "same task: True" in text
+    # 8: composed, or refused with the reason
+    if report.status("chain") == "ok":
+        assert "task_correlation, workflow" in text
+    else:
+        assert "composition refused" in text
+    # 9: the audit table of these tasks
+    assert "principal audit (" in text and "agent.invoke" in text
+    assert "deny: authorization_failed" in text
+
+
+async def test_a_refused_composition_is_shown_not_raised(
+    demo_agent: RunningAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def refuse(*args: object, **kwargs: object) -> None:
+        raise CompositionRefusedError(["schema_uri: 'urn:a' != 'urn:b'"])
+
+    monkeypatch.setattr(demo, "chain", refuse)
+    report, text = await walk(demo_agent)
+    assert report.status("chain") == "refused"
+    assert "composition refused" in text and "schema_uri: 'urn:a' != 'urn:b'" in text
+    assert "fields only in plan_link_upgrade's input" in text
+    assert all(s.status == "ok" for s in report.steps if s.name != "chain")
+
+
+async def test_every_step_fails_cleanly_when_no_agent_answers(tmp_path) -> None:
+    settings = Settings(home=tmp_path / "home", port=free_port(), seed_on_start=False)
+    out, buffer = console()
+    prompts: list[str] = []
+    out.input = lambda prompt="", **_: prompts.append(prompt) or ""  # pause=True waits here
+    report = await run_demo(settings.resolved_public_url, settings, out, pause=True)
+    assert len(prompts) == len(STEPS) - 1
+    assert [s.name for s in report.steps] == STEP_NAMES
+    assert all(s.status == "failed" for s in report.steps), report.summary_lines()
+    assert not report.ok
+    assert "walkthrough summary" in buffer.getvalue()
+
+
+def test_ensure_agent_leaves_a_running_agent_alone(demo_agent: RunningAgent) -> None:
+    assert ensure_agent(demo_agent.settings, demo_agent.base_url) is None
+
+
+def test_demo_callers_are_the_cli_demo_identities() -> None:
+    from agent.cli import DEMO_IDENTITIES
+
+    served = {subject: (tenant, scopes) for subject, tenant, scopes in DEMO_IDENTITIES}
+    for subject, identity in DEMO_CALLERS.items():
+        assert served[subject] == identity
+
+
+def test_ensure_agent_starts_netagent_serve_when_nothing_answers(tmp_path) -> None:
+    settings = Settings(home=tmp_path / "home", port=free_port(), seed_on_start=False)
+    url = settings.resolved_public_url
+    process = ensure_agent(settings, url)
+    assert process is not None
+    try:
+        assert process.poll() is None
+        assert httpx.get(f"{url}/healthz", timeout=5).json()["status"] == "ok"
+        assert ensure_agent(settings, url) is None  # now one answers
+        assert (settings.home / "signing-key.pem").exists()
+    finally:
+        process.terminate()
+        process.wait(timeout=15)

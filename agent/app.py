@@ -199,6 +199,8 @@ def create_app(
             yield
         finally:
             await handler.aclose()
+            if isinstance(exchanger, RemoteTokenExchanger):
+                await exchanger.aclose()
             await runtime.engine.dispose()
 
     app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)

@@ -38,6 +38,7 @@ from agent.client import (
     chain,
 )
 from agent.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
+from agent.credentials import LocalIssuer
 from agent.interfaces import INTERFACE_VERSION, trusted_schema
 from agent.registry import RegistryError, load_registry
 from agent.settings import Settings
@@ -162,17 +163,37 @@ def seed_command(
 @app.command()
 def token(
     subject: Annotated[str, typer.Option(help="The token's sub claim.")],
-    tenant: Annotated[str, typer.Option(help="The tenant claim (acme, globex, ...).")],
+    tenant: Annotated[
+        str | None, typer.Option(help="The tenant claim (acme, globex, ...).")
+    ] = None,
     scope: Annotated[list[str] | None, typer.Option(help="A scope; repeat for more.")] = None,
     ttl: Annotated[int, typer.Option(help="Lifetime in seconds.")] = 8 * 3600,
+    agent_credential: Annotated[
+        bool,
+        typer.Option(
+            "--agent-credential",
+            help="Instead: a service credential for another agent (subject agent:NAME) that "
+            "exchanges tokens at this agent's POST /oauth/token.",
+        ),
+    ] = False,
 ) -> None:
     """Print a bearer token signed by this agent's embedded key."""
     settings = _settings()
-    if not settings.embedded_issuer:
-        raise _fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
     if ttl <= 0:
         raise _fail("--ttl must be positive")
     key = load_or_create_signing_key(settings.home)
+    if agent_credential:
+        if not subject.startswith("agent:"):
+            raise _fail("an agent credential's --subject starts with 'agent:'")
+        issuer = LocalIssuer(
+            key, TokenVerifier(settings, key if settings.embedded_issuer else None)
+        )
+        print(issuer.agent_credential(subject, ttl_seconds=ttl))
+        return
+    if not settings.embedded_issuer:
+        raise _fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
+    if tenant is None:
+        raise _fail("--tenant is required for a caller's token")
     print(
         issue_token(
             key, settings, subject=subject, tenant=tenant, scopes=scope or [], ttl_seconds=ttl

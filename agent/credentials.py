@@ -87,15 +87,23 @@ class LocalIssuer:
         self._subject_verifier = subject_verifier
         self._public = key.private_key.public_key()
 
-    def agent_credential(self) -> str:
-        """The agent's own service credential (actor token); only the exchanger holds it."""
+    def agent_credential(
+        self, subject: str = AGENT_SUBJECT, ttl_seconds: int = AGENT_CREDENTIAL_TTL_SECONDS
+    ) -> str:
+        """An agent's service credential (actor token); only that agent's exchanger holds it.
+
+        This issuer mints its own; for another agent that exchanges here (its
+        NETAGENT_AGENT_CREDENTIAL), ``netagent token --agent-credential`` prints one.
+        """
+        if not subject.startswith("agent:"):
+            raise ValueError("an agent credential's subject starts with 'agent:'")
         now = int(time.time())
         claims = {
             "iss": self._issuer,
-            "sub": AGENT_SUBJECT,
+            "sub": subject,
             "aud": EXCHANGE_AUDIENCE,
             "iat": now,
-            "exp": now + AGENT_CREDENTIAL_TTL_SECONDS,
+            "exp": now + ttl_seconds,
             "jti": uuid.uuid4().hex,
         }
         return jwt.encode(claims, self._key.private_key, SIGNING_ALGORITHM, {"kid": self._key.kid})
@@ -191,6 +199,10 @@ class RemoteTokenExchanger:
         self._url = url
         self._credential = agent_credential
         self._client = client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client (the app does this at shutdown)."""
+        await self._client.aclose()
 
     async def exchange(self, grant: ToolGrant) -> IssuedToken:
         """POST the RFC 8693 form; an error answer becomes an ExchangeError."""

@@ -100,11 +100,18 @@ def start_agent(
     registry: Registry | None = None,
     clock: Callable[[], datetime] | None = lambda: FIXED_NOW,
     seeded: bool = True,
+    settings_overrides: dict[str, Any] | None = None,
     **app_options: Any,
 ) -> RunningAgent:
     """Start a real uvicorn server on a free loopback port in a thread and wait until it serves."""
     port = free_port()
-    settings = Settings(home=home, port=port, database_url=database_url, seed_on_start=False)
+    settings = Settings(
+        home=home,
+        port=port,
+        database_url=database_url,
+        seed_on_start=False,
+        **(settings_overrides or {}),
+    )
     home.mkdir(parents=True, exist_ok=True)
     if seeded:
         seed_database(settings.resolved_database_url)

@@ -849,6 +849,38 @@ def check_command(
         raise typer.Exit(code=1)
 
 
+@app.command("validate")
+def validate_command(
+    update_lock: Annotated[
+        bool,
+        typer.Option(
+            "--update-lock", help="Record the current interfaces as released (after a bump)."
+        ),
+    ] = False,
+) -> None:
+    """Check the whole registry offline and print every problem with its file and JSON Pointer.
+
+    Manifests, schemas, interface documents, digests, record kinds, lifecycle pointers, and
+    the interface lock (a contract never changes without a version bump).
+    """
+    from agent.registry import DEFAULT_SKILLS_DIR, validate_registry
+    from agent.versioning import LOCK_FILE, lock_problems, write_lock
+
+    settings = _settings()
+    lock = (settings.skills_dir or DEFAULT_SKILLS_DIR) / LOCK_FILE
+    registry, problems = validate_registry(settings.skills_dir)
+    if registry is not None and update_lock:
+        console.print(f"wrote {write_lock(registry, lock)}")
+    if registry is not None:
+        problems += lock_problems(registry, lock)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} problem(s)", file=sys.stderr)
+        raise typer.Exit(code=1)
+    console.print(f"registry valid: {len(registry or [])} skills, interfaces match the lock")
+
+
 @app.command("demo")
 def demo_command(
     url: Annotated[

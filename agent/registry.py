@@ -175,37 +175,85 @@ def _load_interface(manifest: Manifest, label: str) -> SkillInterface:
         raise RegistryError(f"{label}: /interface: {exc}") from exc
 
 
-def load_registry(skills_dir: Path | None = None) -> Registry:
-    """Read, validate and freeze every manifest below ``skills_dir``."""
+def _manifest_problems(path: Path, data: Any, validator: Draft202012Validator) -> list[str]:
+    """Every schema violation of one manifest, each with its file and JSON Pointer."""
+    label = str(path)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    problems = [f"{label}: {_pointer(e)}: {e.message}" for e in errors]
+    if not problems and data["id"] != path.parent.name:
+        problems.append(
+            f"{label}: /id: {data['id']!r} must equal its folder name {path.parent.name!r}"
+        )
+    return problems
+
+
+def _load_capability(path: Path, data: Any) -> Capability:
+    """A schema-valid manifest with its handler imported and its interface built."""
+    label = str(path)
+    manifest = Manifest.from_json(data, path.parent)
+    if manifest.state is State.REMOVED:
+        return Capability(manifest, None, None)
+    return Capability(manifest, _load_handler(manifest, label), _load_interface(manifest, label))
+
+
+def _manifest_paths(skills_dir: Path | None) -> tuple[Path, list[Path]]:
     root = (skills_dir or DEFAULT_SKILLS_DIR).resolve()
     if not root.is_dir():
         raise RegistryError(f"{root}: skills directory not found")
+    return root, sorted(root.glob(f"*/{MANIFEST_FILE}"))
+
+
+def load_registry(skills_dir: Path | None = None) -> Registry:
+    """Read, validate and freeze every manifest below ``skills_dir``; the first problem stops it."""
+    root, paths = _manifest_paths(skills_dir)
     validator = _manifest_validator()
     capabilities: list[Capability] = []
-    for path in sorted(root.glob(f"*/{MANIFEST_FILE}")):
-        label = str(path)
-        data = _read_json(path, label)
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        if errors:
-            first = errors[0]
-            raise RegistryError(f"{label}: {_pointer(first)}: {first.message}")
-        if data["id"] != path.parent.name:
-            raise RegistryError(
-                f"{label}: /id: {data['id']!r} must equal its folder name {path.parent.name!r}"
-            )
-        manifest = Manifest.from_json(data, path.parent)
-        if manifest.state is State.REMOVED:
-            capabilities.append(Capability(manifest, None, None))
-            continue
-        capabilities.append(
-            Capability(manifest, _load_handler(manifest, label), _load_interface(manifest, label))
-        )
-    _check_cross_references(capabilities, root)
+    for path in paths:
+        data = _read_json(path, str(path))
+        problems = _manifest_problems(path, data, validator)
+        if problems:
+            raise RegistryError(problems[0])
+        capabilities.append(_load_capability(path, data))
+    problems = _cross_reference_problems(capabilities, root)
+    if problems:
+        raise RegistryError(problems[0])
     return Registry(capabilities)
 
 
-def _check_cross_references(capabilities: list[Capability], root: Path) -> None:
+def validate_registry(skills_dir: Path | None = None) -> tuple[Registry | None, list[str]]:
+    """Every problem of the registry, not just the first (``netagent validate``).
+
+    Returns the registry as well when there is none, so callers can go on to check it.
+    """
+    try:
+        root, paths = _manifest_paths(skills_dir)
+    except RegistryError as exc:
+        return None, [str(exc)]
+    validator = _manifest_validator()
+    capabilities: list[Capability] = []
+    problems: list[str] = []
+    for path in paths:
+        try:
+            data = _read_json(path, str(path))
+        except RegistryError as exc:
+            problems.append(str(exc))
+            continue
+        found = _manifest_problems(path, data, validator)
+        if found:
+            problems += found
+            continue
+        try:
+            capabilities.append(_load_capability(path, data))
+        except RegistryError as exc:
+            problems.append(str(exc))
+    problems += _cross_reference_problems(capabilities, root)
+    return (Registry(capabilities) if not problems else None), problems
+
+
+def _cross_reference_problems(capabilities: list[Capability], root: Path) -> list[str]:
+    """Lifecycle pointers: a replacement must exist and be ga."""
     by_id = {c.id: c for c in capabilities}
+    problems: list[str] = []
     for cap in capabilities:
         label = str(cap.manifest.folder / MANIFEST_FILE)
         target = cap.manifest.replacement
@@ -213,10 +261,11 @@ def _check_cross_references(capabilities: list[Capability], root: Path) -> None:
             continue
         replacement = by_id.get(target)
         if replacement is None:
-            raise RegistryError(f"{label}: /replacement: no skill {target!r} in {root}")
-        if replacement.manifest.state is not State.GA:
-            raise RegistryError(
+            problems.append(f"{label}: /replacement: no skill {target!r} in {root}")
+        elif replacement.manifest.state is not State.GA:
+            problems.append(
                 f"{label}: /replacement: {target!r} is {replacement.manifest.state.value}, not ga"
             )
-    if not capabilities:
-        raise RegistryError(f"{root}: no skills found (expected */{MANIFEST_FILE})")
+    if not capabilities and not problems:
+        problems.append(f"{root}: no skills found (expected */{MANIFEST_FILE})")
+    return problems

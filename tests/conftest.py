@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +25,36 @@ from agent.settings import Settings
 from db.engine import make_engine
 from db.migrate import upgrade
 from db.simulator import seed
+
+_CLUSTER: Any = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start the session's PostgreSQL cluster before collection (modules read the URL)."""
+    global _CLUSTER
+    if os.environ.get("NETOPS_TEST_POSTGRES_URL"):
+        return
+    from tests.pg_cluster import PostgresCluster
+
+    try:
+        _CLUSTER = PostgresCluster()
+    except (FileNotFoundError, KeyError, subprocess.CalledProcessError) as exc:
+        if os.environ.get("CI") == "true":
+            raise pytest.UsageError(f"CI needs PostgreSQL for its tests: {exc}") from exc
+        return
+    os.environ["NETOPS_TEST_POSTGRES_URL"] = _CLUSTER.database("netops_inventory")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the cluster this session started."""
+    if _CLUSTER is not None:
+        _CLUSTER.stop()
+
+
+def postgres_database(name: str) -> str | None:
+    """A fresh database in the session's cluster, or None when there is none."""
+    return _CLUSTER.database(name) if _CLUSTER is not None else None
+
 
 # The simulated telemetry ends here, and the agent's clock stands still here, so results are
 # reproducible whatever day the tests run.

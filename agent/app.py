@@ -6,11 +6,12 @@ the first request.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -56,12 +57,14 @@ from agent.settings import Settings
 from agent.skill_context import ToolFactory
 from db.engine import make_engine
 from db.gate import InventoryClient, InventoryGate
+from db.live import extend_telemetry
 from db.migrate import upgrade
 from db.simulator import is_seeded, seed
 
 log = logging.getLogger(__name__)
 CARD_CACHE_CONTROL = "public, max-age=300"
 OAUTH_TOKEN_PATH = "/oauth/token"
+LIVE_TELEMETRY_SECONDS = 300
 TOOL_AUDIENCE = "inventory"
 SHUTDOWN_GRACE_SECONDS = 5.0
 
@@ -137,6 +140,18 @@ async def prepare_storage(settings: Settings, engine: AsyncEngine) -> None:
         log.info("seeded demo inventory: %s", report)
 
 
+async def keep_telemetry_live(engine: AsyncEngine) -> None:
+    """Demo only: extend the simulated series up to now, at start and every few minutes."""
+    while True:
+        try:
+            added = await extend_telemetry(engine, datetime.now(UTC))
+            if added:
+                log.info("simulated telemetry extended by %d samples", added)
+        except Exception:  # a failed refresh must not take the agent down
+            log.exception("could not extend the simulated telemetry")
+        await asyncio.sleep(LIVE_TELEMETRY_SECONDS)
+
+
 def build_runtime(
     settings: Settings,
     registry: Registry | None = None,
@@ -195,9 +210,16 @@ def create_app(
         await prepare_storage(settings, runtime.engine)
         await store.initialize()
         router.warm()
+        live = (
+            asyncio.create_task(keep_telemetry_live(runtime.engine))
+            if (settings.live_telemetry)
+            else None
+        )
         try:
             yield
         finally:
+            if live is not None:
+                live.cancel()
             await handler.aclose()
             if isinstance(exchanger, RemoteTokenExchanger):
                 await exchanger.aclose()

@@ -143,6 +143,9 @@ def seed_command(
     settings = _settings(database_url=database_url)
     settings.home.mkdir(parents=True, exist_ok=True)
 
+    if until is not None and until.tzinfo is None:  # typer parses without a zone: it is UTC
+        until = until.replace(tzinfo=UTC)
+
     async def run() -> object:
         await upgrade(settings.resolved_database_url)
         engine = make_engine(settings.resolved_database_url)
@@ -869,10 +872,17 @@ def validate_command(
     settings = _settings()
     lock = (settings.skills_dir or DEFAULT_SKILLS_DIR) / LOCK_FILE
     registry, problems = validate_registry(settings.skills_dir)
-    if registry is not None and update_lock:
-        console.print(f"wrote {write_lock(registry, lock)}")
     if registry is not None:
         problems += lock_problems(registry, lock)
+    if registry is not None and update_lock:
+        # Only what a release may record: new skills, and changes that carry the right bump.
+        recordable = ("not locked yet", "missing;", "is not recorded yet", "no longer in the")
+        blocking = [p for p in problems if not any(mark in p for mark in recordable)]
+        if blocking:
+            print("the lock was not updated:", file=sys.stderr)
+        else:
+            console.print(f"wrote {write_lock(registry, lock)}")
+            problems = lock_problems(registry, lock)
     for problem in problems:
         print(problem)
     if problems:

@@ -49,7 +49,7 @@ def _internal(exc: Exception) -> InternalError:
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     """Let protocol errors through; hide everything else behind a correlation id."""
-    if inspect.isasyncgenfunction(method):
+    if inspect.isasyncgenfunction(inspect.unwrap(method)):  # SDK methods are decorated
 
         @functools.wraps(method)
         async def stream(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:

@@ -32,6 +32,7 @@ class Settings:
     seed_on_start: bool = True
     log_level: str = "info"
     route_threshold: float = 0.6
+    live_telemetry: bool = True
     token_exchange_url: str | None = None
     agent_credential: str | None = None
     tool_issuer: str | None = None
@@ -78,6 +79,7 @@ class Settings:
             seed_on_start=env.get("NETAGENT_SEED", "1") not in ("0", "false", "no"),
             log_level=env.get("NETAGENT_LOG_LEVEL", "info"),
             route_threshold=float(env.get("NETAGENT_ROUTE_THRESHOLD", "0.6")),
+            live_telemetry=env.get("NETAGENT_LIVE_TELEMETRY", "1") not in ("0", "false", "no"),
             token_exchange_url=env.get("NETAGENT_TOKEN_EXCHANGE_URL") or None,
             agent_credential=env.get("NETAGENT_AGENT_CREDENTIAL") or None,
             tool_issuer=env.get("NETAGENT_TOOL_ISSUER") or None,

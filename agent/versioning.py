@@ -117,6 +117,16 @@ def lock_problems(registry: Registry, lock_path: Path | None = None) -> list[str
                 f"{pointer}/skill_version: breaking change needs {old_major + 1}.0: "
                 + "; ".join(breaking)
             )
+        else:
+            problems.append(
+                f"{pointer}: {old['skill_version']} -> {entry['skill_version']} is not recorded "
+                "yet; run `netagent validate --update-lock` to release it"
+            )
+    live = set(lock_entries(registry))
+    problems += [
+        f"{path}: /{gone}: locked but no longer in the registry (remove it from the lock)"
+        for gone in sorted(set(locked) - live)
+    ]
     return problems
 
 

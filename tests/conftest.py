@@ -142,6 +142,7 @@ def start_agent(
         port=port,
         database_url=database_url,
         seed_on_start=False,
+        live_telemetry=False,  # the clock stands still at FIXED_NOW; no live samples
         **(settings_overrides or {}),
     )
     home.mkdir(parents=True, exist_ok=True)

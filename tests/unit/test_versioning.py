@@ -71,7 +71,19 @@ def test_a_changed_interface_needs_a_proper_bump(locked, old: str, accepted: boo
     entries["evaluate_resource_condition"].update(skill_version=old, interface_digest="sha256:1")
     rewrite(path, entries)
     problems = lock_problems(load_registry(), path)
-    assert (problems == []) is accepted, problems
+    if accepted:  # a proper bump only waits to be recorded
+        (problem,) = problems
+        assert "is not recorded yet" in problem
+    else:
+        assert problems and not any("is not recorded yet" in p for p in problems), problems
+
+
+def test_a_locked_skill_that_disappeared_is_reported(locked) -> None:
+    path, entries = locked
+    entries["retired_skill"] = dict(entries["lookup_inventory"])
+    rewrite(path, entries)
+    (problem,) = lock_problems(load_registry(), path)
+    assert "/retired_skill" in problem and "no longer in the registry" in problem
 
 
 def test_a_breaking_change_needs_a_major_bump(tmp_path: Path) -> None:

@@ -101,6 +101,8 @@ def serve(
         application = create_app(settings)
     except RegistryError as exc:
         raise _fail(f"registry: {exc}") from None
+    except ValueError as exc:  # a setting that cannot work, e.g. an exchange URL without credential
+        raise _fail(f"settings: {exc}") from None
     runtime = application.state.runtime
     if runtime.signing_key is not None:
         _print_demo_tokens(settings)

@@ -462,3 +462,26 @@ def test_serve_with_a_broken_registry_prints_the_file_name_unbroken(broken_serve
     manifest, run = broken_serve
     assert run.returncode == 2
     assert str(manifest) in run.stderr, run.stderr
+
+
+def test_serve_refuses_an_exchange_url_without_a_credential(tmp_path: Path) -> None:
+    """A setting that cannot work stops `serve` with a one-line error, not a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "NETAGENT_HOME": str(tmp_path),
+        "NETAGENT_TOKEN_EXCHANGE_URL": "http://127.0.0.1:9/oauth/token",
+    }
+    env.pop("NETAGENT_AGENT_CREDENTIAL", None)
+    run = subprocess.run(
+        [sys.executable, "-c", "from agent.cli import main; main()", "serve", "--port", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert run.returncode == 2
+    assert "NETAGENT_AGENT_CREDENTIAL" in run.stderr and "Traceback" not in run.stderr

@@ -276,9 +276,7 @@ class ToolTokenVerifier:
             claims = jwt.decode(
                 token,
                 key,
-                algorithms=[SIGNING_ALGORITHM, "RS256", "EdDSA"]
-                if self._jwks
-                else [SIGNING_ALGORITHM],
+                algorithms=list(JWKS_ALGORITHMS) if self._jwks else [SIGNING_ALGORITHM],
                 audience=self._audience,
                 issuer=self._issuer,
                 options={"require": ["exp", "sub", "aud", "iss", "jti"]},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -276,7 +276,7 @@ class Router:
                 arguments=_argument_parts(message),
             )
         decision = self._resolve(chosen, message, text, Layer.CLASSIFIER)
-        return _with_confidence(decision, prediction.confidence)
+        return replace(decision, confidence=prediction.confidence)
 
     def _resolve(
         self,
@@ -376,21 +376,6 @@ def _data_as_text(message: Message) -> str:
 
 def _refuse(layer: Layer, error: SkillError) -> Decision:
     return Decision(Action.REFUSE, layer, error=error)
-
-
-def _with_confidence(decision: Decision, confidence: float) -> Decision:
-    return Decision(
-        decision.action,
-        decision.layer,
-        decision.capability,
-        decision.arguments,
-        decision.request,
-        confidence,
-        decision.candidates,
-        decision.missing,
-        decision.error,
-        decision.text,
-    )
 
 
 def clarification_text(candidates: Iterable[Capability]) -> str:

@@ -47,6 +47,7 @@ from agent.credentials import (
 from agent.executor import SkillExecutor
 from agent.extensions import ExtensionEchoMiddleware
 from agent.http_auth import BearerAuthMiddleware
+from agent.limits import BodyLimitMiddleware
 from agent.oauth import token_endpoint
 from agent.policy import entitled
 from agent.principal import ANONYMOUS, PrincipalUser
@@ -203,6 +204,7 @@ def create_app(
         agent_executor=executor,
         task_store=store,
         extended_agent_card=runtime.cards.public_card,
+        limits=settings.limits,
     )
 
     @asynccontextmanager
@@ -284,5 +286,8 @@ def create_app(
         anonymous_skill=anonymous_skill,
         jsonrpc_path=JSONRPC_PATH,
         rest_path=REST_PATH,
+    )
+    app.add_middleware(  # outermost: bounds every body before anything reads it
+        BodyLimitMiddleware, limits=settings.limits, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH
     )
     return app

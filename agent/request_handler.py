@@ -33,6 +33,7 @@ from a2a.utils.errors import A2AError
 from agent.cards import CardFactory
 from agent.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor
 from agent.extensions import require_extensions
+from agent.limits import Limits, check_message
 from agent.principal import principal_of
 from agent.registry import Capability
 from agent.router import Action
@@ -100,14 +101,23 @@ def _check_output_modes(params: SendMessageRequest, capability: Capability) -> N
 class GovernedRequestHandler(DefaultRequestHandler):
     """DefaultRequestHandler plus the pre-task checks this agent promises."""
 
-    def __init__(self, *, cards: CardFactory, agent_executor: SkillExecutor, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        cards: CardFactory,
+        agent_executor: SkillExecutor,
+        limits: Limits | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(agent_card=cards.public_card, agent_executor=agent_executor, **kwargs)
+        self._limits = limits or Limits()
         self._skills = agent_executor
         self._cards = cards
         self._declared = list(cards.public_card.capabilities.extensions)
 
     async def _precheck(self, params: SendMessageRequest, context: ServerCallContext) -> None:
         """Everything that must be refused with a protocol error, before a task exists."""
+        check_message(params, self._limits)  # first: nothing oversize is routed or stored
         require_extensions(self._declared, context.requested_extensions)
         _check_ids(params)
         message = params.message

@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from agent.limits import Limits
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 EMBEDDED_ISSUER = "netagent-embedded"
@@ -32,6 +34,7 @@ class Settings:
     seed_on_start: bool = True
     log_level: str = "info"
     route_threshold: float = 0.6
+    limits: Limits = field(default_factory=Limits)
     live_telemetry: bool = True
     token_exchange_url: str | None = None
     agent_credential: str | None = None
@@ -79,6 +82,7 @@ class Settings:
             seed_on_start=env.get("NETAGENT_SEED", "1") not in ("0", "false", "no"),
             log_level=env.get("NETAGENT_LOG_LEVEL", "info"),
             route_threshold=float(env.get("NETAGENT_ROUTE_THRESHOLD", "0.6")),
+            limits=Limits.from_env(env),
             live_telemetry=env.get("NETAGENT_LIVE_TELEMETRY", "1") not in ("0", "false", "no"),
             token_exchange_url=env.get("NETAGENT_TOKEN_EXCHANGE_URL") or None,
             agent_credential=env.get("NETAGENT_AGENT_CREDENTIAL") or None,

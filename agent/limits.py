@@ -1,0 +1,315 @@
+"""Bounds on what a client may send, so bad input costs a clear error and bounded memory.
+
+Two layers:
+
+* ``BodyLimitMiddleware`` (pure ASGI, outermost): a request body larger than
+  ``max_body_bytes`` is refused with HTTP 413 while it streams in (a declared Content-Length
+  is refused before a byte is read; a chunked body is counted and dropped at the limit), and
+  an A2A body nested deeper than the JSON parsers survive is refused before any parser sees
+  it (Python's ``json`` raises ``RecursionError`` near depth 1000, which the SDK would answer
+  with an internal error, or a 500 on REST).
+* ``check_message`` (called by the request handler before routing): parts per message, string
+  lengths, items per array or object, and nesting depth of Data Parts and metadata. A
+  violation is the protocol's ``InvalidParamsError`` naming the limit and a JSON Pointer into
+  the request, before any task exists, so an oversize message is never stored.
+
+Error texts name the limit and where it was hit, never the offending value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from a2a.types import InvalidParamsError, Message, SendMessageRequest
+from google.protobuf.struct_pb2 import Struct, Value
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agent.interfaces.pointer import json_pointer
+
+ENVELOPE_DEPTH = 8
+"""JSON levels around a Data Part's value in a request body (JSON-RPC: 6), plus slack."""
+JSONRPC_INVALID_REQUEST = -32600
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_PAIR = re.compile(rb"\[\]|\{\}")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds one agent process enforces; every one is a NETAGENT_* setting."""
+
+    max_body_bytes: int = 1024 * 1024
+    max_parts: int = 16
+    max_string_length: int = 65536
+    max_items: int = 1000
+    max_depth: int = 32
+
+    ENV = {
+        "max_body_bytes": "NETAGENT_MAX_BODY_BYTES",
+        "max_parts": "NETAGENT_MAX_PARTS",
+        "max_string_length": "NETAGENT_MAX_STRING_LENGTH",
+        "max_items": "NETAGENT_MAX_ITEMS",
+        "max_depth": "NETAGENT_MAX_DEPTH",
+    }
+
+    def __post_init__(self) -> None:
+        for name in self.ENV:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{self.ENV[name]} must be a positive integer")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """Read the NETAGENT_MAX_* variables; unset ones keep their defaults."""
+        env = os.environ if environ is None else environ
+        values: dict[str, int] = {}
+        for name, variable in cls.ENV.items():
+            raw = env.get(variable)
+            if raw:
+                try:
+                    values[name] = int(raw)
+                except ValueError:
+                    raise ValueError(f"{variable} must be a positive integer") from None
+        return cls(**values)
+
+    @property
+    def max_body_depth(self) -> int:
+        """Nesting allowed in a whole A2A request body: the envelope plus ``max_depth``."""
+        return self.max_depth + ENVELOPE_DEPTH
+
+
+# -- message-level limits ---------------------------------------------------------------------
+
+
+class _ExceededError(Exception):
+    def __init__(self, limit: str, maximum: int, path: list[str | int]) -> None:
+        super().__init__(limit)
+        self.limit, self.maximum, self.path = limit, maximum, path
+
+
+_DESCRIPTIONS = {
+    "max_parts": "a message may carry at most {n} parts",
+    "max_string_length": "a string may be at most {n} characters long",
+    "max_items": "an array or object may hold at most {n} items",
+    "max_depth": "JSON values may be nested at most {n} levels deep",
+}
+
+
+def _refusal(exceeded: _ExceededError) -> InvalidParamsError:
+    pointer = json_pointer(exceeded.path)
+    message = _DESCRIPTIONS[exceeded.limit].format(n=exceeded.maximum)
+    return InvalidParamsError(
+        message=f"{message} (at {pointer or '/'})",
+        data={"limit": exceeded.limit, "max": str(exceeded.maximum), "pointer": pointer},
+    )
+
+
+class _Walker:
+    """Checks protobuf JSON values (Struct/Value) against the limits, iteratively bounded."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+
+    def string(self, value: str, path: list[str | int]) -> None:
+        if len(value) > self.limits.max_string_length:
+            raise _ExceededError("max_string_length", self.limits.max_string_length, path)
+
+    def strings(self, values: Any, path: list[str | int]) -> None:
+        if len(values) > self.limits.max_items:
+            raise _ExceededError("max_items", self.limits.max_items, path)
+        for index, value in enumerate(values):
+            self.string(value, [*path, index])
+
+    def struct(self, struct: Struct, path: list[str | int], depth: int) -> None:
+        if depth > self.limits.max_depth:
+            raise _ExceededError("max_depth", self.limits.max_depth, path)
+        if len(struct.fields) > self.limits.max_items:
+            raise _ExceededError("max_items", self.limits.max_items, path)
+        for key, value in struct.fields.items():
+            self.string(key, path)  # the pointer stops at the object: keys are input too
+            self.value(value, [*path, key], depth)
+
+    def value(self, value: Value, path: list[str | int], depth: int) -> None:
+        kind = value.WhichOneof("kind")
+        if kind == "string_value":
+            self.string(value.string_value, path)
+        elif kind == "struct_value":
+            self.struct(value.struct_value, path, depth + 1)
+        elif kind == "list_value":
+            if depth + 1 > self.limits.max_depth:
+                raise _ExceededError("max_depth", self.limits.max_depth, path)
+            items = value.list_value.values
+            if len(items) > self.limits.max_items:
+                raise _ExceededError("max_items", self.limits.max_items, path)
+            for index, item in enumerate(items):
+                self.value(item, [*path, index], depth + 1)
+
+    def message(self, message: Message, path: list[str | int]) -> None:
+        if len(message.parts) > self.limits.max_parts:
+            raise _ExceededError("max_parts", self.limits.max_parts, [*path, "parts"])
+        for name in ("message_id", "context_id", "task_id"):
+            self.string(getattr(message, name), [*path, _camel(name)])
+        self.strings(message.extensions, [*path, "extensions"])
+        self.strings(message.reference_task_ids, [*path, "referenceTaskIds"])
+        if message.HasField("metadata"):
+            self.struct(message.metadata, [*path, "metadata"], 1)
+        for index, part in enumerate(message.parts):
+            where: list[str | int] = [*path, "parts", index]
+            for name in ("text", "url", "media_type", "filename"):
+                self.string(getattr(part, name), [*where, _camel(name)])
+            if part.HasField("data"):
+                self.value(part.data, [*where, "data"], 0)
+            if part.HasField("metadata"):
+                self.struct(part.metadata, [*where, "metadata"], 1)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def check_message(params: SendMessageRequest, limits: Limits) -> None:
+    """Refuse a send whose message or metadata exceeds the limits (InvalidParamsError).
+
+    The pointer is into the request as sent (``/message/parts/0/data/arguments/x``), so a
+    client can find what to shorten; it never includes the value itself.
+    """
+    walker = _Walker(limits)
+    try:
+        walker.message(params.message, ["message"])
+        if params.HasField("metadata"):
+            walker.struct(params.metadata, ["metadata"], 1)
+        if params.HasField("configuration"):
+            walker.strings(
+                params.configuration.accepted_output_modes,
+                ["configuration", "acceptedOutputModes"],
+            )
+    except _ExceededError as exceeded:
+        raise _refusal(exceeded) from None
+
+
+# -- body-level limits ------------------------------------------------------------------------
+
+
+def json_too_deep(body: bytes, limit: int) -> bool:
+    """True when a JSON parser reading ``body`` would nest more than ``limit`` levels deep.
+
+    At C speed on bytes: strings are blanked and everything but brackets dropped, then
+    adjacent ``[]``/``{}`` pairs are peeled repeatedly. A valid body is deeper than ``limit``
+    exactly when pairs remain after ``limit`` passes. What cannot be peeled is malformed; a
+    parser fails at its first closing bracket, having nested at most the leading openers plus
+    the passes it took, which bounds the depth reached there (conservatively).
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    passes = 0
+    while passes <= limit:
+        peeled = _PAIR.sub(b"", brackets)  # one left-to-right pass: innermost pairs only
+        if peeled == brackets:
+            break
+        brackets = peeled
+        passes += 1
+    leading_openers = len(brackets) - len(brackets.lstrip(b"[{"))
+    return passes + leading_openers > limit
+
+
+class BodyLimitMiddleware:
+    """Refuse oversize bodies (413) and over-deep A2A JSON bodies before the app sees them.
+
+    The body is read at most up to the limit (a declared Content-Length beyond it is refused
+    unread) and replayed to the app. Answers on the JSON-RPC path are JSON-RPC error objects
+    (``id`` null, code -32600; HTTP 413 for size, 200 for depth like every JSON-RPC error);
+    elsewhere the REST error shape ``{"error": {code, status, message}}`` with 413 or 400.
+    """
+
+    def __init__(self, app: ASGIApp, *, limits: Limits, jsonrpc_path: str, rest_path: str) -> None:
+        self.app = app
+        self.limits = limits
+        self.jsonrpc_path = jsonrpc_path.rstrip("/")
+        self.rest_path = rest_path.rstrip("/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limits.max_body_bytes
+        declared = _content_length(scope)
+        if declared is not None and declared > limit:
+            await self._refuse(scope, send, 413, f"request body exceeds {limit} bytes")
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before sending its body
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await self._refuse(scope, send, 413, f"request body exceeds {limit} bytes")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        del chunks
+        if self._is_a2a(scope["path"]) and json_too_deep(body, self.limits.max_body_depth):
+            status = 200 if self._is_jsonrpc(scope) else 400  # JSON-RPC errors ride on 200
+            message = f"JSON nested more than {self.limits.max_body_depth} levels deep"
+            await self._refuse(scope, send, status, message)
+            return
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _is_jsonrpc(self, scope: Scope) -> bool:
+        return scope["path"].rstrip("/") == self.jsonrpc_path and scope["method"] == "POST"
+
+    def _is_a2a(self, path: str) -> bool:
+        return path.rstrip("/") == self.jsonrpc_path or path.startswith(self.rest_path + "/")
+
+    async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
+        """Answer without calling the app; after a 413 the unread rest of the body is dropped."""
+        if self._is_jsonrpc(scope):
+            payload: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": JSONRPC_INVALID_REQUEST, "message": message},
+            }
+        else:
+            payload = {"error": {"code": status, "status": "INVALID_ARGUMENT", "message": message}}
+        body = json.dumps(payload).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    *([(b"connection", b"close")] if status == 413 else []),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _content_length(scope: Scope) -> int | None:
+    for key, value in scope["headers"]:
+        if key.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

@@ -12,17 +12,18 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from a2a.auth.user import User
+from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskStore
 from a2a.server.routes import (
     DefaultServerCallContextBuilder,
     create_agent_card_routes,
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import DatabaseTaskStore
+from a2a.server.tasks import DatabaseTaskStore, TaskStore
 from a2a.types import AgentExtension
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -56,6 +57,7 @@ from agent.request_handler import GovernedRequestHandler
 from agent.router import Router
 from agent.settings import Settings
 from agent.skill_context import ToolFactory
+from db.coordination import exclusively
 from db.engine import make_engine
 from db.gate import InventoryClient, InventoryGate
 from db.live import extend_telemetry
@@ -68,6 +70,11 @@ OAUTH_TOKEN_PATH = "/oauth/token"
 LIVE_TELEMETRY_SECONDS = 300
 TOOL_AUDIENCE = "inventory"
 SHUTDOWN_GRACE_SECONDS = 5.0
+# A task parked in input-required lives on in the store; its in-memory runner is released after
+# this long, so parked tasks cannot pile up in a process (the follow-up reloads it from the
+# store, on this replica or any other).
+PARKED_TASK_RELEASE_SECONDS = 60.0
+EVENT_POLL_SECONDS = 0.2  # how soon a replica sees events of a task running on another
 
 
 class PrincipalContextBuilder(DefaultServerCallContextBuilder):
@@ -133,12 +140,43 @@ def build_exchanger(
     return LocalTokenExchanger(issuer), verifier, issuer
 
 
-async def prepare_storage(settings: Settings, engine: AsyncEngine) -> None:
-    """Migrate, and seed the demo inventory on the embedded default's first start."""
-    await upgrade(settings.resolved_database_url)
-    if settings.seed_on_start and not await is_seeded(engine):
-        report = await seed(engine, scale="small")
-        log.info("seeded demo inventory: %s", report)
+async def prepare_storage(
+    settings: Settings, engine: AsyncEngine, stores: Iterable[Initializable] = ()
+) -> None:
+    """Migrate, create the task tables and seed the demo inventory on first start.
+
+    Under one cluster-wide lock, so replicas starting together do this once, one at a time.
+    """
+    async with exclusively(engine, "prepare-storage"):
+        await upgrade(settings.resolved_database_url)
+        for store in stores:
+            await store.initialize()
+        if settings.seed_on_start and not await is_seeded(engine):
+            report = await seed(engine, scale="small")
+            log.info("seeded demo inventory: %s", report)
+
+
+class Initializable(Protocol):
+    """A store whose tables are created on demand (the SDK's task and event stores)."""
+
+    async def initialize(self) -> None: ...
+
+
+def task_stores(
+    settings: Settings, engine: AsyncEngine
+) -> tuple[TaskStore | VersionedDatabaseTaskStore, DatabaseTaskEventStream | None]:
+    """The SDK's cluster stores when replicas may share the database, else the plain store.
+
+    The versioned store writes every task event to a shared log with optimistic versions, so
+    a task parked on one replica can be continued on another and a subscription on one replica
+    follows a task running on another; a single process needs none of that.
+    """
+    if settings.cluster_stores:
+        return (
+            VersionedDatabaseTaskStore(engine, create_table=True),
+            DatabaseTaskEventStream(engine, poll_interval_s=EVENT_POLL_SECONDS),
+        )
+    return DatabaseTaskStore(engine, create_table=True), None
 
 
 async def keep_telemetry_live(engine: AsyncEngine) -> None:
@@ -189,7 +227,7 @@ def create_app(
     tool_factory = gated_tools(exchanger, gate)
     if tools is not None:
         tool_factory = tools(tool_factory)
-    store = DatabaseTaskStore(runtime.engine, create_table=True)
+    store, event_stream = task_stores(settings, runtime.engine)
     router = Router(runtime.registry, threshold=settings.route_threshold)
     executor = SkillExecutor(
         runtime.registry,
@@ -203,14 +241,17 @@ def create_app(
         cards=runtime.cards,
         agent_executor=executor,
         task_store=store,
+        event_stream=event_stream,
+        interrupted_task_timeout=PARKED_TASK_RELEASE_SECONDS,
         extended_agent_card=runtime.cards.public_card,
         limits=settings.limits,
     )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await prepare_storage(settings, runtime.engine)
-        await store.initialize()
+        await prepare_storage(
+            settings, runtime.engine, [s for s in (store, event_stream) if s is not None]
+        )
         router.warm()
         live = (
             asyncio.create_task(keep_telemetry_live(runtime.engine))

@@ -8,6 +8,7 @@ external issuer against its JWKS; nothing else changes.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -64,23 +65,36 @@ def _thumbprint(private_key: ec.EllipticCurvePrivateKey) -> str:
 def load_or_create_signing_key(home: Path) -> SigningKey:
     """Read the embedded key, creating it (mode 0600) on first start."""
     path = home / KEY_FILE
-    if path.exists():
-        loaded = serialization.load_pem_private_key(path.read_bytes(), password=None)
-        if not isinstance(loaded, ec.EllipticCurvePrivateKey):
-            raise ValueError(f"{path}: expected an EC private key")
-        key = loaded
-    else:
-        home.mkdir(parents=True, exist_ok=True)
-        key = ec.generate_private_key(ec.SECP256R1())
-        pem = key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if not path.exists():
+        _create_key_file(path)
+    loaded = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    if not isinstance(loaded, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{path}: expected an EC private key")
+    return SigningKey(private_key=loaded, kid=_thumbprint(loaded))
+
+
+def _create_key_file(path: Path) -> None:
+    """Write a new key so that concurrent first starts (replicas) all end up with one key.
+
+    The key is written whole to a private temporary file and hard-linked into place: the link
+    fails if another process got there first, and nobody ever reads a half-written file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(pem)
-    return SigningKey(private_key=key, kid=_thumbprint(key))
+        # If another process linked its key first, everyone uses that one.
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def issue_token(

@@ -40,6 +40,7 @@ class Settings:
     agent_credential: str | None = None
     tool_issuer: str | None = None
     tool_jwks_url: str | None = None
+    cluster: bool | None = None
 
     @property
     def resolved_database_url(self) -> str:
@@ -47,6 +48,17 @@ class Settings:
         if self.database_url:
             return self.database_url
         return f"sqlite+aiosqlite:///{(self.home / 'netagent.db').resolve()}"
+
+    @property
+    def cluster_stores(self) -> bool:
+        """Replica-safe task stores: on when set, else whenever the database is PostgreSQL.
+
+        Several processes can only share PostgreSQL, so that is where the versioned store and
+        the shared event stream pay for themselves; a SQLite file serves one process.
+        """
+        if self.cluster is not None:
+            return self.cluster
+        return not self.resolved_database_url.startswith("sqlite")
 
     @property
     def resolved_public_url(self) -> str:
@@ -88,4 +100,12 @@ class Settings:
             agent_credential=env.get("NETAGENT_AGENT_CREDENTIAL") or None,
             tool_issuer=env.get("NETAGENT_TOOL_ISSUER") or None,
             tool_jwks_url=env.get("NETAGENT_TOOL_JWKS_URL") or None,
+            cluster=_tristate(env.get("NETAGENT_CLUSTER")),
         )
+
+
+def _tristate(value: str | None) -> bool | None:
+    """'1'/'0' style switches where unset (or 'auto') means: decide from the deployment."""
+    if value is None or value.strip().lower() in ("", "auto"):
+        return None
+    return value.strip().lower() not in ("0", "false", "no", "off")

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from db.coordination import claim_for_transaction
 from db.models import LinkUtilizationSample, MetricSample
 
 DAY = timedelta(days=1)
@@ -22,6 +23,8 @@ MAX_DAYS_CATCH_UP = 7
 async def _replay(engine: AsyncEngine, model: type, columns: list[str], now: datetime) -> int:
     added = 0
     async with engine.begin() as connection:
+        if not await claim_for_transaction(connection, f"replay:{model.__tablename__}"):
+            return 0  # another replica is replaying right now; its rows serve us too
         latest = await connection.scalar(select(func.max(model.observed_at)))
         if latest is None or latest >= now:
             return 0

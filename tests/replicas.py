@@ -1,0 +1,120 @@
+"""Agent replicas as real operating-system processes (`netagent serve`), for tests and bench.
+
+Replicas must be separate processes: only then do they share nothing but the database, and
+only then can one be killed with SIGKILL. They share NETAGENT_HOME for the embedded signing
+key (an operator would share the key file, or use an external issuer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from agent.auth import issue_token, load_or_create_signing_key
+from agent.settings import Settings
+from db.engine import make_engine
+from db.migrate import upgrade
+from db.simulator import seed
+from tests.conftest import IDENTITIES, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+START_TIMEOUT_S = 60.0
+
+
+def prepare_shared_database(url: str) -> None:
+    """Migrate and seed once, up to now (replicas run on the real clock)."""
+
+    async def run() -> None:
+        await upgrade(url)
+        engine = make_engine(url)
+        try:
+            await seed(engine, scale="small")
+        finally:
+            await engine.dispose()
+
+    asyncio.run(run())
+
+
+@dataclass
+class Replica:
+    """One `netagent serve` process on a loopback port."""
+
+    home: Path
+    database_url: str
+    name: str
+    skills_dir: Path | None = None
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.home / f"{self.name}.log"
+
+    def start(self) -> Replica:
+        env = {
+            **os.environ,
+            "NETAGENT_HOME": str(self.home),
+            "NETAGENT_DATABASE_URL": self.database_url,
+            "NETAGENT_SEED": "0",
+            "NETAGENT_LIVE_TELEMETRY": "0",
+            "NETAGENT_LOG_LEVEL": "warning",
+            "PYTHONPATH": str(ROOT),  # fixture skills live in the tests package
+        }
+        if self.skills_dir is not None:
+            env["NETAGENT_SKILLS_DIR"] = str(self.skills_dir)
+        command = [str(Path(sys.executable).parent / "netagent"), "serve", "--port", str(self.port)]
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.home
+            )
+        self.wait_ready()
+        return self
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise RuntimeError(f"replica {self.name} exited:\n{self.log_path.read_text()}")
+            try:
+                if httpx.get(f"{self.base_url}/healthz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"replica {self.name} did not start:\n{self.log_path.read_text()}")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hooks, no flushing, exactly like a crashed host."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def token_for(home: Path, subject: str) -> str:
+    """A bearer token signed with the replicas' shared embedded key."""
+    tenant, scopes = IDENTITIES[subject]
+    settings = Settings(home=home)
+    key = load_or_create_signing_key(home)
+    return issue_token(key, settings, subject=subject, tenant=tenant, scopes=scopes)

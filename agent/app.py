@@ -36,6 +36,7 @@ from agent.audit import AuditLog
 from agent.auth import SigningKey, TokenVerifier, load_or_create_signing_key
 from agent.bindings import BindingStore
 from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory
+from agent.conformance_skill import CONFORMANCE_SKILLS_DIR
 from agent.credentials import (
     TOOL_ISSUER,
     LocalIssuer,
@@ -245,6 +246,7 @@ def create_app(
         interrupted_task_timeout=PARKED_TASK_RELEASE_SECONDS,
         extended_agent_card=runtime.cards.public_card,
         limits=settings.limits,
+        conformance=load_registry(CONFORMANCE_SKILLS_DIR) if settings.conformance else None,
     )
 
     @asynccontextmanager

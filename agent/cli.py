@@ -87,13 +87,26 @@ def serve(
     public_url: Annotated[
         str | None, typer.Option("--public-url", help="Base URL the card advertises.")
     ] = None,
+    conformance: Annotated[
+        bool,
+        typer.Option(
+            "--conformance",
+            help="Also answer the A2A TCK's scenario messages (an internal skill; docs/tck.md).",
+        ),
+    ] = False,
 ) -> None:
     """Run the agent (creates, migrates and seeds the embedded database on first start)."""
     import uvicorn
 
     from agent.app import create_app
 
-    settings = _settings(host=host, port=port, database_url=database_url, public_url=public_url)
+    settings = _settings(
+        host=host,
+        port=port,
+        database_url=database_url,
+        public_url=public_url,
+        conformance=conformance or None,  # unset: NETAGENT_CONFORMANCE decides
+    )
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )

@@ -7,8 +7,7 @@ Two layers:
   is refused before a byte is read; a chunked body is counted and dropped at the limit), and
   an A2A body nested deeper than the JSON parsers survive is refused before any parser sees
   it (Python's ``json`` raises ``RecursionError`` near depth 1000, which the SDK would answer
-  with an internal error, or a 500 on REST); so is an A2A body that is not UTF-8 (the
-  parsers' ``UnicodeDecodeError`` meets the same fate).
+  with an internal error, or a 500 on REST).
 * ``check_message`` (called by the request handler before routing): parts per message, string
   lengths, items per array or object, and nesting depth of Data Parts and metadata. A
   violation is the protocol's ``InvalidParamsError`` naming the limit and a JSON Pointer into
@@ -26,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from a2a.types import InvalidParamsError, Message, Role, SendMessageRequest
+from a2a.types import InvalidParamsError, Message, SendMessageRequest
 from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -35,7 +34,6 @@ from agent.interfaces.pointer import json_pointer
 ENVELOPE_DEPTH = 8
 """JSON levels around a Data Part's value in a request body (JSON-RPC: 6), plus slack."""
 JSONRPC_INVALID_REQUEST = -32600
-JSONRPC_PARSE_ERROR = -32700
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _PAIR = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -174,34 +172,12 @@ def _camel(name: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
-def _check_shape(message: Message) -> None:
-    """What the SDK's task creation requires of a user message (it raises ValueError else)."""
-    if message.role != Role.ROLE_USER:
-        raise InvalidParamsError(
-            message="message.role must be ROLE_USER", data={"pointer": "/message/role"}
-        )
-    if not message.parts:
-        raise InvalidParamsError(
-            message="a message needs at least one part", data={"pointer": "/message/parts"}
-        )
-    for index, part in enumerate(message.parts):
-        if part.HasField("text") and not part.text:
-            pointer = f"/message/parts/{index}/text"
-            raise InvalidParamsError(
-                message=f"a text part may not be empty (at {pointer})", data={"pointer": pointer}
-            )
-
-
 def check_message(params: SendMessageRequest, limits: Limits) -> None:
     """Refuse a send whose message or metadata exceeds the limits (InvalidParamsError).
-
-    Also refused here, as the SDK would otherwise fail on them with an internal error when it
-    creates the task: a role other than ROLE_USER, no parts, an empty text part.
 
     The pointer is into the request as sent (``/message/parts/0/data/arguments/x``), so a
     client can find what to shorten; it never includes the value itself.
     """
-    _check_shape(params.message)
     walker = _Walker(limits)
     try:
         walker.message(params.message, ["message"])
@@ -282,12 +258,11 @@ class BodyLimitMiddleware:
                 break
         body = b"".join(chunks)
         del chunks
-        if self._is_a2a(scope["path"]):
-            refusal = self._malformed(body)
-            if refusal is not None:
-                status = 200 if self._is_jsonrpc(scope) else 400  # JSON-RPC errors ride on 200
-                await self._refuse(scope, send, status, *refusal)
-                return
+        if self._is_a2a(scope["path"]) and json_too_deep(body, self.limits.max_body_depth):
+            status = 200 if self._is_jsonrpc(scope) else 400  # JSON-RPC errors ride on 200
+            message = f"JSON nested more than {self.limits.max_body_depth} levels deep"
+            await self._refuse(scope, send, status, message)
+            return
         replayed = False
 
         async def replay() -> dict[str, Any]:
@@ -299,41 +274,19 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replay, send)
 
-    def _malformed(self, body: bytes) -> tuple[str, int] | None:
-        """Why an A2A body cannot be parsed safely (message, JSON-RPC code), or None.
-
-        Not UTF-8: both parsers raise UnicodeDecodeError, which the SDK answers as an
-        internal error (JSON-RPC) or a 500 (REST). Too deep: RecursionError, likewise.
-        """
-        try:
-            body.decode("utf-8")
-        except UnicodeDecodeError:
-            return "request body is not UTF-8 encoded JSON", JSONRPC_PARSE_ERROR
-        if json_too_deep(body, self.limits.max_body_depth):
-            depth = self.limits.max_body_depth
-            return f"JSON nested more than {depth} levels deep", JSONRPC_INVALID_REQUEST
-        return None
-
     def _is_jsonrpc(self, scope: Scope) -> bool:
         return scope["path"].rstrip("/") == self.jsonrpc_path and scope["method"] == "POST"
 
     def _is_a2a(self, path: str) -> bool:
         return path.rstrip("/") == self.jsonrpc_path or path.startswith(self.rest_path + "/")
 
-    async def _refuse(
-        self,
-        scope: Scope,
-        send: Send,
-        status: int,
-        message: str,
-        jsonrpc_code: int = JSONRPC_INVALID_REQUEST,
-    ) -> None:
+    async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
         """Answer without calling the app; after a 413 the unread rest of the body is dropped."""
         if self._is_jsonrpc(scope):
             payload: dict[str, Any] = {
                 "jsonrpc": "2.0",
                 "id": None,
-                "error": {"code": jsonrpc_code, "message": message},
+                "error": {"code": JSONRPC_INVALID_REQUEST, "message": message},
             }
         else:
             payload = {"error": {"code": status, "status": "INVALID_ARGUMENT", "message": message}}

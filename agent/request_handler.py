@@ -27,15 +27,17 @@ from a2a.types import (
     InvalidParamsError,
     SendMessageRequest,
     TaskNotCancelableError,
+    TaskNotFoundError,
 )
 from a2a.utils.errors import A2AError
 
 from agent.cards import CardFactory
+from agent.conformance_skill import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor
 from agent.extensions import require_extensions
 from agent.limits import Limits, check_message
 from agent.principal import principal_of
-from agent.registry import Capability
+from agent.registry import Capability, Registry
 from agent.router import Action
 
 log = logging.getLogger(__name__)
@@ -77,10 +79,12 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _check_ids(params: SendMessageRequest) -> None:
-    for name in ("context_id", "task_id"):
-        value = getattr(params.message, name)
-        if len(value) > MAX_ID_LENGTH:
-            raise InvalidParamsError(message=f"message.{name} is longer than {MAX_ID_LENGTH}")
+    """Identifiers the task store cannot hold: no such task, or a context we cannot keep."""
+    task_id = params.message.task_id
+    if len(task_id) > MAX_ID_LENGTH:  # no task of ours has such an id (A2A 3.4.2)
+        raise TaskNotFoundError(message="Task not found")  # the id is not echoed
+    if len(params.message.context_id) > MAX_ID_LENGTH:
+        raise InvalidParamsError(message=f"message.context_id is longer than {MAX_ID_LENGTH}")
 
 
 def _check_output_modes(params: SendMessageRequest, capability: Capability) -> None:
@@ -107,9 +111,18 @@ class GovernedRequestHandler(DefaultRequestHandler):
         cards: CardFactory,
         agent_executor: SkillExecutor,
         limits: Limits | None = None,
+        conformance: Registry | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(agent_card=cards.public_card, agent_executor=agent_executor, **kwargs)
+        """``conformance``: the internal conformance skills (``--conformance``), else None."""
+        self._conformance = (
+            ConformanceExecutor(conformance, agent_executor) if conformance is not None else None
+        )
+        super().__init__(
+            agent_card=cards.public_card,
+            agent_executor=self._conformance or agent_executor,
+            **kwargs,
+        )
         self._limits = limits or Limits()
         self._skills = agent_executor
         self._cards = cards
@@ -127,6 +140,11 @@ class GovernedRequestHandler(DefaultRequestHandler):
             stored = await self._versioned_store.get(message.task_id, context)
             if stored is not None:
                 message.context_id = stored.task.context_id
+        if self._conformance is not None:
+            claimed = self._conformance.claim(message)
+            if claimed is not None:  # a test kit's scenario message: the router never sees it
+                context.state[CONFORMANCE_STATE_KEY] = claimed
+                return
         decision = await self._skills.decide(params.message, principal_of(context.user))
         if decision.action is Action.RUN and decision.capability is not None:
             _check_output_modes(params, decision.capability)

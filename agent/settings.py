@@ -41,6 +41,7 @@ class Settings:
     tool_issuer: str | None = None
     tool_jwks_url: str | None = None
     cluster: bool | None = None
+    conformance: bool = False
 
     @property
     def resolved_database_url(self) -> str:
@@ -101,6 +102,7 @@ class Settings:
             tool_issuer=env.get("NETAGENT_TOOL_ISSUER") or None,
             tool_jwks_url=env.get("NETAGENT_TOOL_JWKS_URL") or None,
             cluster=_tristate(env.get("NETAGENT_CLUSTER")),
+            conformance=env.get("NETAGENT_CONFORMANCE", "0").lower() in ("1", "true", "yes", "on"),
         )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import httpx
 from a2a.auth.user import User
 from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskStore
+from a2a.server.context import ServerCallContext
 from a2a.server.routes import (
     DefaultServerCallContextBuilder,
     create_agent_card_routes,
@@ -50,6 +51,14 @@ from agent.executor import SkillExecutor
 from agent.extensions import ExtensionEchoMiddleware
 from agent.http_auth import BearerAuthMiddleware
 from agent.limits import BodyLimitMiddleware
+from agent.metrics import (
+    CALL_STATE_KEY,
+    METRICS_PATH,
+    Metrics,
+    RequestObserver,
+    TaskObserver,
+    metrics_endpoint,
+)
 from agent.oauth import token_endpoint
 from agent.policy import entitled
 from agent.principal import ANONYMOUS, PrincipalUser
@@ -85,6 +94,13 @@ class PrincipalContextBuilder(DefaultServerCallContextBuilder):
         """The PrincipalUser set by BearerAuthMiddleware, or the anonymous one."""
         user = request.scope.get("user")
         return user if isinstance(user, PrincipalUser) else PrincipalUser(ANONYMOUS)
+
+    def build(self, request: Request) -> ServerCallContext:
+        """Also leave the context's state in the scope: the SDK writes the JSON-RPC method
+        there, and the request observer reads it from the scope instead of the body."""
+        context = super().build(request)
+        request.scope[CALL_STATE_KEY] = context.state
+        return context
 
 
 @dataclass
@@ -214,12 +230,14 @@ def create_app(
     clock: Callable[[], datetime] | None = None,
     tools: Callable[[ToolFactory], ToolFactory] | None = None,
     extra_extensions: Iterable[AgentExtension] = (),
+    tracer_provider: Any | None = None,
 ) -> FastAPI:
     """The ASGI app for one agent process.
 
     ``tools`` wraps the real tool factory (a seam, as httpx's transport is for HTTP: tests use
     it to slow a tool down); ``extra_extensions`` declares further A2A extensions on the card,
-    e.g. a required one.
+    e.g. a required one; ``tracer_provider`` is where skill spans go with ``settings.otel``
+    (default: the global one, built from OTEL_* if there is none).
     """
     runtime = build_runtime(settings, registry, extra_extensions)
     verifier = TokenVerifier(settings, runtime.signing_key)
@@ -230,6 +248,7 @@ def create_app(
         tool_factory = tools(tool_factory)
     store, event_stream = task_stores(settings, runtime.engine)
     router = Router(runtime.registry, threshold=settings.route_threshold)
+    observer = task_observer(settings, tracer_provider)
     executor = SkillExecutor(
         runtime.registry,
         tool_factory,
@@ -237,6 +256,7 @@ def create_app(
         BindingStore(runtime.engine),
         audit=runtime.audit,
         clock=clock,
+        observer=observer,
     )
     handler = GovernedRequestHandler(
         cards=runtime.cards,
@@ -269,6 +289,7 @@ def create_app(
             if isinstance(exchanger, RemoteTokenExchanger):
                 await exchanger.aclose()
             await runtime.engine.dispose()
+            observer.flush()  # batched spans go out before uvicorn re-raises the stop signal
 
     app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
@@ -291,6 +312,9 @@ def create_app(
         return JSONResponse(jwks, headers={"Cache-Control": CARD_CACHE_CONTROL})
 
     app.router.add_route(OAUTH_TOKEN_PATH, token_endpoint(issuer), methods=["POST"])
+    metrics = observer.metrics
+    if metrics is not None:
+        app.router.add_route(METRICS_PATH, metrics_endpoint(metrics), methods=["GET"])
 
     for route in create_agent_card_routes(
         runtime.cards.public_card, cache_control=CARD_CACHE_CONTROL
@@ -333,4 +357,22 @@ def create_app(
     app.add_middleware(  # outermost: bounds every body before anything reads it
         BodyLimitMiddleware, limits=settings.limits, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH
     )
+    if metrics is not None or settings.log_format == "json":
+        app.add_middleware(  # outermost: counts every request, refusals at the edge included
+            RequestObserver,
+            metrics=metrics,
+            request_ids=settings.log_format == "json",
+            jsonrpc_path=JSONRPC_PATH,
+            rest_path=REST_PATH,
+        )
     return app
+
+
+def task_observer(settings: Settings, tracer_provider: Any | None = None) -> TaskObserver:
+    """Metrics (NETAGENT_METRICS) and skill spans (NETAGENT_OTEL) for the executor's hooks."""
+    spans = None
+    if settings.otel:
+        from agent.tracing import SkillSpans, tracer_provider_from_env
+
+        spans = SkillSpans(tracer_provider or tracer_provider_from_env())
+    return TaskObserver(Metrics() if settings.metrics else None, spans)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
-import logging
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime, timedelta
@@ -87,6 +86,9 @@ def serve(
     public_url: Annotated[
         str | None, typer.Option("--public-url", help="Base URL the card advertises.")
     ] = None,
+    log_format: Annotated[
+        str | None, typer.Option("--log-format", help="text (default) or json: one object a line.")
+    ] = None,
     conformance: Annotated[
         bool,
         typer.Option(
@@ -99,17 +101,20 @@ def serve(
     import uvicorn
 
     from agent.app import create_app
+    from agent.log_format import configure_logging
 
     settings = _settings(
         host=host,
         port=port,
         database_url=database_url,
         public_url=public_url,
+        log_format=log_format,
         conformance=conformance or None,  # unset: NETAGENT_CONFORMANCE decides
     )
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
+    try:
+        log_config = configure_logging(settings.log_level, settings.log_format)
+    except ValueError as exc:
+        raise _fail(f"settings: {exc}") from None
     try:
         application = create_app(settings)
     except RegistryError as exc:
@@ -123,7 +128,13 @@ def serve(
         f"Agent card: [bold]{settings.resolved_public_url}/.well-known/agent-card.json[/]",
         highlight=False,
     )
-    uvicorn.run(application, host=settings.host, port=settings.port, log_level=settings.log_level)
+    uvicorn.run(
+        application,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        **({"log_config": log_config} if log_config is not None else {}),
+    )
 
 
 def _print_demo_tokens(settings: Settings) -> None:

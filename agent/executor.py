@@ -29,6 +29,7 @@ from agent.bindings import Binding, BindingStore, Phase
 from agent.credentials import ExchangeError
 from agent.interfaces import DESCRIBE_SKILL_ID, EXTENSION_URI, ErrorCode, SkillError, error_details
 from agent.manifest import State
+from agent.metrics import TaskObserver
 from agent.policy import entitled, visible
 from agent.principal import Principal, principal_of
 from agent.registry import Capability, Registry
@@ -117,8 +118,10 @@ class SkillExecutor(AgentExecutor):
         bindings: BindingStore,
         audit: AuditLog | None = None,
         clock: Callable[[], datetime] | None = None,
+        observer: TaskObserver | None = None,
     ) -> None:
         self._registry = registry
+        self._observer = observer or TaskObserver()
         self._audit = audit
         self._tool_factory = tool_factory
         self._router = router
@@ -134,7 +137,9 @@ class SkillExecutor(AgentExecutor):
         binding = None
         if message is not None and message.task_id:
             binding = await self._bindings.get(message.task_id, principal.owner)
-        return self._router.route(message, principal, binding)
+        decision = self._router.route(message, principal, binding)
+        self._observer.routed(decision)
+        return decision
 
     @staticmethod
     def check_interface(capability: Capability, request: SkillRequest | None) -> None:
@@ -198,6 +203,7 @@ class SkillExecutor(AgentExecutor):
             task.metadata.update(metadata)
             await event_queue.enqueue_event(task)
         run = _Run(updater, extensions, metadata, principal)
+        watch = self._observer.started(task_id, context_id, principal, decision.capability)
         try:
             if decision.action is Action.REFUSE:
                 assert decision.error is not None
@@ -228,6 +234,9 @@ class SkillExecutor(AgentExecutor):
         finally:
             self._running.pop(task_id, None)
             await self._audit_invocation(run, decision, task_id)
+            self._observer.finished(
+                watch, run.capability or decision.capability, run.outcome, run.accepted
+            )
 
     async def _audit_invocation(self, run: _Run, decision: Decision, task_id: str) -> None:
         """One row per invocation: who asked for which skill, and how it ended."""

@@ -20,9 +20,16 @@ from agent.principal import ANONYMOUS, PrincipalUser
 log = logging.getLogger(__name__)
 
 OPEN_PATHS = frozenset(
-    {"/.well-known/agent-card.json", "/.well-known/jwks.json", "/healthz", "/oauth/token"}
+    {
+        "/.well-known/agent-card.json",
+        "/.well-known/jwks.json",
+        "/healthz",
+        "/metrics",
+        "/oauth/token",
+    }
 )
-"""The token endpoint authenticates its client by the actor token, not a bearer header."""
+"""The token endpoint authenticates its client by the actor token, not a bearer header;
+/metrics is open as scrapers expect (bounded labels, no tenant data; NETAGENT_METRICS=off)."""
 SEND_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
 REST_SEND_SUFFIXES = ("/message:send", "/message:stream")
 MAX_ANONYMOUS_BODY = 256 * 1024

@@ -40,6 +40,9 @@ class Settings:
     agent_credential: str | None = None
     tool_issuer: str | None = None
     tool_jwks_url: str | None = None
+    metrics: bool = True
+    otel: bool = False
+    log_format: str = "text"
     cluster: bool | None = None
     conformance: bool = False
 
@@ -101,6 +104,9 @@ class Settings:
             agent_credential=env.get("NETAGENT_AGENT_CREDENTIAL") or None,
             tool_issuer=env.get("NETAGENT_TOOL_ISSUER") or None,
             tool_jwks_url=env.get("NETAGENT_TOOL_JWKS_URL") or None,
+            metrics=env.get("NETAGENT_METRICS", "on").lower() not in ("0", "false", "no", "off"),
+            otel=env.get("NETAGENT_OTEL", "off").lower() in ("1", "true", "yes", "on"),
+            log_format=env.get("NETAGENT_LOG_FORMAT", "text").lower(),
             cluster=_tristate(env.get("NETAGENT_CLUSTER")),
             conformance=env.get("NETAGENT_CONFORMANCE", "0").lower() in ("1", "true", "yes", "on"),
         )

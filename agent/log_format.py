@@ -1,0 +1,130 @@
+"""Structured logs: one JSON object per line, carrying the request's and task's correlation ids.
+
+The ids live in context variables: the request observer sets the request id per HTTP request,
+the executor binds the task's ids when it starts a skill run (the SDK runs ``execute`` in a
+task that copies the request's context, so neither leaks into another request). Formatting
+happens only for records that pass the level check, so a disabled level costs nothing here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import traceback
+import uuid
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+LOG_FORMATS = ("text", "json")
+TEXT_FORMAT = "%(levelname)s %(name)s: %(message)s"
+REQUEST_ID_HEADER = b"x-request-id"
+_INCOMING_ID = re.compile(rb"^[A-Za-z0-9._:-]{1,64}$")
+
+
+class TaskIds(NamedTuple):
+    """The ids a skill run's log lines carry (never a token, never arguments)."""
+
+    task_id: str
+    context_id: str
+    skill_id: str | None
+    subject: str | None
+    tenant: str | None
+
+
+request_id_var: ContextVar[str | None] = ContextVar("netagent_request_id", default=None)
+task_ids_var: ContextVar[TaskIds | None] = ContextVar("netagent_task_ids", default=None)
+
+
+def new_request_id(incoming: bytes | None) -> str:
+    """The caller's ``X-Request-ID`` when it is a short plain token, else a fresh one."""
+    if incoming is not None and _INCOMING_ID.match(incoming):
+        return incoming.decode("ascii")
+    return uuid.uuid4().hex
+
+
+def bind_task(ids: TaskIds) -> None:
+    """Make the current skill run's ids part of every log line written from here on."""
+    task_ids_var.set(ids)
+
+
+# Attributes every LogRecord has (and uvicorn's ANSI-coloured copy of the message); anything
+# else on a record came from ``extra=``.
+_STANDARD = frozenset(
+    vars(logging.LogRecord("", 0, "", 0, "", None, None)).keys()
+    | {"message", "asctime", "color_message"}
+)
+
+
+class JsonFormatter(logging.Formatter):
+    """Timestamp, level, logger, message, the correlation ids, ``extra`` fields, exception."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """One line of JSON; values JSON cannot hold are written with ``str``."""
+        entry: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        request_id = request_id_var.get()
+        if request_id is not None:
+            entry["request_id"] = request_id
+        ids = task_ids_var.get()
+        if ids is not None:
+            entry["task_id"] = ids.task_id
+            entry["context_id"] = ids.context_id
+            if ids.skill_id:
+                entry["skill_id"] = ids.skill_id
+            if ids.subject:
+                entry["principal"] = ids.subject
+            if ids.tenant:
+                entry["tenant"] = ids.tenant
+        if record.name == "uvicorn.access" and isinstance(record.args, tuple):
+            entry.update(_access_fields(record.args))
+        for key, value in vars(record).items():
+            if key not in _STANDARD and key not in entry and not key.startswith("_"):
+                entry[key] = value
+        if record.exc_info:
+            entry["exception"] = "".join(traceback.format_exception(*record.exc_info)).rstrip()
+        elif record.exc_text:
+            entry["exception"] = record.exc_text
+        return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def _access_fields(args: tuple[Any, ...]) -> dict[str, Any]:
+    """uvicorn's access record: (client, method, path, http version, status)."""
+    if len(args) != 5:
+        return {}
+    _client, method, path, _version, status = args
+    return {"http_method": method, "http_path": path, "http_status": status}
+
+
+def configure_logging(level: str, log_format: str) -> dict[str, Any] | None:
+    """Set up the root logger; returns the ``log_config`` to hand to uvicorn.
+
+    ``text`` keeps uvicorn's own handlers (None); ``json`` sends uvicorn's error and access
+    loggers through the root handler, so every line on stderr is one JSON object.
+    """
+    if log_format not in LOG_FORMATS:
+        raise ValueError(f"log format must be one of {', '.join(LOG_FORMATS)}, not {log_format!r}")
+    if log_format == "text":
+        logging.basicConfig(level=level.upper(), format=TEXT_FORMAT)
+        return None
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    passthrough = {"handlers": [], "propagate": True}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "loggers": {
+            "uvicorn": dict(passthrough),
+            "uvicorn.error": dict(passthrough),
+            "uvicorn.access": dict(passthrough),
+        },
+    }

@@ -25,9 +25,11 @@ from a2a.types import (
     GetExtendedAgentCardRequest,
     InternalError,
     InvalidParamsError,
+    ListTasksRequest,
     SendMessageRequest,
     TaskNotCancelableError,
     TaskNotFoundError,
+    TaskState,
 )
 from a2a.utils.errors import A2AError
 
@@ -182,10 +184,16 @@ class GovernedRequestHandler(DefaultRequestHandler):
             raise InvalidParamsError(message="the extended card needs an authenticated caller")
         return self._cards.extended_card(principal)
 
+    @_guarded
+    async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> Any:
+        """Refuse a status filter that is no task state (a number the store cannot name)."""
+        if params.status not in TaskState.values():
+            raise InvalidParamsError(message="status is not a task state")
+        return await super().on_list_tasks(params, context)
+
 
 for _name in (
     "on_get_task",
-    "on_list_tasks",
     "on_subscribe_to_task",
     "on_create_task_push_notification_config",
     "on_get_task_push_notification_config",

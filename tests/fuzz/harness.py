@@ -1,0 +1,235 @@
+"""What every fuzzed answer must look like, and the count that proves the fuzz ran.
+
+One real agent serves the whole fuzz session (``conftest.py``); every request goes over real
+HTTP through ``Fuzzer.send``, which counts it per target and checks the answer's shape before
+the test looks at the specific code:
+
+* never a 5xx, never a JSON-RPC internal error (-32603): both mean the agent crashed on input;
+* a JSON-RPC answer is a JSON-RPC 2.0 response (``result`` or ``error{code, message}``);
+* a REST error is the binding's ``{"error": {code, status, message}}`` body;
+* a task in a terminal failure state carries exactly one Data Part, an error object whose
+  ``code`` is one of the draft's, and never ``execution_failed`` (an unexpected exception).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from agent.interfaces import ErrorCode
+
+DRAFT_CODES = frozenset(code.value for code in ErrorCode)
+JSONRPC_INTERNAL_ERROR = -32603
+TERMINAL_ERRORS = frozenset({"TASK_STATE_REJECTED", "TASK_STATE_FAILED"})
+TASK_STATES = frozenset(
+    {
+        "TASK_STATE_SUBMITTED",
+        "TASK_STATE_WORKING",
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_INPUT_REQUIRED",
+        "TASK_STATE_REJECTED",
+        "TASK_STATE_AUTH_REQUIRED",
+    }
+)
+
+PLANNED: dict[str, int] = {
+    "jsonrpc": 3400,
+    "rest": 2900,
+    "skill_arguments": 2600,
+    "messages": 1100,
+    "body_limits": 400,
+}
+"""Requests each fuzz target must send; the totals test holds the run to these."""
+MINIMUM_TOTAL = 10_000
+
+
+@dataclass
+class Answer:
+    """One checked answer: what kind it was and the code a test may assert on."""
+
+    status: int
+    kind: str  # rpc_error | rpc_result | rest_error | rest_result | http_error
+    code: int | str | None = None
+    reason: str | None = None  # a REST error's google.rpc.ErrorInfo reason
+    state: str | None = None
+    error: dict[str, Any] | None = None
+    body: Any = None
+    events: list[Any] = field(default_factory=list)
+
+
+def _events(text: str) -> list[tuple[str, Any]]:
+    """The (event, data) pairs of an SSE body."""
+    events, name, data = [], "message", []
+    for line in [*text.splitlines(), ""]:
+        if not line:
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+            name, data = "message", []
+        elif line.startswith("event:"):
+            name = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+    return events
+
+
+def _task_of(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The task in a SendMessage result, a StreamResponse, or a bare Task."""
+    if "task" in result:
+        return result["task"]
+    if "statusUpdate" in result:
+        return {"status": result["statusUpdate"]["status"]}
+    if "id" in result and "status" in result:
+        return result
+    return None
+
+
+def check_task(task: dict[str, Any], answer: Answer) -> None:
+    """A terminal failure carries a draft error object; no task ever ends execution_failed."""
+    state = task.get("status", {}).get("state")
+    assert state in TASK_STATES, f"unknown task state {state!r}"
+    answer.state = state
+    if state not in TERMINAL_ERRORS:
+        return
+    parts = task["status"]["message"]["parts"]
+    assert len(parts) == 1 and "data" in parts[0], "an error status holds exactly one Data Part"
+    error = parts[0]["data"]
+    assert error["code"] in DRAFT_CODES, f"{error['code']!r} is not a draft error code"
+    assert error["code"] != ErrorCode.EXECUTION_FAILED, f"the agent crashed: {error}"
+    assert set(error) <= {"code", "message", "details"}, error
+    answer.code, answer.error = error["code"], error
+
+
+def _check_rpc(payload: Any, answer: Answer) -> None:
+    assert isinstance(payload, dict) and payload.get("jsonrpc") == "2.0", payload
+    assert ("result" in payload) != ("error" in payload), payload
+    if "error" in payload:
+        error = payload["error"]
+        assert isinstance(error.get("code"), int) and isinstance(error.get("message"), str)
+        assert error["code"] != JSONRPC_INTERNAL_ERROR, f"internal error: {error}"
+        answer.kind, answer.code, answer.error = "rpc_error", error["code"], error
+        return
+    answer.kind = "rpc_result"
+    result = payload["result"]
+    task = _task_of(result) if isinstance(result, dict) else None
+    if task is not None:
+        check_task(task, answer)
+
+
+def _check_rest(payload: Any, status: int, answer: Answer) -> None:
+    if status >= 400:
+        assert isinstance(payload, dict) and isinstance(payload.get("error"), dict), payload
+        error = payload["error"]
+        assert error.get("code") == status and isinstance(error.get("message"), str), payload
+        answer.kind, answer.code, answer.error = "rest_error", status, error
+        infos = [d for d in error.get("details", []) if isinstance(d, dict) and "reason" in d]
+        answer.reason = infos[0]["reason"] if infos else None
+        return
+    answer.kind = "rest_result"
+    if isinstance(payload, dict):
+        if "error" in payload:  # an error event inside a stream
+            answer.kind, answer.error = "rest_error", payload["error"]
+            answer.code = payload["error"].get("code")
+            assert answer.code != 500, payload
+            return
+        task = _task_of(payload)
+        if task is not None:
+            check_task(task, answer)
+
+
+def check(response: httpx.Response, binding: str) -> Answer:
+    """Assert the invariants every answer to a malformed request keeps; classify it."""
+    status = response.status_code
+    assert status < 500, f"{status} from the agent: {response.text[:300]}"
+    answer = Answer(status=status, kind="http_error")
+    media = response.headers.get("content-type", "")
+    if media.startswith("text/event-stream"):
+        assert status == 200
+        events = _events(response.text)
+        answer.events = [data for _, data in events]
+        for _, data in events:
+            if binding == "jsonrpc":
+                _check_rpc(data, answer)
+            else:
+                _check_rest(data, status, answer)
+        return answer
+    if 300 <= status < 400:
+        # Starlette's redirect_slashes: a path with a trailing slash points at the one without
+        assert status in (307, 308) and "location" in response.headers, response.headers
+        return answer
+    if "json" not in media:
+        # Starlette's router: an unknown REST path or method is a bare 404/405
+        assert status in (404, 405), f"{status} {media}: {response.text[:200]}"
+        return answer
+    payload = response.json()
+    answer.body = payload
+    if status in (404, 405) and isinstance(payload, dict) and set(payload) == {"detail"}:
+        return answer  # FastAPI's router: a path outside every route (e.g. a newline in it)
+    if status == 401:
+        assert payload["error"]["code"] == "unauthenticated", payload
+        answer.code = 401
+        return answer
+    if binding == "jsonrpc" and status in (200, 413):
+        _check_rpc(payload, answer)
+    else:
+        _check_rest(payload, status, answer)
+    return answer
+
+
+class Fuzzer:
+    """A keep-alive HTTP client against the fuzz agent that counts and checks every answer."""
+
+    def __init__(self, base_url: str, token: str) -> None:
+        self.client = httpx.Client(base_url=base_url, timeout=60)
+        self.token = token
+        self.counts: Counter[str] = Counter()
+
+    def headers(self, **extra: str) -> dict[str, str]:
+        """The headers of a well-formed call; tests override or drop some."""
+        return {
+            "A2A-Version": "1.0",
+            "Authorization": f"Bearer {self.token}",
+            "Content-Type": "application/json",
+            **extra,
+        }
+
+    def send(
+        self,
+        target: str,
+        method: str,
+        path: str,
+        *,
+        binding: str,
+        content: bytes | Any = None,
+        headers: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+    ) -> Answer:
+        """One request, counted under ``target``, its answer checked."""
+        response = self.client.request(
+            method,
+            path,
+            content=content,
+            headers=self.headers() if headers is None else headers,
+            params=params,
+        )
+        self.counts[target] += 1
+        return check(response, binding)
+
+    def rpc(self, target: str, body: Any, *, token: str | None = None) -> Answer:
+        """A JSON-RPC call with a JSON body."""
+        headers = self.headers()
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return self.send(
+            target,
+            "POST",
+            "/a2a/jsonrpc",
+            binding="jsonrpc",
+            content=json.dumps(body).encode(),
+            headers=headers,
+        )

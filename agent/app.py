@@ -38,6 +38,7 @@ from agent.auth import SigningKey, TokenVerifier, load_or_create_signing_key
 from agent.bindings import BindingStore
 from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory
 from agent.conformance_skill import CONFORMANCE_SKILLS_DIR
+from agent.console import mount_console
 from agent.credentials import (
     TOOL_ISSUER,
     LocalIssuer,
@@ -67,6 +68,7 @@ from agent.request_handler import GovernedRequestHandler
 from agent.router import Router
 from agent.settings import Settings
 from agent.skill_context import ToolFactory
+from db.console_topology import InventoryTopology
 from db.coordination import exclusively
 from db.engine import make_engine
 from db.gate import InventoryClient, InventoryGate
@@ -354,6 +356,7 @@ def create_app(
         jsonrpc_path=JSONRPC_PATH,
         rest_path=REST_PATH,
     )
+    mount_console(app, runtime, topology=InventoryTopology(runtime.engine), clock=clock)
     app.add_middleware(  # outermost: bounds every body before anything reads it
         BodyLimitMiddleware, limits=settings.limits, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH
     )

@@ -33,6 +33,9 @@ OPEN_PATHS = frozenset(
 SEND_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
 REST_SEND_SUFFIXES = ("/message:send", "/message:stream")
 MAX_ANONYMOUS_BODY = 256 * 1024
+CONSOLE_OPEN_PATHS = frozenset({"/console/login"})
+CONSOLE_OPEN_PREFIX = "/console/static/"
+"""The console's login page and its assets (docs/console.md); its other pages need a token."""
 
 
 def _json_response(status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> tuple:
@@ -102,7 +105,8 @@ class BearerAuthMiddleware:
         if authorization is not None:
             await self._authenticated(scope, receive, send, authorization)
             return
-        if path in OPEN_PATHS or scope["method"] == "OPTIONS":
+        console_open = path in CONSOLE_OPEN_PATHS or path.startswith(CONSOLE_OPEN_PREFIX)
+        if path in OPEN_PATHS or console_open or scope["method"] == "OPTIONS":
             scope["user"] = PrincipalUser(ANONYMOUS)
             await self.app(scope, receive, send)
             return

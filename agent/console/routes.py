@@ -1,0 +1,538 @@
+"""The console's pages and its two small JSON endpoints.
+
+Every page is rendered on the server for the verified caller in ``request.scope["user"]`` (set
+by the edge from the session cookie or a bearer header) and reads only through the agent's
+governed paths: cards and policy for what the caller may see, the registry's compiled
+validators, the caller's own tasks over the agent's A2A endpoint with the caller's token, the
+audit log restricted to the caller's tenant, and a domain :class:`TopologySource`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+from starlette.requests import Request
+from starlette.responses import (
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from agent.audit import AuditLog, AuditRecord
+from agent.cards import JSONRPC_PATH, CardFactory, card_to_json
+from agent.console.schemas import form, tree
+from agent.console.session import LOGIN_PATH, PREFIX, clear_cookie, session_cookie
+from agent.console.topology import (
+    CHART_HEIGHT,
+    CHART_PAD,
+    CHART_WIDTH,
+    DEFAULT_WINDOW,
+    WINDOWS,
+    TopologyRefusedError,
+    TopologySource,
+    layout,
+    load_class,
+    polyline,
+)
+from agent.interfaces import EXTENSION_URI, error_details
+from agent.policy import entitled, visible
+from agent.principal import Principal, principal_of
+from agent.registry import Capability, Registry
+
+log = logging.getLogger(__name__)
+HERE = Path(__file__).resolve().parent
+AUDIT_SCOPE = "audit.read"
+"""Holders see their whole tenant's audit trail; everyone else only their own rows."""
+AUDIT_LIMIT = 200
+TASK_PAGE_SIZE = 50
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+LOOKBACK_UNITS = {"m": 60, "h": 3600, "d": 86400}
+
+
+def _secure_headers(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+def _since(value: str, now: datetime) -> datetime | None:
+    """An ISO time (UTC when no offset) or a look-back such as 30m, 24h, 7d; None if neither."""
+    value = value.strip()
+    if value[:-1].isdigit() and value[-1:] in LOOKBACK_UNITS:
+        return now - timedelta(seconds=int(value[:-1]) * LOOKBACK_UNITS[value[-1]])
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _diff(public: Any, extended: Any, path: str = "") -> list[tuple[str, str, str]]:
+    """Leaf differences between two JSON values, as (path, public, extended)."""
+    if isinstance(public, dict) and isinstance(extended, dict):
+        found: list[tuple[str, str, str]] = []
+        for key in sorted(set(public) | set(extended)):
+            found += _diff(public.get(key), extended.get(key), f"{path}.{key}" if path else key)
+        return found
+    if public == extended:
+        return []
+
+    def show(value: Any) -> str:
+        text = "(absent)" if value is None else json.dumps(value, sort_keys=True)
+        return text if len(text) <= 160 else text[:157] + "..."
+
+    return [(path, show(public), show(extended))]
+
+
+def _references(result: Any, record_ids: set[str], path: str = "") -> list[tuple[str, str]]:
+    """Where the result names a record artifact: (JSON Pointer in the result, artifactId)."""
+    if isinstance(result, dict):
+        return [
+            ref
+            for key, value in result.items()
+            for ref in _references(value, record_ids, f"{path}/{key}")
+        ]
+    if isinstance(result, list):
+        return [
+            ref
+            for i, value in enumerate(result)
+            for ref in _references(value, record_ids, f"{path}/{i}")
+        ]
+    return [(path, result)] if isinstance(result, str) and result in record_ids else []
+
+
+def _part_data(parts: list[dict[str, Any]]) -> Any:
+    for part in parts:
+        if "data" in part:
+            return part["data"]
+    texts = [p["text"] for p in parts if "text" in p]
+    return "\n".join(texts) if texts else None
+
+
+def _task_view(task: dict[str, Any]) -> dict[str, Any]:
+    """A task as the tasks page shows it: state, skill, artifacts, the error object if any."""
+    status = task.get("status", {})
+    state = str(status.get("state", "")).removeprefix("TASK_STATE_")
+    message = status.get("message") or {}
+    error = None
+    if state in ("REJECTED", "FAILED"):
+        error = _part_data(message.get("parts", []))
+    artifacts = [
+        {
+            "id": a.get("artifactId", ""),
+            "name": a.get("name", ""),
+            "data": json.dumps(_part_data(a.get("parts", [])), indent=2, sort_keys=True),
+        }
+        for a in task.get("artifacts", [])
+    ]
+    routing = (task.get("metadata") or {}).get("routing") or {}
+    return {
+        "id": task.get("id", ""),
+        "context": task.get("contextId", ""),
+        "state": state,
+        "timestamp": status.get("timestamp", ""),
+        "skill": routing.get("skill_id") or "",
+        "artifacts": artifacts,
+        "error": json.dumps(error, indent=2, sort_keys=True) if error is not None else None,
+    }
+
+
+def _agent_base(request: Request) -> str:
+    """This server's own address for the connection at hand, to reach its A2A endpoint."""
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        raise RuntimeError("the console cannot tell the agent's own address")
+    host, port = server
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _a2a_headers(request: Request, stream: bool = False) -> dict[str, str]:
+    return {
+        "Authorization": request.headers["authorization"],
+        "A2A-Version": "1.0",
+        "A2A-Extensions": EXTENSION_URI,
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream" if stream else "application/json",
+    }
+
+
+class Console:
+    """The console's handlers, holding the agent's shared pieces."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        cards: CardFactory,
+        audit: AuditLog,
+        topology: TopologySource | None,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.registry = registry
+        self.cards = cards
+        self.audit = audit
+        self.topology = topology
+        self.clock = clock
+        self.templates = Jinja2Templates(directory=str(HERE / "templates"))
+
+    # ------------------------------------------------------------------ helpers
+
+    def _page(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        principal = principal_of(request.scope.get("user"))
+        context |= {
+            "principal": principal,
+            "scopes": sorted(principal.scopes),
+            "prefix": PREFIX,
+            "view": name.removesuffix(".html"),
+        }
+        response = self.templates.TemplateResponse(request, name, context, status_code=status)
+        return _secure_headers(response)
+
+    def _visible(self, principal: Principal) -> list[Capability]:
+        return [c for c in self.registry if visible(c.manifest, principal)]
+
+    def _capability(self, principal: Principal, skill_id: str) -> Capability | None:
+        capability = self.registry.get(skill_id)
+        if capability is None or not visible(capability.manifest, principal):
+            return None
+        return capability
+
+    @staticmethod
+    def _principal(request: Request) -> Principal:
+        return principal_of(request.scope.get("user"))
+
+    # ------------------------------------------------------------------- session
+
+    async def login_page(self, request: Request) -> Response:
+        """The token form; the token goes in a POST header, never in a URL."""
+        expired = request.query_params.get("expired") == "1"
+        return self._page(request, "login.html", expired=expired)
+
+    async def login(self, request: Request) -> Response:
+        """Set the session cookie from the bearer token the edge has just verified."""
+        principal = self._principal(request)
+        if not principal.authenticated or not principal.token:
+            return JSONResponse(
+                {"error": {"code": "unauthenticated", "message": "send Authorization: Bearer"}},
+                status_code=401,
+            )
+        claims = jwt.decode(principal.token, options={"verify_signature": False})
+        max_age = int(claims.get("exp", 0)) - int(datetime.now(UTC).timestamp())
+        response = JSONResponse({"subject": principal.subject, "tenant": principal.tenant})
+        secure = request.url.scheme == "https"
+        response.headers["Set-Cookie"] = session_cookie(principal.token, max_age, secure)
+        return _secure_headers(response)
+
+    async def logout(self, request: Request) -> Response:
+        """Forget the session cookie."""
+        response = RedirectResponse(LOGIN_PATH, status_code=303)
+        response.headers["Set-Cookie"] = clear_cookie(request.url.scheme == "https")
+        return _secure_headers(response)
+
+    async def home(self, request: Request) -> Response:
+        """The network view is the console's front page."""
+        return RedirectResponse(f"{PREFIX}/network", status_code=303)
+
+    # ------------------------------------------------------------------- network
+
+    async def network(self, request: Request) -> Response:
+        """The topology graph, and the selected link's capacity and utilization chart."""
+        principal = self._principal(request)
+        if self.topology is None:
+            return self._page(request, "network.html", refused="No network view is configured.")
+        now = self.clock()
+        window = request.query_params.get("window", DEFAULT_WINDOW)
+        if window not in WINDOWS:
+            window = DEFAULT_WINDOW
+        link_id = request.query_params.get("link", "")
+        try:
+            graph = await self.topology.graph(principal, now)
+            detail = None
+            if link_id:
+                detail = await self.topology.edge(principal, link_id, now - WINDOWS[window], now)
+        except TopologyRefusedError as exc:
+            return self._page(request, "network.html", status=403, refused=str(exc))
+        await self.audit.write(
+            AuditRecord(
+                principal=principal.subject,
+                tenant=principal.tenant,
+                tool="console",
+                operation="network",
+                decision="allow" if not link_id or detail else "deny",
+                reason="ok" if not link_id or detail else "not found in the caller's tenant",
+                resource_ids=(link_id,) if link_id else (),
+            )
+        )
+        chart = None
+        if detail is not None and detail.series:
+            since = now - WINDOWS[window]
+            chart = {
+                "lines": [(s.name, polyline(s.points, since, now)) for s in detail.series],
+                "since": since.strftime("%Y-%m-%d %H:%M"),
+                "until": now.strftime("%Y-%m-%d %H:%M UTC"),
+                "peak": max((p[1] for s in detail.series for p in s.points), default=0.0),
+            }
+        return self._page(
+            request,
+            "network.html",
+            status=404 if link_id and detail is None else 200,
+            graph=graph,
+            drawing=layout(graph),
+            link_id=link_id,
+            detail=detail,
+            detail_load=load_class(detail.edge) if detail else "",
+            chart=chart,
+            window=window,
+            windows=list(WINDOWS),
+            chart_box=(CHART_WIDTH, CHART_HEIGHT, CHART_PAD),
+        )
+
+    # -------------------------------------------------------------------- skills
+
+    async def skills(self, request: Request) -> Response:
+        """Public and extended card side by side, and each visible skill's interface."""
+        principal = self._principal(request)
+        public = card_to_json(self.cards.public_card)
+        extended = card_to_json(self.cards.extended_card(principal))
+        public_ids = [s["id"] for s in public.get("skills", [])]
+        extended_ids = [s["id"] for s in extended.get("skills", [])]
+        rest = {k: v for k, v in public.items() if k != "skills"}
+        differences = _diff(rest, {k: v for k, v in extended.items() if k != "skills"})
+        skills = []
+        for capability in self._visible(principal):
+            manifest = capability.manifest
+            interface = capability.interface
+            document = interface.document if interface is not None else None
+            skills.append(
+                {
+                    "id": capability.id,
+                    "name": manifest.skill.get("name", capability.id),
+                    "description": manifest.skill.get("description", ""),
+                    "state": manifest.state.value,
+                    "replacement": manifest.replacement,
+                    "visibility": manifest.visibility.value,
+                    "requires": sorted(manifest.requires_scopes),
+                    "tenants": sorted(manifest.tenants) if manifest.tenants else ["*"],
+                    "entitled": entitled(manifest, principal),
+                    "on_public": capability.id in public_ids,
+                    "document": document,
+                    "digest": interface.interface_digest if interface is not None else "",
+                    "input": tree(document["input_schema"]["resolution"]["schema"])
+                    if document
+                    else None,
+                    "output": tree(document["output_schema"]["resolution"]["schema"])
+                    if document
+                    else None,
+                    "records": [
+                        (kind, ref, tree(ref["resolution"]["schema"]))
+                        for kind, ref in sorted(document["supporting_record_schemas"].items())
+                    ]
+                    if document
+                    else [],
+                    "json": json.dumps(document, indent=2) if document else "",
+                }
+            )
+        return self._page(
+            request,
+            "skills.html",
+            public=public,
+            extended=extended,
+            public_ids=public_ids,
+            extended_ids=extended_ids,
+            only_extended=[i for i in extended_ids if i not in public_ids],
+            differences=differences,
+            public_json=json.dumps(public, indent=2),
+            extended_json=json.dumps(extended, indent=2),
+            skills=skills,
+        )
+
+    # -------------------------------------------------------------------- try it
+
+    async def try_page(self, request: Request) -> Response:
+        """A form generated from the chosen skill's input schema."""
+        principal = self._principal(request)
+        usable = [c for c in self._visible(principal) if entitled(c.manifest, principal)]
+        chosen_id = request.query_params.get("skill", "")
+        chosen = next((c for c in usable if c.id == chosen_id), None)
+        fields = None
+        if chosen is not None and chosen.interface is not None:
+            fields = form(chosen.interface.document["input_schema"]["resolution"]["schema"])
+        return self._page(
+            request,
+            "try.html",
+            status=404 if chosen_id and chosen is None else 200,
+            usable=usable,
+            chosen=chosen,
+            chosen_id=chosen_id,
+            fields=fields,
+        )
+
+    async def validate(self, request: Request) -> Response:
+        """Validate arguments with the skill's own compiled input validator (as the executor)."""
+        principal = self._principal(request)
+        body = await _json_body(request)
+        capability = self._capability(principal, str(body.get("skill", "")))
+        if capability is None or capability.interface is None:
+            return _secure_headers(
+                JSONResponse({"error": {"code": "skill_not_advertised"}}, status_code=404)
+            )
+        details = error_details(capability.interface.input_validator, body.get("arguments"))
+        return _secure_headers(JSONResponse({"valid": not details, "details": details}))
+
+    async def invoke(self, request: Request) -> Response:
+        """Relay SendStreamingMessage to the agent's own A2A endpoint with the caller's token."""
+        principal = self._principal(request)
+        body = await _json_body(request)
+        capability = self._capability(principal, str(body.get("skill", "")))
+        if capability is None or capability.interface is None:
+            return _secure_headers(
+                JSONResponse({"error": {"code": "skill_not_advertised"}}, status_code=404)
+            )
+        interface = capability.interface
+        payload = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendStreamingMessage",
+            "params": {
+                "message": {
+                    "messageId": f"console-{uuid.uuid4().hex}",
+                    "role": "ROLE_USER",
+                    "parts": [
+                        {
+                            "mediaType": "application/json",
+                            "data": {
+                                "skill": capability.id,
+                                "skill_version": interface.skill_version,
+                                "interface_digest": interface.interface_digest,
+                                "arguments": body.get("arguments"),
+                            },
+                        }
+                    ],
+                },
+                "configuration": {"acceptedOutputModes": ["application/json"]},
+            },
+        }
+        url = _agent_base(request) + JSONRPC_PATH
+        headers = _a2a_headers(request, stream=True)
+        return _secure_headers(
+            StreamingResponse(_relay(url, headers, payload), media_type="text/event-stream")
+        )
+
+    # --------------------------------------------------------------------- tasks
+
+    async def tasks(self, request: Request) -> Response:
+        """The caller's recent tasks, asked of the agent's A2A endpoint (ListTasks)."""
+        payload = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "ListTasks",
+            "params": {"pageSize": TASK_PAGE_SIZE, "includeArtifacts": True, "historyLength": 0},
+        }
+        async with httpx.AsyncClient(timeout=30) as client:
+            answer = await client.post(
+                _agent_base(request) + JSONRPC_PATH, json=payload, headers=_a2a_headers(request)
+            )
+        reply = answer.json()
+        error = reply.get("error")
+        tasks = [_task_view(t) for t in (reply.get("result") or {}).get("tasks", [])]
+        tasks.sort(key=lambda t: t["timestamp"], reverse=True)
+        return self._page(request, "tasks.html", tasks=tasks, error=error)
+
+    # --------------------------------------------------------------------- audit
+
+    async def audit_page(self, request: Request) -> Response:
+        """The audit trail of the caller's tenant (own rows only without audit.read)."""
+        principal = self._principal(request)
+        params = request.query_params
+        task = params.get("task", "").strip()
+        since_text = params.get("since", "").strip()
+        whole_tenant = AUDIT_SCOPE in principal.scopes
+        who = params.get("principal", "").strip() if whole_tenant else principal.subject
+        since = _since(since_text, datetime.now(UTC)) if since_text else None
+        problem = (
+            "Since takes an ISO time or a look-back like 30m, 24h, 7d."
+            if since_text and since is None
+            else ""
+        )
+        rows = await self.audit.query(
+            tenant=principal.tenant,
+            principal=who or None,
+            task_id=task or None,
+            since=since,
+            limit=AUDIT_LIMIT,
+        )
+        return self._page(
+            request,
+            "audit.html",
+            rows=rows,
+            task=task,
+            who=who,
+            since=since_text,
+            whole_tenant=whole_tenant,
+            problem=problem,
+            limit=AUDIT_LIMIT,
+            audit_scope=AUDIT_SCOPE,
+        )
+
+    def routes(self) -> list[Route | Mount]:
+        """The console's routing table, relative to its mount point."""
+        return [
+            Route("/", self.home, methods=["GET"]),
+            Route("/login", self.login_page, methods=["GET"]),
+            Route("/login", self.login, methods=["POST"]),
+            Route("/logout", self.logout, methods=["POST"]),
+            Route("/network", self.network, methods=["GET"]),
+            Route("/skills", self.skills, methods=["GET"]),
+            Route("/try", self.try_page, methods=["GET"]),
+            Route("/tasks", self.tasks, methods=["GET"]),
+            Route("/audit", self.audit_page, methods=["GET"]),
+            Route("/api/validate", self.validate, methods=["POST"]),
+            Route("/api/invoke", self.invoke, methods=["POST"]),
+            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        ]
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+async def _relay(
+    url: str, headers: dict[str, str], payload: dict[str, Any]
+) -> AsyncIterator[bytes]:
+    """The agent's SSE stream, as is; a plain JSON answer (an error) becomes one SSE event."""
+    try:
+        async with (
+            httpx.AsyncClient(timeout=httpx.Timeout(30, read=None)) as client,
+            client.stream("POST", url, json=payload, headers=headers) as upstream,
+        ):
+            if upstream.headers.get("content-type", "").startswith("text/event-stream"):
+                async for chunk in upstream.aiter_raw():
+                    yield chunk
+                return
+            body = (await upstream.aread()).decode("utf-8", "replace")
+            yield f"data: {json.dumps(json.loads(body)) if body else '{}'}\n\n".encode()
+    except (httpx.HTTPError, ValueError) as exc:
+        log.warning("console relay failed: %s", type(exc).__name__)
+        error = {"error": {"code": -32603, "message": "the agent's endpoint could not be reached"}}
+        yield f"data: {json.dumps(error)}\n\n".encode()

@@ -1,0 +1,288 @@
+// netops-agent console: login, and "try it" (form -> server-side validation -> streamed task).
+// No framework and no CDN: everything here is served by the agent.
+"use strict";
+
+const PREFIX = "/console";
+const CONTROLS = "input[data-pointer], select[data-pointer], textarea[data-pointer]";
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v; else node.setAttribute(k, v);
+  }
+  for (const child of children) {
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function pretty(value) { return JSON.stringify(value, null, 2); }
+
+// ---------------------------------------------------------------------------- login
+
+function setUpLogin() {
+  const form = document.getElementById("login");
+  if (!form) return;
+  const error = document.getElementById("login-error");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const field = document.getElementById("token");
+    const token = field.value.trim();
+    error.hidden = true;
+    if (!token) { error.textContent = "Paste a token first."; error.hidden = false; return; }
+    const answer = await fetch(PREFIX + "/login", {
+      method: "POST",
+      headers: { "Authorization": "Bearer " + token },
+      credentials: "same-origin",
+    });
+    field.value = "";
+    if (answer.ok) { window.location.assign(PREFIX + "/network"); return; }
+    let reason = "the token was refused";
+    try { reason = (await answer.json()).error.message || reason; } catch (_) { /* keep it */ }
+    error.textContent = "Log-in failed: " + reason + ".";
+    error.hidden = false;
+    field.focus();
+  });
+}
+
+// ---------------------------------------------------------------------------- try it
+
+function setAt(target, pointer, value) {
+  const parts = pointer.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  let node = target;
+  parts.forEach((part, i) => {
+    if (i === parts.length - 1) { node[part] = value; return; }
+    if (typeof node[part] !== "object" || node[part] === null) node[part] = {};
+    node = node[part];
+  });
+}
+
+// The arguments the form describes; an empty control leaves its member out.
+function collect(form) {
+  const args = {};
+  const local = [];
+  for (const control of form.querySelectorAll(CONTROLS)) {
+    const raw = control.value.trim();
+    if (raw === "") continue;
+    const kind = control.dataset.kind;
+    let value = raw;
+    if (kind === "number" || kind === "integer") {
+      const number = Number(raw);
+      value = Number.isFinite(number) ? number : raw; // the schema reports the wrong type
+    } else if (kind === "boolean") {
+      value = raw === "true";
+    } else if (kind === "json") {
+      try { value = JSON.parse(raw); } catch (_) {
+        local.push({ instance_path: control.dataset.pointer, keyword: "json", actual: "not JSON" });
+        continue;
+      }
+    }
+    setAt(args, control.dataset.pointer, value);
+  }
+  return { args, local };
+}
+
+function describe(detail) {
+  const what = detail.keyword === "required" ? "is required"
+    : detail.keyword === "json" ? "is not valid JSON"
+    : `fails ${detail.keyword}` + (detail.expected ? ` (expected ${detail.expected}, got ${detail.actual})` : "");
+  return `${detail.instance_path || "(arguments)"} ${what}`;
+}
+
+function showValidity(form, details) {
+  for (const slot of form.querySelectorAll("[data-error-for]")) slot.textContent = "";
+  for (const control of form.querySelectorAll(CONTROLS)) control.removeAttribute("aria-invalid");
+  const status = document.getElementById("validity");
+  status.replaceChildren();
+  if (!details.length) {
+    status.className = "valid";
+    status.textContent = "Valid against the input schema.";
+    return;
+  }
+  status.className = "invalid";
+  status.append(el("span", {}, `${details.length} problem(s) against the input schema:`));
+  const list = el("ul", { id: "validation-problems" });
+  for (const detail of details) {
+    list.append(el("li", { "data-problem": detail.instance_path }, describe(detail)));
+    const slot = form.querySelector(`[data-error-for="${CSS.escape(detail.instance_path)}"]`);
+    if (slot) {
+      slot.textContent = describe(detail);
+      const control = [...form.querySelectorAll(CONTROLS)]
+        .find((c) => c.dataset.pointer === detail.instance_path);
+      if (control) control.setAttribute("aria-invalid", "true");
+    }
+  }
+  status.append(list);
+}
+
+let validations = 0;
+let pending = null; // the debounced check scheduled by typing
+
+async function validate(form) {
+  const mine = ++validations;
+  const { args, local } = collect(form);
+  document.getElementById("arguments-preview").textContent = pretty(args);
+  const answer = await fetch(PREFIX + "/api/validate", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    credentials: "same-origin",
+    body: JSON.stringify({ skill: form.dataset.skill, arguments: args }),
+  });
+  if (!answer.ok) { showValidity(form, [{ instance_path: "", keyword: `HTTP ${answer.status}` }]); return null; }
+  const verdict = await answer.json();
+  if (mine !== validations) return null; // a newer check is on its way; show that one
+  const details = [...local, ...verdict.details];
+  showValidity(form, details);
+  return details.length ? null : args;
+}
+
+function stateName(state) { return String(state || "").replace("TASK_STATE_", ""); }
+
+function dataOf(parts) {
+  for (const part of parts || []) if ("data" in part) return part.data;
+  return (parts || []).filter((p) => "text" in p).map((p) => p.text).join("\n");
+}
+
+// Where the result names a record: JSON Pointers inside the result whose value is an artifactId.
+function references(value, ids, path, found) {
+  if (Array.isArray(value)) value.forEach((v, i) => references(v, ids, `${path}/${i}`, found));
+  else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) references(v, ids, `${path}/${k}`, found);
+  } else if (typeof value === "string" && ids.has(value)) found.push([path, value]);
+  return found;
+}
+
+function renderOutcome(run) {
+  const outcome = document.getElementById("outcome");
+  outcome.replaceChildren();
+  const state = stateName(run.state);
+  outcome.append(el("h3", {}, "Outcome"));
+  outcome.append(el("p", { id: "final-state" }, `Task ${run.taskId || "(none)"}: `,
+    el("span", { class: `state state-${state.toLowerCase()}` }, state || "no task")));
+  if (run.error) {
+    outcome.append(el("h4", {}, "Error object"), el("pre", { id: "error-object" }, pretty(run.error)));
+  }
+  const result = run.artifacts.get("result");
+  const records = [...run.artifacts.values()].filter((a) => a.artifactId !== "result");
+  if (result) {
+    outcome.append(el("h4", {}, `Result (${result.name || "result"})`),
+      el("pre", { id: "result-data" }, pretty(dataOf(result.parts))));
+  }
+  if (records.length) {
+    outcome.append(el("h4", {}, "Supporting records"));
+    for (const record of records) {
+      const box = el("div", { class: "record", id: `record-${record.artifactId}` });
+      box.append(el("p", {}, "artifact ", el("code", {}, record.artifactId), ` (${record.name || "record"})`),
+        el("pre", {}, pretty(dataOf(record.parts))));
+      outcome.append(box);
+    }
+  }
+  if (result && records.length) {
+    const ids = new Set(records.map((r) => r.artifactId));
+    const found = references(dataOf(result.parts), ids, "", []);
+    outcome.append(el("h4", {}, "How they reference each other"));
+    const table = el("table", { id: "references" });
+    table.append(el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "In the result"),
+      el("th", { scope: "col" }, "names the record artifact"))));
+    const body = el("tbody");
+    for (const [pointer, id] of found) {
+      body.append(el("tr", {}, el("td", {}, el("code", {}, pointer)),
+        el("td", {}, el("a", { href: `#record-${id}` }, id))));
+    }
+    if (!found.length) body.append(el("tr", {}, el("td", { colspan: "2" }, "The result names no record.")));
+    table.append(body);
+    outcome.append(table);
+  }
+  if (run.taskId) {
+    outcome.append(el("p", {}, el("a", { href: `${PREFIX}/audit?task=${encodeURIComponent(run.taskId)}`, id: "audit-link" },
+      "Audit rows of this task"), " · ", el("a", { href: `${PREFIX}/tasks` }, "Your tasks")));
+  }
+  outcome.querySelector("h3").setAttribute("tabindex", "-1");
+  outcome.querySelector("h3").focus();
+}
+
+function onEvent(run, message, log) {
+  if (message.error) {
+    run.error = message.error;
+    log.append(el("li", {}, `error ${message.error.code}: ${message.error.message || ""}`));
+    return;
+  }
+  const result = message.result || {};
+  if (result.task) {
+    const task = result.task;
+    run.taskId = task.id; run.state = task.status && task.status.state;
+    for (const a of task.artifacts || []) run.artifacts.set(a.artifactId, a);
+    if (task.status && task.status.message && ["REJECTED", "FAILED"].includes(stateName(run.state))) {
+      run.error = dataOf(task.status.message.parts);
+    }
+    log.append(el("li", {}, `task ${task.id}: ${stateName(run.state)}`));
+  } else if (result.statusUpdate) {
+    const update = result.statusUpdate;
+    run.taskId = update.taskId; run.state = update.status.state;
+    if (update.status.message && ["REJECTED", "FAILED"].includes(stateName(run.state))) {
+      run.error = dataOf(update.status.message.parts);
+    }
+    log.append(el("li", {}, `status: ${stateName(run.state)}`));
+  } else if (result.artifactUpdate) {
+    const artifact = result.artifactUpdate.artifact;
+    const known = run.artifacts.get(artifact.artifactId);
+    if (known && result.artifactUpdate.append) known.parts.push(...artifact.parts);
+    else run.artifacts.set(artifact.artifactId, artifact);
+    log.append(el("li", {}, `artifact ${artifact.artifactId} (${artifact.name || ""})`));
+  } else if (result.message) {
+    log.append(el("li", {}, `message: ${dataOf(result.message.parts)}`));
+  }
+}
+
+async function invoke(form) {
+  clearTimeout(pending);
+  const args = await validate(form);
+  if (args === null) { document.getElementById("validity").focus(); return; }
+  const button = document.getElementById("invoke-button");
+  const log = document.getElementById("stream");
+  log.replaceChildren();
+  document.getElementById("outcome").replaceChildren();
+  button.disabled = true;
+  const run = { taskId: null, state: null, error: null, artifacts: new Map() };
+  try {
+    const answer = await fetch(PREFIX + "/api/invoke", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Accept": "text/event-stream" },
+      credentials: "same-origin",
+      body: JSON.stringify({ skill: form.dataset.skill, arguments: args }),
+    });
+    if (!answer.ok || !answer.body) throw new Error(`HTTP ${answer.status}`);
+    const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value.replace(/\r\n/g, "\n");
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const data = block.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+        if (data) onEvent(run, JSON.parse(data), log);
+      }
+    }
+  } catch (exc) {
+    log.append(el("li", {}, `stream failed: ${exc.message}`));
+  } finally {
+    button.disabled = false;
+  }
+  renderOutcome(run);
+}
+
+function setUpTry() {
+  const form = document.getElementById("invoke-form");
+  if (!form) return;
+  const schedule = () => { clearTimeout(pending); pending = setTimeout(() => validate(form), 200); };
+  form.addEventListener("input", schedule);
+  form.addEventListener("change", schedule);
+  form.addEventListener("submit", (event) => { event.preventDefault(); invoke(form); });
+  document.getElementById("validity").setAttribute("tabindex", "-1");
+  validate(form);
+}
+
+document.addEventListener("DOMContentLoaded", () => { setUpLogin(); setUpTry(); });

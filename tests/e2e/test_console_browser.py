@@ -1,0 +1,328 @@
+"""The operator console in a real headless Chromium against a real agent on loopback.
+
+Each test logs in through the login page like an operator, and saves a screenshot of the view
+it checked (paths in docs/console.md).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import RunningAgent
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture skips (or fails under CI) with the reason
+    expect = None
+
+WORKED_EXAMPLE = "evaluate_resource_condition"
+
+
+def login(page: Any, agent: RunningAgent, subject: str) -> None:
+    """Paste the subject's token into the login page, as an operator would."""
+    page.goto(f"{agent.base_url}/console/login")
+    page.get_by_label("Bearer token").fill(agent.token(subject))
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/console/network$"))
+
+
+def nav(page: Any, view: str) -> None:
+    """Follow the console's navigation to a view, as a keyboard or mouse user would."""
+    page.get_by_role("navigation", name="Console views").get_by_role("link", name=view).click()
+
+
+def invoke_over_a2a(agent: RunningAgent, subject: str, arguments: dict[str, Any]) -> dict:
+    """Invoke the worked example directly on the A2A endpoint (not through the console)."""
+    card = httpx.post(
+        f"{agent.base_url}/a2a/jsonrpc",
+        headers={"A2A-Version": "1.0", "Authorization": f"Bearer {agent.token(subject)}"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard", "params": {}},
+    ).json()["result"]
+    [bound] = [
+        s
+        for s in card["capabilities"]["extensions"][0]["params"]["skills"]
+        if s["skill_id"] == WORKED_EXAMPLE
+    ]
+    message = {
+        "messageId": f"e2e-{subject}",
+        "role": "ROLE_USER",
+        "parts": [
+            {
+                "mediaType": "application/json",
+                "data": {
+                    "skill": WORKED_EXAMPLE,
+                    "skill_version": bound["skill_version"],
+                    "interface_digest": bound["interface_digest"],
+                    "arguments": arguments,
+                },
+            }
+        ],
+    }
+    answer = httpx.post(
+        f"{agent.base_url}/a2a/jsonrpc",
+        headers={"A2A-Version": "1.0", "Authorization": f"Bearer {agent.token(subject)}"},
+        json={"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": message}},
+    )
+    return answer.json()["result"]["task"]
+
+
+def test_pages_need_a_login_and_a_bad_token_is_refused(page, console_agent, screenshots: Path):
+    page.goto(f"{console_agent.base_url}/console/network")
+    expect(page).to_have_url(re.compile(r"/console/login$"))
+    page.get_by_label("Bearer token").fill("not-a-jwt")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.locator("#login-error")).to_have_text("Log-in failed: token is malformed.")
+    expect(page).to_have_url(re.compile(r"/console/login$"))
+    page.screenshot(path=screenshots / "login-refused.png", full_page=True)
+
+
+def test_network_graph_link_detail_and_window(page, console_agent, screenshots: Path):
+    login(page, console_agent, "alice")
+    graph = page.locator("svg#topology")
+    expect(graph).to_be_visible()
+    # The seeded acme network: 3 sites, 31 devices, 58 links, every one drawn.
+    expect(graph.locator("g.site")).to_have_count(3)
+    expect(graph.locator("g.node")).to_have_count(31)
+    expect(graph.locator("a.edge")).to_have_count(58)
+    # Coloured by current load: the seeded hot link is hot, the down and planned ones idle.
+    expect(graph.locator('a.edge[data-link="acme-lnk-00002"]')).to_have_attribute(
+        "data-load", "hot"
+    )
+    expect(graph.locator('a.edge[data-link="acme-lnk-00015"]')).to_have_attribute(
+        "data-load", "idle"
+    )
+    expect(graph.locator('a.edge[data-link="acme-lnk-00018"]')).to_have_attribute(
+        "data-load", "idle"
+    )
+    assert "globex" not in page.content()
+    page.screenshot(path=screenshots / "network.png", full_page=True)
+
+    # Each link has a handle at its middle; clicking it opens the link.
+    graph.locator('a.edge[data-link="acme-lnk-00002"] circle.handle').click()
+    detail = page.locator("#detail")
+    expect(detail.get_by_role("heading")).to_have_text("Link acme-lnk-00002")
+    expect(detail.locator("dd").first).to_have_text("acme-lnk-00002")
+    expect(detail).to_contain_text("100 Gbit/s")
+    expect(page.locator("#current-utilization")).to_have_text("82.1 %")
+    chart = page.locator("svg#utilization-chart")
+    expect(chart.locator("polyline")).to_have_count(2)  # both directions
+    week = chart.get_attribute("aria-label")
+    assert re.search(r", (\d+) samples,", week), week
+    week_samples = int(re.search(r", (\d+) samples,", week).group(1))
+    assert week_samples > 2 * 288 * 6, week  # seven days of 5-minute samples, both directions
+    page.screenshot(path=screenshots / "network-link.png", full_page=True)
+
+    page.get_by_label("Window").select_option("24h")
+    page.get_by_role("button", name="Show").click()
+    expect(page).to_have_url(re.compile(r"window=24h"))
+    day = page.locator("svg#utilization-chart").get_attribute("aria-label")
+    day_samples = int(re.search(r", (\d+) samples,", day).group(1))
+    assert day_samples == 2 * (288 + 1), day  # both ends of the window included
+
+    # Keyboard: a link of the graph is reachable and opens with Enter.
+    page.locator('a.edge[data-link="acme-lnk-00010"]').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#detail").get_by_role("heading")).to_have_text("Link acme-lnk-00010")
+
+
+def test_skills_view_cards_side_by_side_and_interfaces(page, console_agent, screenshots: Path):
+    login(page, console_agent, "alice")
+    nav(page, "Skills")
+    public = page.locator("#public-card")
+    extended = page.locator("#extended-card")
+    expect(public.locator("li code")).to_have_text(["describe_skill", "lookup_inventory"])
+    expect(extended.locator("li code")).to_have_text(
+        [
+            "check_link_capacity",
+            "describe_skill",
+            WORKED_EXAMPLE,
+            "link_headroom",
+            "lookup_inventory",
+        ]
+    )
+    expect(page.locator("#card-diff")).to_contain_text(
+        "Skills only on your extended card: check_link_capacity, evaluate_resource_condition, "
+        "link_headroom"
+    )
+    headroom = page.locator("#skill-link_headroom")
+    expect(headroom).to_contain_text("deprecated · replaced by check_link_capacity")
+    worked = page.locator(f"#skill-{WORKED_EXAMPLE}")
+    card = httpx.get(f"{console_agent.base_url}/.well-known/agent-card.json").json()
+    assert card["skills"]  # the public card does not list the worked example; describe it
+    described = httpx.post(
+        f"{console_agent.base_url}/a2a/jsonrpc",
+        headers={"A2A-Version": "1.0", "Authorization": f"Bearer {console_agent.token('alice')}"},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "messageId": "e2e-describe",
+                    "role": "ROLE_USER",
+                    "parts": [
+                        {
+                            "mediaType": "application/json",
+                            "data": {
+                                "skill": "describe_skill",
+                                "arguments": {"skill_id": WORKED_EXAMPLE},
+                            },
+                        }
+                    ],
+                }
+            },
+        },
+    ).json()["result"]["task"]["artifacts"][0]["parts"][0]["data"]
+    document = described["skill_interface"]
+    expect(worked).to_contain_text(described["interface_digest"])
+    expect(worked).to_contain_text(document["input_schema"]["digest"])
+    expect(worked).to_contain_text("observe_only, no approval needed")
+    expect(worked).to_contain_text("sync, stream, poll; not cancelable")
+    expect(worked).to_contain_text("timeout_seconds 10")
+    # The input schema as a tree: condition's members, with their requirement and enum.
+    tree = worked.locator(".schema").first.locator(".tree")
+    expect(tree).to_contain_text("unit")
+    expect(tree).to_contain_text('one of "gt", "gte", "lt", "lte"')
+    expect(worked).to_contain_text("Supporting record: resource-observation")
+    page.screenshot(path=screenshots / "skills.png", full_page=True)
+
+
+def test_try_the_worked_example_then_its_task_and_audit_row(page, console_agent, screenshots: Path):
+    login(page, console_agent, "alice")
+    nav(page, "Try it")
+    page.get_by_label("Skill", exact=True).select_option(WORKED_EXAMPLE)
+    page.get_by_role("button", name="Open form").click()
+    validity = page.locator("#validity")
+
+    page.get_by_label("resource_id").fill("network-resource-123")
+    expect(page.locator("#validation-problems")).to_contain_text("/condition is required")
+    page.get_by_label("metric").fill("utilization")
+    page.get_by_label("operator").select_option("gte")
+    page.get_by_label("threshold").fill("eighty")
+    # Validation as you type, by the agent's own validator for this schema.
+    expect(page.locator("#validation-problems")).to_contain_text("/condition/threshold fails type")
+    expect(page.locator("#validation-problems")).to_contain_text("/condition/unit is required")
+    expect(page.get_by_label("threshold")).to_have_attribute("aria-invalid", "true")
+    page.get_by_label("threshold").fill("80")
+    page.get_by_label("unit").fill("percent")
+    expect(validity).to_have_text("Valid against the input schema.")
+
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#final-state")).to_contain_text("COMPLETED")
+    stream = page.locator("#stream li")
+    expect(stream.first).to_contain_text("SUBMITTED")
+    expect(page.locator("#stream")).to_contain_text("status: WORKING")
+    expect(page.locator("#stream")).to_contain_text("(resource-observation)")
+    expect(page.locator("#result-data")).to_contain_text('"result": "condition_not_met"')
+    expect(page.locator("#result-data")).to_contain_text('"observed_value": 42')
+    reference = page.locator("#references tbody tr")
+    expect(reference).to_have_count(1)
+    expect(reference.locator("td").first).to_have_text("/supporting_record_refs/0")
+    record_id = reference.locator("td a").inner_text()
+    record = page.locator(f"#record-{record_id}")
+    expect(record).to_contain_text('"value": 42')
+    expect(record).to_contain_text('"resource_id": "network-resource-123"')
+    task_id = re.search(r"Task (\S+):", page.locator("#final-state").inner_text()).group(1)
+    page.screenshot(path=screenshots / "try-it.png", full_page=True)
+
+    page.locator("#audit-link").click()
+    expect(page).to_have_url(re.compile(rf"/console/audit\?task={task_id}$"))
+    rows = page.locator("#audit-table tbody tr")
+    invoke_row = rows.filter(has_text="agent · invoke")
+    expect(invoke_row).to_have_count(1)
+    expect(invoke_row).to_contain_text(f"{WORKED_EXAMPLE} 1.0")
+    expect(invoke_row).to_contain_text("alice")
+    expect(invoke_row.locator("td").nth(7)).to_have_text("allow")
+    expect(invoke_row.locator("td").nth(8)).to_have_text("completed")
+    tool_row = rows.filter(has_text="inventory · latest_metric")
+    expect(tool_row).to_contain_text("agent:netops-agent")
+    expect(tool_row).to_contain_text("network-resource-123")
+    page.screenshot(path=screenshots / "audit.png", full_page=True)
+
+    nav(page, "Tasks")
+    task_row = page.locator(f'#tasks-table tr[data-task="{task_id}"]')
+    expect(task_row).to_contain_text("COMPLETED")
+    expect(task_row).to_contain_text(WORKED_EXAMPLE)
+    task_row.get_by_text("artifact result").click()
+    expect(task_row).to_contain_text('"result": "condition_not_met"')
+    page.screenshot(path=screenshots / "tasks.png", full_page=True)
+
+
+def test_a_refused_invocation_shows_its_error_object(page, console_agent, screenshots: Path):
+    login(page, console_agent, "alice")
+    page.goto(f"{console_agent.base_url}/console/try?skill={WORKED_EXAMPLE}")
+    page.get_by_label("resource_id").fill("network-resource-1012")  # globex's fra1-core-01
+    page.get_by_label("metric").fill("utilization")
+    page.get_by_label("operator").select_option("gte")
+    page.get_by_label("threshold").fill("80")
+    page.get_by_label("unit").fill("percent")
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#final-state")).to_contain_text("REJECTED")
+    expect(page.locator("#error-object")).to_contain_text('"code": "authorization_failed"')
+    expect(page.locator("#error-object")).to_contain_text("resource not found or not accessible")
+    task_id = re.search(r"Task (\S+):", page.locator("#final-state").inner_text()).group(1)
+    nav(page, "Tasks")
+    task_row = page.locator(f'#tasks-table tr[data-task="{task_id}"]')
+    expect(task_row).to_contain_text("REJECTED")
+    task_row.get_by_text("error object").click()
+    expect(task_row.locator(".error-object pre")).to_contain_text("authorization_failed")
+    page.screenshot(path=screenshots / "tasks-error.png", full_page=True)
+
+
+def test_the_other_tenant_sees_none_of_acme(page, console_agent, screenshots: Path):
+    task = invoke_over_a2a(
+        console_agent,
+        "alice",
+        {
+            "resource_id": "network-resource-123",
+            "condition": {
+                "metric": "utilization",
+                "operator": "gte",
+                "threshold": 80,
+                "unit": "percent",
+            },
+        },
+    )
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED", task["status"]
+    login(page, console_agent, "gary")
+    expect(page.locator("#caller")).to_contain_text("gary · tenant globex")
+    graph = page.locator("svg#topology")
+    expect(graph.locator("g.site")).to_have_count(2)
+    expect(graph.locator("a.edge")).to_have_count(36)
+    expect(graph.locator('a.edge[data-link^="globex-lnk-"]')).to_have_count(36)
+    for acme in ("acme", "nyc1", "lon1", "sin1"):
+        assert acme not in page.content(), acme
+    page.screenshot(path=screenshots / "network-globex.png", full_page=True)
+
+    page.goto(f"{console_agent.base_url}/console/network?link=acme-lnk-00002")
+    expect(page.locator("#detail")).to_contain_text("No link acme-lnk-00002 in your tenant.")
+    assert "100 Gbit/s" not in page.locator("#detail").inner_text()
+
+    nav(page, "Tasks")
+    expect(page.locator("h1")).to_have_text("Your recent tasks")
+    assert task["id"] not in page.content()
+    assert "condition_not_met" not in page.content()
+
+    nav(page, "Audit")
+    expect(page.locator("h1")).to_have_text("Audit trail of globex")
+    assert "alice" not in page.content() and task["id"] not in page.content()
+    page.goto(f"{console_agent.base_url}/console/audit?task={task['id']}")
+    expect(page.locator("#audit-table tbody tr")).to_have_count(0)
+    page.screenshot(path=screenshots / "audit-globex.png", full_page=True)
+
+
+def test_a_caller_without_capacity_scopes_sees_no_utilization(page, console_agent):
+    login(page, console_agent, "vic")
+    expect(page.locator("main")).to_contain_text(
+        "Utilization needs one of: capacity.plan or capacity.read."
+    )
+    graph = page.locator("svg#topology")
+    expect(graph.locator("a.edge")).to_have_count(58)
+    expect(graph.locator('a.edge[data-load="hot"]')).to_have_count(0)
+    page.goto(f"{console_agent.base_url}/console/try?skill={WORKED_EXAMPLE}")
+    expect(page.locator("main")).to_contain_text(f"You may not use a skill named {WORKED_EXAMPLE}.")

@@ -1,0 +1,127 @@
+"""The console's session cookie at the HTTP level: what it opens, and what it never opens."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import RunningAgent
+
+COOKIE = "netagent_console"
+PAGE = {"Accept": "text/html"}
+
+
+@pytest.fixture
+def logged_in(console_agent: RunningAgent) -> Iterator[Callable[..., httpx.Client]]:
+    """Log a subject in through POST /console/login; the client keeps the cookie."""
+    opened: list[httpx.Client] = []
+
+    def login(subject: str = "alice") -> httpx.Client:
+        client = httpx.Client(base_url=console_agent.base_url, follow_redirects=False)
+        opened.append(client)
+        token = console_agent.token(subject)
+        answer = client.post("/console/login", headers={"Authorization": f"Bearer {token}"})
+        assert answer.status_code == 200, answer.text
+        return client
+
+    yield login
+    for client in opened:
+        client.close()
+
+
+def test_login_sets_a_strict_http_only_cookie_for_the_console_only(console_agent):
+    token = console_agent.token("alice")
+    answer = httpx.post(
+        f"{console_agent.base_url}/console/login", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert answer.json() == {"subject": "alice", "tenant": "acme"}
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith(f"{COOKIE}={token};"), cookie
+    for flag in ("HttpOnly", "SameSite=Strict", "Path=/console"):
+        assert flag in cookie, cookie
+    max_age = int(cookie.split("Max-Age=")[1].split(";")[0])
+    assert 3500 < max_age <= 3600  # the token's own lifetime, not longer
+
+
+def test_login_without_a_token_or_with_a_bad_one_is_refused(console_agent):
+    bare = httpx.post(f"{console_agent.base_url}/console/login")
+    assert bare.status_code == 401 and "set-cookie" not in bare.headers
+    bad = httpx.post(
+        f"{console_agent.base_url}/console/login", headers={"Authorization": "Bearer nope"}
+    )
+    assert bad.status_code == 401 and bad.json()["error"]["message"] == "token is malformed"
+
+
+def test_only_the_login_page_and_assets_are_open(console_agent):
+    base = console_agent.base_url
+    assert httpx.get(f"{base}/console/login").status_code == 200
+    assert httpx.get(f"{base}/console/static/console.js").status_code == 200
+    for path in ("/console/network", "/console/skills", "/console/tasks", "/console/audit"):
+        answer = httpx.get(f"{base}{path}")  # a script, not a page: the edge's 401
+        assert answer.status_code == 401, path
+        page = httpx.get(f"{base}{path}", headers=PAGE)  # a browser: off to the login page
+        assert (page.status_code, page.headers["location"]) == (303, "/console/login"), path
+    refused = httpx.post(f"{base}/console/api/validate", json={"skill": "describe_skill"})
+    assert refused.status_code == 401
+
+
+def test_the_cookie_never_authenticates_the_a2a_endpoint(logged_in):
+    client = logged_in()
+    assert client.get("/console/skills", headers=PAGE).status_code == 200
+    answer = client.post(
+        "/a2a/jsonrpc",
+        headers={"A2A-Version": "1.0"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard", "params": {}},
+    )
+    assert answer.status_code == 401
+    # The cookie is scoped to /console, and the middleware reads it nowhere else anyway.
+    assert client.cookies.jar and all(c.path == "/console" for c in client.cookies.jar)
+
+
+def test_cross_site_requests_cannot_use_the_cookie(logged_in):
+    client = logged_in()
+    body = {"skill": "describe_skill", "arguments": {"skill_id": "lookup_inventory"}}
+    same = client.post(
+        "/console/api/validate", json=body, headers={"Origin": str(client.base_url).rstrip("/")}
+    )
+    assert same.status_code == 200 and same.json() == {"valid": True, "details": []}
+    for headers in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        answer = client.post("/console/api/invoke", json=body, headers=headers)
+        assert answer.status_code == 403, headers
+
+
+def test_an_expired_cookie_sends_the_browser_back_to_log_in(console_agent):
+    expired = console_agent.token("alice", ttl=-120)  # beyond the verifier's 30 s leeway
+    client = httpx.Client(base_url=console_agent.base_url, follow_redirects=False)
+    client.headers["Cookie"] = f"{COOKIE}={expired}"
+    answer = client.get("/console/network", headers=PAGE)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/console/login?expired=1"
+    assert answer.headers["set-cookie"].startswith(f"{COOKIE}=; Max-Age=0;")
+    api = client.post("/console/api/validate", json={})
+    assert api.status_code == 401 and api.json()["error"]["message"] == "token has expired"
+    client.close()
+
+
+def test_validation_uses_the_skills_own_schema_and_hides_what_the_caller_cannot_see(logged_in):
+    vic = logged_in("vic")
+    worked = {"skill": "evaluate_resource_condition", "arguments": {}}
+    assert vic.post("/console/api/validate", json=worked).status_code == 404
+    assert vic.post("/console/api/invoke", json=worked).status_code == 404
+    alice = logged_in("alice")
+    answer = alice.post(
+        "/console/api/validate",
+        json={
+            "skill": "evaluate_resource_condition",
+            "arguments": {"resource_id": 7, "condition": {"metric": "cpu", "extra": 1}},
+        },
+    ).json()
+    pointers = sorted((d["instance_path"], d["keyword"]) for d in answer["details"])
+    assert pointers == [
+        ("/condition/operator", "required"),
+        ("/condition/threshold", "required"),
+        ("/condition/unit", "required"),
+        ("/resource_id", "type"),
+    ]

@@ -141,7 +141,7 @@ def main() -> None:
     )
     parser.add_argument("--transports", default=",".join(TRANSPORTS), help="jsonrpc,http_json")
     parser.add_argument(
-        "--reports", type=Path, default=Path("tck-reports"), help="where reports are kept"
+        "--reports", type=Path, help="where reports are kept (default: TCK/reports/netagent)"
     )
     args = parser.parse_args()
     tck = args.tck.resolve()
@@ -156,6 +156,7 @@ def main() -> None:
         ["git", "-C", str(tck), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
     print(f"TCK {tck} at {commit or 'unknown commit'}")
+    args.reports = args.reports or tck / "reports" / "netagent"  # outside this repository
     args.reports.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="netagent-tck-"))
     port = free_port()

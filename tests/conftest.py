@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,9 +53,76 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         _CLUSTER.stop()
 
 
-def postgres_database(name: str) -> str | None:
+def postgres_database(name: str, template: str | None = None) -> str | None:
     """A fresh database in the session's cluster, or None when there is none."""
-    return _CLUSTER.database(name) if _CLUSTER is not None else None
+    return _CLUSTER.database(name, template=template) if _CLUSTER is not None else None
+
+
+def postgres_available() -> bool:
+    """True when this session runs its own PostgreSQL cluster."""
+    return _CLUSTER is not None
+
+
+# --- the database backend agents run on -------------------------------------------------------
+# The integration suite runs once per backend (tests/integration/conftest.py parametrizes the
+# `backend` fixture); everywhere else agents use the embedded SQLite default. Agents get a copy of
+# a database seeded once per backend and session, which is much faster than seeding each.
+BACKENDS = ("sqlite", "postgresql")
+_backend = "sqlite"
+_seeded_templates: dict[str, Path | str] = {}
+_postgres_by_home: dict[Path, str] = {}
+
+
+@pytest.fixture(scope="session")
+def backend() -> str:
+    """Outside the integration suite, agents run on SQLite."""
+    return "sqlite"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _agents_use_backend(backend: str) -> None:
+    """start_agent (in fixtures and test bodies alike) follows the module's backend.
+
+    Module scope, autouse: it is set up before any other module or function fixture of the
+    module, and again whenever the (session-scoped, parametrized) backend changes.
+    """
+    global _backend
+    _backend = backend
+
+
+def _seeded_template(backend: str, scratch: Path) -> Path | str:
+    """Seed once per backend: a SQLite file to copy, or a PostgreSQL template database."""
+    if backend not in _seeded_templates:
+        if backend == "postgresql":
+            url = postgres_database("netops_seeded_template")
+            assert url is not None
+            seed_database(url)
+            _seeded_templates[backend] = "netops_seeded_template"
+        else:
+            scratch.mkdir(parents=True, exist_ok=True)
+            path = scratch / "seeded-template.db"
+            seed_database(f"sqlite+aiosqlite:///{path}")
+            _seeded_templates[backend] = path
+    return _seeded_templates[backend]
+
+
+def _database_for(home: Path, seeded: bool) -> tuple[str | None, bool]:
+    """(database URL or None for the home's SQLite file, whether it still needs seeding)."""
+    if _backend == "postgresql":
+        if home in _postgres_by_home:  # a restart on the same home finds its database
+            return _postgres_by_home[home], seeded
+        template = _seeded_template("postgresql", home) if seeded else None
+        url = postgres_database(f"agent_{uuid.uuid4().hex[:12]}", template=template)
+        if url is None:
+            pytest.skip("no PostgreSQL cluster in this session")
+        _postgres_by_home[home] = url
+        return url, False
+    target = home / "netagent.db"
+    if seeded and not target.exists():
+        template = _seeded_template("sqlite", home.parent / ".seeded-template")
+        shutil.copyfile(template, target)
+        return None, False
+    return None, seeded
 
 
 # The simulated telemetry ends here, and the agent's clock stands still here, so results are
@@ -146,6 +215,9 @@ def start_agent(
         **(settings_overrides or {}),
     )
     home.mkdir(parents=True, exist_ok=True)
+    if database_url is None:
+        database_url, seeded = _database_for(home, seeded)
+        settings = replace(settings, database_url=database_url)
     if seeded:
         seed_database(settings.resolved_database_url)
     app = create_app(settings, registry=registry, clock=clock, **app_options)
@@ -170,7 +242,7 @@ def start_agent(
 
 
 @pytest.fixture(scope="session")
-def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+def agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
     """One seeded agent shared by the integration tests that only read."""
     running = start_agent(tmp_path_factory.mktemp("agent-home"))
     yield running

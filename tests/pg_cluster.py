@@ -70,9 +70,12 @@ class PostgresCluster:
             command = ["runuser", "-u", RUN_AS, "--", *command]
         subprocess.run(command, check=True, capture_output=True, timeout=120)
 
-    def database(self, name: str) -> str:
-        """Create database ``name`` and return its SQLAlchemy async URL."""
-        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+    def database(self, name: str, template: str | None = None) -> str:
+        """Create database ``name`` (a copy of ``template`` if given); return its async URL."""
+        copy = ["-T", template] if template else []
+        self._run(
+            "createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", *copy, name
+        )
         return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:

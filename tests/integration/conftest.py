@@ -14,7 +14,7 @@ from a2a.types import AgentExtension
 from agent.credentials import ToolGrant
 from agent.registry import Capability, Registry, load_registry
 from agent.skill_context import ToolFactory
-from tests.conftest import RunningAgent, start_agent
+from tests.conftest import BACKENDS, RunningAgent, postgres_available, start_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_REQUIRED_EXTENSION = "urn:netops-agent:test:required-extension:v1"
@@ -62,8 +62,16 @@ def slow_tools(real: ToolFactory) -> ToolFactory:
     return make
 
 
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The whole integration suite runs once on SQLite and once on PostgreSQL."""
+    if request.param == "postgresql" and not postgres_available():
+        pytest.skip("no PostgreSQL cluster in this session (CI always has one)")
+    return str(request.param)
+
+
 @pytest.fixture(scope="session")
-def lab_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+def lab_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
     """Demo + fixture skills, slow telemetry tools, and one skill's interface withheld."""
     home = tmp_path_factory.mktemp("lab-home")
     registry = load_registry(lab_skills(home))
@@ -76,7 +84,7 @@ def lab_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent
 
 
 @pytest.fixture(scope="session")
-def strict_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+def strict_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
     """An agent whose card declares a required (test-only) extension."""
     required = AgentExtension(
         uri=TEST_REQUIRED_EXTENSION, description="test-only required extension", required=True
@@ -102,7 +110,7 @@ def enforcement_skills(tmp: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def enforce_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+def enforce_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
     """Demo skills + the faulty handler, with the real gated tools and every interface."""
     home = tmp_path_factory.mktemp("enforce-home")
     running = start_agent(home, registry=load_registry(enforcement_skills(home)))

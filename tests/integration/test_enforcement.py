@@ -779,8 +779,8 @@ def netagent(agent: RunningAgent, *args: str) -> subprocess.CompletedProcess[str
         "NETAGENT_SKILLS_DIR": str(agent.settings.home / "skills"),
         "COLUMNS": "220",
         "PYTHONPATH": str(ROOT),  # the faulty handler's module lives under tests/
+        "NETAGENT_DATABASE_URL": agent.settings.resolved_database_url,
     }
-    environment.pop("NETAGENT_DATABASE_URL", None)
     return subprocess.run(
         [str(NETAGENT), *args],
         capture_output=True,

@@ -33,7 +33,7 @@ from starlette.templating import Jinja2Templates
 from agent.audit import AuditLog, AuditRecord
 from agent.cards import JSONRPC_PATH, CardFactory, card_to_json
 from agent.console.schemas import form, tree
-from agent.console.session import LOGIN_PATH, PREFIX, clear_cookie, session_cookie
+from agent.console.session import PREFIX, session_cookie
 from agent.console.topology import (
     CHART_HEIGHT,
     CHART_PAD,
@@ -68,7 +68,7 @@ def _secure_headers(response: Response) -> Response:
     response.headers["Content-Security-Policy"] = CSP
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would send Origin: null
     return response
 
 
@@ -154,11 +154,17 @@ def _task_view(task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _agent_base(request: Request) -> str:
-    """This server's own address for the connection at hand, to reach its A2A endpoint."""
+UNREACHABLE = "the console cannot reach this agent's A2A endpoint (it listens on no TCP address)"
+
+
+def _agent_base(request: Request) -> str | None:
+    """This server's own address for the connection at hand, to reach its A2A endpoint.
+
+    None when the server listens on no TCP address (a Unix socket): there is nothing to call.
+    """
     server = request.scope.get("server")
     if not server or server[1] is None:
-        raise RuntimeError("the console cannot tell the agent's own address")
+        return None
     host, port = server
     host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -238,12 +244,6 @@ class Console:
         response = JSONResponse({"subject": principal.subject, "tenant": principal.tenant})
         secure = request.url.scheme == "https"
         response.headers["Set-Cookie"] = session_cookie(principal.token, max_age, secure)
-        return _secure_headers(response)
-
-    async def logout(self, request: Request) -> Response:
-        """Forget the session cookie."""
-        response = RedirectResponse(LOGIN_PATH, status_code=303)
-        response.headers["Set-Cookie"] = clear_cookie(request.url.scheme == "https")
         return _secure_headers(response)
 
     async def home(self, request: Request) -> Response:
@@ -429,7 +429,11 @@ class Console:
                 "configuration": {"acceptedOutputModes": ["application/json"]},
             },
         }
-        url = _agent_base(request) + JSONRPC_PATH
+        base = _agent_base(request)
+        if base is None:
+            error = {"error": {"code": "unavailable", "message": UNREACHABLE}}
+            return _secure_headers(JSONResponse(error, status_code=503))
+        url = base + JSONRPC_PATH
         headers = _a2a_headers(request, stream=True)
         return _secure_headers(
             StreamingResponse(_relay(url, headers, payload), media_type="text/event-stream")
@@ -445,9 +449,12 @@ class Console:
             "method": "ListTasks",
             "params": {"pageSize": TASK_PAGE_SIZE, "includeArtifacts": True, "historyLength": 0},
         }
+        base = _agent_base(request)
+        if base is None:
+            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNREACHABLE})
         async with httpx.AsyncClient(timeout=30) as client:
             answer = await client.post(
-                _agent_base(request) + JSONRPC_PATH, json=payload, headers=_a2a_headers(request)
+                base + JSONRPC_PATH, json=payload, headers=_a2a_headers(request)
             )
         reply = answer.json()
         error = reply.get("error")
@@ -497,7 +504,6 @@ class Console:
             Route("/", self.home, methods=["GET"]),
             Route("/login", self.login_page, methods=["GET"]),
             Route("/login", self.login, methods=["POST"]),
-            Route("/logout", self.logout, methods=["POST"]),
             Route("/network", self.network, methods=["GET"]),
             Route("/skills", self.skills, methods=["GET"]),
             Route("/try", self.try_page, methods=["GET"]),

@@ -9,9 +9,10 @@ authenticates like any other request (the login page sends the pasted token as
 This middleware sits outside that one. On /console paths only, it turns the cookie into the
 ``Authorization`` header the edge verifies, so a forged, expired or foreign cookie is refused
 exactly like a bad bearer token. It never does so for any other path: the cookie cannot
-authenticate an A2A call. Cross-site requests cannot use it either: the cookie is
-``SameSite=Strict``, and a cookie-authenticated unsafe request whose ``Origin`` or
-``Sec-Fetch-Site`` says it came from another site is refused with 403.
+authenticate an A2A call. ``POST /console/logout`` clears it without asking for a valid
+token, so an expired session can always leave. Cross-site requests cannot use the cookie
+either: it is ``SameSite=Strict``, and a cookie-authenticated unsafe request whose ``Origin``
+or ``Sec-Fetch-Site`` says it came from another site is refused with 403.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PREFIX = "/console"
 LOGIN_PATH = f"{PREFIX}/login"
+LOGOUT_PATH = f"{PREFIX}/logout"
 STATIC_PREFIX = f"{PREFIX}/static/"
 API_PREFIX = f"{PREFIX}/api/"
 COOKIE = "netagent_console"
@@ -82,6 +84,11 @@ async def _send_simple(
     await send({"type": "http.response.body", "body": body})
 
 
+async def _forbidden(send: Send) -> None:
+    body = json.dumps({"error": {"code": "forbidden", "message": "cross-site request"}})
+    await _send_simple(send, 403, [(b"content-type", b"application/json")], body.encode())
+
+
 class ConsoleSessionMiddleware:
     """Pure ASGI, outermost: cookie -> Authorization on /console, nothing anywhere else."""
 
@@ -94,6 +101,9 @@ class ConsoleSessionMiddleware:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
+        if path == LOGOUT_PATH and scope["method"] == "POST":
+            await self._logout(scope, headers, send)
+            return
         if path == LOGIN_PATH or path.startswith(STATIC_PREFIX) or b"authorization" in headers:
             await self.app(scope, receive, send)
             return
@@ -106,8 +116,7 @@ class ConsoleSessionMiddleware:
             await self.app(scope, receive, send)  # the edge answers 401
             return
         if scope["method"] not in SAFE_METHODS and _cross_site(scope, headers):
-            body = json.dumps({"error": {"code": "forbidden", "message": "cross-site request"}})
-            await _send_simple(send, 403, [(b"content-type", b"application/json")], body.encode())
+            await _forbidden(send)
             return
         scope = dict(scope)
         scope["headers"] = [*scope["headers"], (b"authorization", f"Bearer {token}".encode())]
@@ -128,10 +137,17 @@ class ConsoleSessionMiddleware:
 
         await self.app(scope, receive, watch)
 
+    async def _logout(self, scope: Scope, headers: dict[bytes, bytes], send: Send) -> None:
+        """Forget the cookie; needs no valid token (an expired session must be able to leave)."""
+        if _cross_site(scope, headers):
+            await _forbidden(send)
+            return
+        await self._to_login(send, scope.get("scheme") == "https", expired=False, clear=True)
+
     @staticmethod
-    async def _to_login(send: Send, secure: bool, *, expired: bool) -> None:
+    async def _to_login(send: Send, secure: bool, *, expired: bool, clear: bool = False) -> None:
         location = LOGIN_PATH + ("?expired=1" if expired else "")
         headers = [(b"location", location.encode()), (b"cache-control", b"no-store")]
-        if expired:
+        if expired or clear:
             headers.append((b"set-cookie", clear_cookie(secure).encode()))
         await _send_simple(send, 303, headers, b"")

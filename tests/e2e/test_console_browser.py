@@ -326,3 +326,39 @@ def test_a_caller_without_capacity_scopes_sees_no_utilization(page, console_agen
     expect(graph.locator('a.edge[data-load="hot"]')).to_have_count(0)
     page.goto(f"{console_agent.base_url}/console/try?skill={WORKED_EXAMPLE}")
     expect(page.locator("main")).to_contain_text(f"You may not use a skill named {WORKED_EXAMPLE}.")
+
+
+UNLABELLED = """() => [...document.querySelectorAll("input:not([type=hidden]), select, textarea")]
+  .filter((c) => c.labels.length === 0 && !c.getAttribute("aria-label"))
+  .map((c) => c.id || c.name || c.outerHTML)"""
+
+
+def test_keyboard_labels_small_screens_and_logout(page, console_agent, screenshots: Path):
+    login(page, console_agent, "alice")
+    # The first Tab reaches the skip link, which moves the focus to the content.
+    page.keyboard.press("Tab")
+    expect(page.locator(":focus")).to_have_text("Skip to content")
+    page.keyboard.press("Enter")
+    expect(page.locator("main")).to_be_focused()
+    for path in (
+        "/console/network?link=acme-lnk-00002",
+        "/console/skills",
+        f"/console/try?skill={WORKED_EXAMPLE}",
+        "/console/tasks",
+        "/console/audit",
+    ):
+        page.goto(f"{console_agent.base_url}{path}")
+        assert page.evaluate(UNLABELLED) == [], path
+
+    # A phone-sized screen: the page itself never scrolls sideways (the graph scrolls in its box).
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{console_agent.base_url}/console/network")
+    expect(page.locator("svg#topology")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.screenshot(path=screenshots / "network-small-screen.png")
+
+    page.get_by_role("button", name="Log out").focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"/console/login$"))
+    page.goto(f"{console_agent.base_url}/console/tasks")
+    expect(page).to_have_url(re.compile(r"/console/login$"))

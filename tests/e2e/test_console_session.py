@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.conftest import RunningAgent
 
+ROOT = Path(__file__).resolve().parents[2]
 COOKIE = "netagent_console"
 PAGE = {"Accept": "text/html"}
 
@@ -125,3 +129,43 @@ def test_validation_uses_the_skills_own_schema_and_hides_what_the_caller_cannot_
         ("/condition/unit", "required"),
         ("/resource_id", "type"),
     ]
+
+
+def test_logout_clears_the_cookie_even_when_it_has_expired(console_agent):
+    expired = console_agent.token("alice", ttl=-120)
+    with httpx.Client(base_url=console_agent.base_url, follow_redirects=False) as client:
+        client.headers["Cookie"] = f"{COOKIE}={expired}"
+        foreign = client.post("/console/logout", headers={"Origin": "https://evil.example"})
+        assert foreign.status_code == 403
+        answer = client.post("/console/logout")
+        assert (answer.status_code, answer.headers["location"]) == (303, "/console/login")
+        assert answer.headers["set-cookie"].startswith(f"{COOKIE}=; Max-Age=0;")
+
+
+def test_every_skill_a_caller_may_use_gets_a_form(console_agent, logged_in):
+    paula = logged_in("paula")
+    card = paula.get("/console/skills").text
+    usable = re.findall(r'href="/console/try\?skill=([a-z_]+)"', card)
+    assert sorted(usable) == [
+        "check_link_capacity",
+        "describe_skill",
+        "evaluate_resource_condition",
+        "link_headroom",
+        "lookup_inventory",
+        "plan_link_upgrade",
+    ]
+    for skill in usable:
+        page = paula.get(f"/console/try?skill={skill}")
+        assert page.status_code == 200 and 'id="invoke-form"' in page.text, skill
+        schema = json.loads(
+            (ROOT / "skills" / skill / "input.schema.json").read_text(encoding="utf-8")
+        )
+        for member in schema.get("properties", {}):  # a control, or a fieldset of controls
+            assert f'data-pointer="/{member}' in page.text, (skill, member)
+        verdict = paula.post("/console/api/validate", json={"skill": skill, "arguments": {}})
+        assert verdict.status_code == 200, skill
+        required = {f"/{m}" for m in schema.get("required", [])}
+        missing = {
+            d["instance_path"] for d in verdict.json()["details"] if d["keyword"] == "required"
+        }
+        assert missing == required, skill

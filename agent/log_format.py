@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import traceback
-import uuid
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -42,7 +42,7 @@ def new_request_id(incoming: bytes | None) -> str:
     """The caller's ``X-Request-ID`` when it is a short plain token, else a fresh one."""
     if incoming is not None and _INCOMING_ID.match(incoming):
         return incoming.decode("ascii")
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # a fresh 128-bit id; uuid4() costs twice as much
 
 
 def bind_task(ids: TaskIds) -> None:

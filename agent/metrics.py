@@ -261,11 +261,18 @@ class TaskObserver:
     def __init__(self, metrics: Metrics | None = None, spans: Any | None = None) -> None:
         self.metrics = metrics
         self._spans = spans
+        self._task_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        self._routing_children: dict[tuple[str, str], Any] = {}
 
     def routed(self, decision: Decision) -> None:
         """Count a routing decision by its layer and action."""
-        if self.metrics is not None:
-            self.metrics.routing.labels(decision.layer.value, decision.action.value).inc()
+        if self.metrics is None:
+            return
+        key = (decision.layer.value, decision.action.value)
+        child = self._routing_children.get(key)
+        if child is None:
+            child = self._routing_children[key] = self.metrics.routing.labels(*key)
+        child.inc()
 
     def started(
         self,
@@ -295,8 +302,16 @@ class TaskObserver:
         skill = capability.id if capability is not None else NONE
         state, code = OUTCOMES.get((outcome, accepted), (OTHER, OTHER))
         if self.metrics is not None:
-            self.metrics.tasks.labels(skill, state, code).inc()
-            self.metrics.task_seconds.labels(skill, state).observe(seconds)
+            key = (skill, state, code)
+            children = self._task_children.get(key)
+            if children is None:  # labels() costs ~2 us; the bounded children are kept
+                children = (
+                    self.metrics.tasks.labels(skill, state, code),
+                    self.metrics.task_seconds.labels(skill, state),
+                )
+                self._task_children[key] = children
+            children[0].inc()
+            children[1].observe(seconds)
         log.info(
             "%s %s (%s) in %.1f ms",
             skill,

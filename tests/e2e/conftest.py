@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import RunningAgent, start_agent
+from tests.conftest import BACKENDS, RunningAgent, postgres_available, start_agent
 
 CHROMIUM = Path(os.environ.get("NETAGENT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -38,15 +38,29 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
-def console_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
-    """One seeded agent for the console tests (its clock stands still at FIXED_NOW)."""
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The console tests run once on SQLite and once on PostgreSQL, like the integration suite."""
+    if request.param == "postgresql" and not postgres_available():
+        pytest.skip("no PostgreSQL cluster in this session (CI always has one)")
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def console_agent(
+    tmp_path_factory: pytest.TempPathFactory, backend: str, _agents_use_backend: None
+) -> Iterator[RunningAgent]:
+    """One seeded agent per module and backend (its clock stands still at FIXED_NOW).
+
+    Module scope, after ``_agents_use_backend``, so that start_agent already follows the
+    backend of this round when the agent starts.
+    """
     running = start_agent(tmp_path_factory.mktemp("console-home"))
     yield running
     running.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(console_agent: RunningAgent) -> Iterator[Any]:
     """Debian's Chromium, headless, driven by Playwright's sync API.
 

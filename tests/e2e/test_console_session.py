@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -33,6 +34,11 @@ def logged_in(console_agent: RunningAgent) -> Iterator[Callable[..., httpx.Clien
     yield login
     for client in opened:
         client.close()
+
+
+def test_the_agent_runs_on_this_rounds_backend(console_agent, backend):
+    url = console_agent.settings.resolved_database_url
+    assert url.startswith("postgresql" if backend == "postgresql" else "sqlite"), url
 
 
 def test_login_sets_a_strict_http_only_cookie_for_the_console_only(console_agent):
@@ -169,3 +175,21 @@ def test_every_skill_a_caller_may_use_gets_a_form(console_agent, logged_in):
             d["instance_path"] for d in verdict.json()["details"] if d["keyword"] == "required"
         }
         assert missing == required, skill
+
+
+def test_the_open_static_prefix_opens_nothing_else(console_agent):
+    """Raw request lines (an HTTP client would normalise the dots away)."""
+    host, port = console_agent.base_url.removeprefix("http://").split(":")
+    for path in (
+        "/console/static/../network",
+        "/console/static/..%2Fnetwork",
+        "/console/static/../templates/base.html",
+        "/console/static/../../a2a/jsonrpc",
+    ):
+        with socket.create_connection((host, int(port))) as connection:
+            request = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n"
+            connection.sendall(request.encode())
+            answer = b""
+            while chunk := connection.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 404 "), (path, answer[:200])

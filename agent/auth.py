@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -29,6 +30,10 @@ SIGNING_ALGORITHM = "ES256"
 EXTERNAL_ALGORITHMS = ("RS256", "PS256", "ES256", "ES384", "EdDSA")
 KEY_FILE = "signing-key.pem"
 MAX_TOKEN_BYTES = 8192
+MAX_TENANT_CHARS = 64
+"""The audit's tenant column; ``tenant:subject`` (the task owner) must fit in 255."""
+MAX_SUBJECT_CHARS = 255 - MAX_TENANT_CHARS - 1
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 DEFAULT_TTL_SECONDS = 8 * 3600
 
 
@@ -190,4 +195,10 @@ def _principal_from_claims(claims: dict[str, Any], token: str) -> Principal:
         raise TokenError("token has no tenant claim")
     if not isinstance(scope, str):
         raise TokenError("token scope claim must be a space-separated string")
+    # The identity is stored (task owner ``tenant:subject``, audit rows): a claim the store cannot
+    # hold would fail every request with an internal error instead of a 401.
+    if len(subject) > MAX_SUBJECT_CHARS or _CONTROL.search(subject):
+        raise TokenError(f"token subject must be at most {MAX_SUBJECT_CHARS} printable characters")
+    if len(tenant) > MAX_TENANT_CHARS or _CONTROL.search(tenant):
+        raise TokenError(f"token tenant must be at most {MAX_TENANT_CHARS} printable characters")
     return Principal(subject=subject, tenant=tenant, scopes=frozenset(scope.split()), token=token)

@@ -100,8 +100,14 @@ class BearerAuthMiddleware:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        headers = dict(scope["headers"])
-        authorization = headers.get(b"authorization")
+        # Every Authorization header counts: with dict() the last one would win, and a bad token
+        # sent before a good one would be silently dropped (RFC 6750 §2: one method, one token).
+        credentials = [value for name, value in scope["headers"] if name == b"authorization"]
+        if len(credentials) > 1:
+            description = "expected exactly one Authorization header"
+            await _unauthorized(send, description, "invalid_request")
+            return
+        authorization = credentials[0] if credentials else None
         if authorization is not None:
             await self._authenticated(scope, receive, send, authorization)
             return

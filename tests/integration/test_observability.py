@@ -48,15 +48,17 @@ Sample = tuple[str, tuple[tuple[str, str], ...]]
 
 
 @pytest.fixture(scope="module")
-def spans() -> InMemorySpanExporter:
+def spans(backend: str) -> InMemorySpanExporter:
+    """One per backend: stopping an agent shuts its provider down, and the exporter with it."""
     return InMemorySpanExporter()
 
 
 @pytest.fixture(scope="module")
 def observed(
-    tmp_path_factory: pytest.TempPathFactory, spans: InMemorySpanExporter
+    tmp_path_factory: pytest.TempPathFactory, spans: InMemorySpanExporter, backend: str
 ) -> Iterator[RunningAgent]:
-    """Metrics on (the default), tracing on into memory, request ids for JSON logs."""
+    """Metrics on (the default), tracing on into memory, request ids for JSON logs; one agent
+    per database backend (``backend`` makes the fixture follow the suite's parametrization)."""
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(spans))
     running = start_agent(
@@ -106,6 +108,15 @@ async def test_metrics_move_with_governed_invocations(observed: RunningAgent) ->
     )
     assert routed.task.metadata["routing"]["layer"] == "classifier"
     assert routed.state == "TASK_STATE_COMPLETED"
+    streamed = await invoke(
+        observed.base_url,
+        token,
+        "describe_skill",
+        {"skill_id": SKILL},
+        binding="HTTP+JSON",
+        streaming=True,
+    )  # the helper reads the final task with GetTask afterwards
+    assert streamed.state == "TASK_STATE_COMPLETED"
     # Nothing a caller writes becomes a label: an unknown skill name, an unknown method.
     secret = f"acme-secret-{uuid.uuid4().hex[:8]}"
     unknown = await invoke(observed.base_url, token, secret, {})
@@ -127,7 +138,7 @@ async def test_metrics_move_with_governed_invocations(observed: RunningAgent) ->
     tasks = "netagent_tasks_total"
     assert delta(before, after, tasks, skill=SKILL, state="completed", code="none") == 1
     assert delta(before, after, tasks, skill=SKILL, state="rejected", code="input_invalid") == 1
-    assert delta(before, after, tasks, skill="describe_skill", state="completed", code="none") == 1
+    assert delta(before, after, tasks, skill="describe_skill", state="completed", code="none") == 2
     assert (
         delta(before, after, tasks, skill="check_link_capacity", state="completed", code="none")
         == 1
@@ -140,7 +151,7 @@ async def test_metrics_move_with_governed_invocations(observed: RunningAgent) ->
     assert delta(before, after, seconds, skill=SKILL, state="completed") == 1
 
     routing = "netagent_routing_decisions_total"
-    assert delta(before, after, routing, layer="explicit_request", action="run") == 3
+    assert delta(before, after, routing, layer="explicit_request", action="run") == 4
     assert delta(before, after, routing, layer="explicit_request", action="refuse") == 1
     assert delta(before, after, routing, layer="classifier", action="run") == 1
 
@@ -152,7 +163,9 @@ async def test_metrics_move_with_governed_invocations(observed: RunningAgent) ->
     assert delta(before, after, requests, binding="rest", method="SendMessage", status="200") == 1
     assert delta(before, after, requests, binding="jsonrpc", method="other", status="200") == 1
     assert delta(before, after, requests, binding="jsonrpc", method="other", status="401") == 1
-    assert delta(before, after, requests, binding="card", method="GetAgentCard", status="200") == 5
+    assert delta(before, after, requests, binding="card", method="GetAgentCard", status="200") == 6
+    for method in ("SendStreamingMessage", "GetTask"):
+        assert delta(before, after, requests, binding="rest", method=method, status="200") == 1
     latency = "netagent_http_request_duration_seconds_count"
     assert delta(before, after, latency, binding="jsonrpc", method="SendMessage") == 4
     assert delta(before, after, latency, binding="rest", method="SendMessage") == 1
@@ -314,7 +327,11 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """``netagent serve`` with JSON logs and tracing to an OTLP endpoint; one anonymous call."""
+    """``netagent serve`` with JSON logs and tracing to an OTLP endpoint; one anonymous call.
+
+    On its embedded SQLite default whatever the suite's backend: what it checks is the
+    process's logging and exporting, which no database changes; it starts once per module.
+    """
     tmp = tmp_path_factory.mktemp("served")
     collector = Collector()
     threading.Thread(target=collector.serve_forever, daemon=True).start()

@@ -84,19 +84,42 @@ def _since(value: str, now: datetime) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _keyed(items: Any) -> dict[str, Any] | None:
+    """A list of objects each named by ``id`` or ``skill_id``, as a mapping; else None."""
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        return None
+    keys = [i.get("id", i.get("skill_id")) for i in items]
+    if not all(isinstance(k, str) for k in keys) or len(set(keys)) != len(keys):
+        return None
+    return dict(zip(keys, items, strict=True))
+
+
 def _diff(public: Any, extended: Any, path: str = "") -> list[tuple[str, str, str]]:
-    """Leaf differences between two JSON values, as (path, public, extended)."""
+    """Leaf differences between two JSON values, as (path, public, extended).
+
+    Objects are compared member by member, lists of named objects (skills, bindings) name by
+    name, other lists of one length item by item, so a difference is shown where it is.
+    """
+    found: list[tuple[str, str, str]] = []
     if isinstance(public, dict) and isinstance(extended, dict):
-        found: list[tuple[str, str, str]] = []
         for key in sorted(set(public) | set(extended)):
             found += _diff(public.get(key), extended.get(key), f"{path}.{key}" if path else key)
         return found
     if public == extended:
         return []
+    named_public, named_extended = _keyed(public), _keyed(extended)
+    if named_public is not None and named_extended is not None:
+        for name in sorted(set(named_public) | set(named_extended)):
+            found += _diff(named_public.get(name), named_extended.get(name), f"{path}[{name}]")
+        return found
+    if isinstance(public, list) and isinstance(extended, list) and len(public) == len(extended):
+        for index, (a, b) in enumerate(zip(public, extended, strict=True)):
+            found += _diff(a, b, f"{path}[{index}]")
+        return found
 
     def show(value: Any) -> str:
         text = "(absent)" if value is None else json.dumps(value, sort_keys=True)
-        return text if len(text) <= 160 else text[:157] + "..."
+        return text if len(text) <= 240 else text[:237] + "..."
 
     return [(path, show(public), show(extended))]
 

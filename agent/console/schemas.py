@@ -55,7 +55,7 @@ def _type_of(schema: Any) -> str:
     return "$ref" if "$ref" in schema else "any"
 
 
-def tree(schema: Any, name: str = "(root)", required: bool = True) -> TreeNode:
+def tree(schema: Any, name: str = "(root)", required: bool = False) -> TreeNode:
     """The schema as nested members with their types, requirements and constraints."""
     node = TreeNode(name, _type_of(schema), required)
     if not isinstance(schema, dict):
@@ -66,6 +66,10 @@ def tree(schema: Any, name: str = "(root)", required: bool = True) -> TreeNode:
         if keyword in schema and not isinstance(schema[keyword], dict | list):
             node.constraints.append((keyword, json.dumps(schema[keyword])))
     needed = set(schema.get("required", []))
+    if needed - set(schema.get("properties", {})):  # e.g. a oneOf branch: names members only
+        node.constraints.append(("requires", ", ".join(sorted(needed))))
+    if "not" in schema:
+        node.constraints.append(("not", json.dumps(schema["not"], sort_keys=True)))
     for member, sub in schema.get("properties", {}).items():
         node.children.append(tree(sub, member, member in needed))
     if isinstance(schema.get("additionalProperties"), dict):

@@ -148,6 +148,14 @@ def test_skills_view_cards_side_by_side_and_interfaces(page, console_agent, scre
         "Skills only on your extended card: check_link_capacity, evaluate_resource_condition, "
         "link_headroom"
     )
+    # Beyond the skill list, the differences are named where they are: here the bindings of
+    # the schema-interface extension, one per extended-only skill, and the card version.
+    diff_rows = page.locator("#card-diff li")
+    expect(diff_rows).to_have_count(5)
+    binding = diff_rows.filter(
+        has_text=f"capabilities.extensions[0].params.skills[{WORKED_EXAMPLE}]"
+    )
+    expect(binding).to_contain_text("public (absent)")
     headroom = page.locator("#skill-link_headroom")
     expect(headroom).to_contain_text("deprecated · replaced by check_link_capacity")
     worked = page.locator(f"#skill-{WORKED_EXAMPLE}")
@@ -179,6 +187,7 @@ def test_skills_view_cards_side_by_side_and_interfaces(page, console_agent, scre
     ).json()["result"]["task"]["artifacts"][0]["parts"][0]["data"]
     document = described["skill_interface"]
     expect(worked).to_contain_text(described["interface_digest"])
+    expect(binding).to_contain_text(described["interface_digest"])
     expect(worked).to_contain_text(document["input_schema"]["digest"])
     expect(worked).to_contain_text("observe_only, no approval needed")
     expect(worked).to_contain_text("sync, stream, poll; not cancelable")
@@ -188,6 +197,9 @@ def test_skills_view_cards_side_by_side_and_interfaces(page, console_agent, scre
     expect(tree).to_contain_text("unit")
     expect(tree).to_contain_text('one of "gt", "gte", "lt", "lte"')
     expect(worked).to_contain_text("Supporting record: resource-observation")
+    # A oneOf branch that only names members says which.
+    capacity_tree = page.locator("#skill-check_link_capacity .schema").first
+    expect(capacity_tree).to_contain_text("oneOf[1] any requires: a_device, b_device")
     page.screenshot(path=screenshots / "skills.png", full_page=True)
 
 

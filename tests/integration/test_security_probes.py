@@ -200,7 +200,7 @@ def task_request(binding: str, operation: str, task_id: str, **extra: Any) -> Re
         return Request("POST", JSONRPC, rpc(method[operation], {"id": task_id, **extra}))
     quoted = urllib.parse.quote(task_id, safe="")
     if operation == "get":
-        query = "".join(f"&{k}={v}" for k, v in extra.items()).replace("&", "?", 1)
+        query = f"?{httpx.QueryParams(extra)}" if extra else ""
         return Request("GET", f"{REST}/tasks/{quoted}{query}")
     return Request("POST", f"{REST}/tasks/{quoted}:{operation}")
 
@@ -634,18 +634,9 @@ async def test_cancel_of_another_callers_running_task_is_task_not_found(lab_agen
         interface = await binding_of(
             lab_agent.base_url, lab_agent.token("alice"), "evaluate_resource_condition"
         )
-        started = invoke_request(
-            "JSONRPC", "evaluate_resource_condition", interface, WORKED_ARGUMENTS
-        )
-        started = Request(
-            started.method,
-            started.path,
-            {
-                **started.body,
-                "params": {**started.body["params"], "configuration": {"returnImmediately": True}},
-            },
-        )
-        task_id = task_of(started.send(client, alice))["id"]
+        data = {"skill": "evaluate_resource_condition", **interface, "arguments": WORKED_ARGUMENTS}
+        polling = {"message": message(data), "configuration": {"returnImmediately": True}}
+        task_id = task_of(send_request("JSONRPC", polling).send(client, alice))["id"]
         state = ""
         while state not in ("TASK_STATE_WORKING", "TASK_STATE_COMPLETED", "TASK_STATE_FAILED"):
             await asyncio.sleep(0.05)

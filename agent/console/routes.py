@@ -321,6 +321,7 @@ class Console:
             link_id=link_id,
             detail=detail,
             detail_load=load_class(detail.edge) if detail else "",
+            load_of=load_class,
             chart=chart,
             window=window,
             windows=list(WINDOWS),

@@ -99,6 +99,12 @@ def test_network_graph_link_detail_and_window(page, console_agent, screenshots: 
         "data-load", "idle"
     )
     assert "globex" not in page.content()
+    # The table beside the graph lists the same links, in link id order, with their load.
+    first_rows = page.locator("#links-table tbody tr").filter(has_text="acme-lnk-0000")
+    expect(first_rows.locator("td:first-child")).to_have_text(
+        [f"acme-lnk-0000{i}" for i in range(1, 10)]
+    )
+    expect(page.locator("#links-table tbody tr").nth(1).locator("td").last).to_have_text("82.1 %")
     page.screenshot(path=screenshots / "network.png", full_page=True)
 
     # Each link has a handle at its middle; clicking it opens the link.

@@ -72,15 +72,15 @@ async def worker(
         ledger.acknowledge(task)
 
 
-def backend_url(backend: str, tmp: Path) -> str | None:
-    if backend == "postgresql":
+def database_url(database: str, tmp: Path) -> str | None:
+    if database == "postgresql":
         return postgres_database(f"durability_{tmp.name[-8:].lower()}")
     return f"sqlite+aiosqlite:///{tmp / 'durability.db'}"
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, backend: str) -> None:
-    url = backend_url(backend, tmp_path)
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, database: str) -> None:
+    url = database_url(database, tmp_path)
     if url is None:
         pytest.skip("needs the session's PostgreSQL")
     await asyncio.to_thread(prepare_shared_database, url)
@@ -97,13 +97,12 @@ async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, bac
                     {
                         "skill": "evaluate_resource_condition",
                         "arguments": {
-                            "resource_id": "network-resource-1001",
-                            "metric": "memory",
-                            "operator": "less_than",
-                            "threshold": 80,
-                            "window": {
-                                "start": "2025-01-15T10:00:00Z",
-                                "end": "2025-01-15T10:15:00Z",
+                            "resource_id": "network-resource-123",
+                            "condition": {
+                                "metric": "utilization",
+                                "operator": "gte",
+                                "threshold": 80,
+                                "unit": "percent",
                             },
                         },
                         **worked,
@@ -128,7 +127,7 @@ async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, bac
                 await task
         acknowledged = dict(ledger.seen)
         assert ledger.cut_off > 0, "the kill interrupted no request: it was not under load"
-        print(f"{backend}: {len(acknowledged)} acknowledged, {ledger.cut_off} cut off")
+        print(f"{database}: {len(acknowledged)} acknowledged, {ledger.cut_off} cut off")
 
         await asyncio.to_thread(replica.start)
         async with make_client(replica.base_url, token, "JSONRPC") as client:
@@ -149,8 +148,10 @@ async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, bac
             )
             assert reply.id == task_id
             assert reply.status.state == TaskState.TASK_STATE_COMPLETED, reply.status
-        for task_id, state in acknowledged.items():
-            if state == TaskState.TASK_STATE_COMPLETED:
-                assert stored[task_id].status.state == TaskState.TASK_STATE_COMPLETED
+        completed = [t for t, s in acknowledged.items() if s == TaskState.TASK_STATE_COMPLETED]
+        assert completed, "the load completed no task before the kill"
+        for task_id in completed:
+            assert stored[task_id].status.state == TaskState.TASK_STATE_COMPLETED
+            assert stored[task_id].artifacts, "a completed task came back without its result"
     finally:
         await asyncio.to_thread(replica.stop)

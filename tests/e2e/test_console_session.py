@@ -193,3 +193,69 @@ def test_the_open_static_prefix_opens_nothing_else(console_agent):
             while chunk := connection.recv(65536):
                 answer += chunk
         assert answer.startswith(b"HTTP/1.1 404 "), (path, answer[:200])
+
+
+def _invoke_describe(agent: RunningAgent, subject: str) -> str:
+    """One invocation over A2A (describe_skill needs no scope); its task id."""
+    answer = httpx.post(
+        f"{agent.base_url}/a2a/jsonrpc",
+        headers={"A2A-Version": "1.0", "Authorization": f"Bearer {agent.token(subject)}"},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "messageId": f"audit-{subject}",
+                    "role": "ROLE_USER",
+                    "parts": [
+                        {
+                            "mediaType": "application/json",
+                            "data": {
+                                "skill": "describe_skill",
+                                "arguments": {"skill_id": "lookup_inventory"},
+                            },
+                        }
+                    ],
+                }
+            },
+        },
+    )
+    return answer.json()["result"]["task"]["id"]
+
+
+def _audit_rows(client: httpx.Client, **filters: str) -> list[str]:
+    page = client.get("/console/audit", params=filters)
+    assert page.status_code == 200, page.text
+    return re.findall(r'<tr class="decision-(?:allow|deny)">(.*?)</tr>', page.text, re.DOTALL)
+
+
+def test_audit_is_the_callers_own_unless_audit_read_and_never_another_tenants(
+    console_agent, logged_in
+):
+    alice_task = _invoke_describe(console_agent, "alice")
+    paula_task = _invoke_describe(console_agent, "paula")
+    alice = logged_in("alice")
+    # Without audit.read the principal filter is the caller, whatever the query says.
+    assert _audit_rows(alice, task=paula_task, principal="paula") == []
+    assert len(_audit_rows(alice, task=alice_task)) == 1
+    auditors = {
+        "acme-auditor": ("acme", ["audit.read"]),
+        "globex-auditor": ("globex", ["audit.read"]),
+    }
+    for subject, (tenant, scopes) in auditors.items():
+        client = httpx.Client(base_url=console_agent.base_url, follow_redirects=False)
+        token = console_agent.token(subject, tenant=tenant, scopes=scopes)
+        assert client.post("/console/login", headers={"Authorization": f"Bearer {token}"})
+        try:
+            rows = _audit_rows(client, task=paula_task, principal="paula")
+            if tenant == "acme":  # the whole tenant's trail, filtered by principal and task
+                assert len(rows) == 1 and "paula" in rows[0] and "describe_skill" in rows[0]
+                assert len(_audit_rows(client, principal="alice", task=alice_task)) == 1
+                assert _audit_rows(client, task=alice_task, since="2999-01-01T00:00") == []
+                assert len(_audit_rows(client, task=alice_task, since="1d")) == 1
+            else:  # another tenant's rows do not exist for this caller
+                assert rows == []
+                assert _audit_rows(client, principal="alice") == []
+        finally:
+            client.close()

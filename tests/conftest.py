@@ -204,8 +204,15 @@ def start_agent(
     settings_overrides: dict[str, Any] | None = None,
     **app_options: Any,
 ) -> RunningAgent:
-    """Start a real uvicorn server on a free loopback port in a thread and wait until it serves."""
-    port = free_port()
+    """Start a real uvicorn server on a free loopback port in a thread and wait until it serves.
+
+    The listening socket is bound here, before the app is built, and handed to uvicorn: no
+    other process can take the port between choosing it and listening on it.
+    """
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    port = int(listener.getsockname()[1])
     settings = Settings(
         home=home,
         port=port,
@@ -223,7 +230,7 @@ def start_agent(
     app = create_app(settings, registry=registry, clock=clock, **app_options)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30

@@ -73,6 +73,10 @@ def browser(console_agent: RunningAgent) -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("the Python package playwright is missing (pip install -e '.[test]')")
+    from playwright.sync_api import expect
+
+    # Waiting, not timing: assertions retry until true, and CI's two cores may be busy.
+    expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True

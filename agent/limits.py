@@ -7,7 +7,8 @@ Two layers:
   is refused before a byte is read; a chunked body is counted and dropped at the limit), and
   an A2A body nested deeper than the JSON parsers survive is refused before any parser sees
   it (Python's ``json`` raises ``RecursionError`` near depth 1000, which the SDK would answer
-  with an internal error, or a 500 on REST).
+  with an internal error, or a 500 on REST); so is an A2A body that is not UTF-8 (the
+  parsers' ``UnicodeDecodeError`` meets the same fate).
 * ``check_message`` (called by the request handler before routing): parts per message, string
   lengths, items per array or object, and nesting depth of Data Parts and metadata. A
   violation is the protocol's ``InvalidParamsError`` naming the limit and a JSON Pointer into
@@ -19,21 +20,26 @@ Error texts name the limit and where it was hit, never the offending value.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from a2a.types import InvalidParamsError, Message, SendMessageRequest
+from a2a.types import InvalidParamsError, Message, Role, SendMessageRequest
 from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.interfaces.pointer import json_pointer
 
-ENVELOPE_DEPTH = 8
-"""JSON levels around a Data Part's value in a request body (JSON-RPC: 6), plus slack."""
+ENVELOPE_DEPTH = 16
+"""Levels a request body may nest beyond ``max_depth``: the envelope around a Data Part's
+value (JSON-RPC: 5) and slack, so that a deep Data Part is refused by the message check,
+which names where, rather than by the body scan, which cannot."""
+NON_FINITE = "finite_numbers"
 JSONRPC_INVALID_REQUEST = -32600
+JSONRPC_PARSE_ERROR = -32700
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _PAIR = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -101,6 +107,11 @@ _DESCRIPTIONS = {
 
 def _refusal(exceeded: _ExceededError) -> InvalidParamsError:
     pointer = json_pointer(exceeded.path)
+    if exceeded.limit == NON_FINITE:  # not a limit: JSON itself has no NaN or Infinity
+        return InvalidParamsError(
+            message=f"numbers must be finite: JSON has no NaN or Infinity (at {pointer or '/'})",
+            data={"pointer": pointer},
+        )
     message = _DESCRIPTIONS[exceeded.limit].format(n=exceeded.maximum)
     return InvalidParamsError(
         message=f"{message} (at {pointer or '/'})",
@@ -135,6 +146,10 @@ class _Walker:
 
     def value(self, value: Value, path: list[str | int], depth: int) -> None:
         kind = value.WhichOneof("kind")
+        if kind == "number_value" and not math.isfinite(value.number_value):
+            # Python's json reads NaN and Infinity; protobuf then cannot write the message
+            # back out (the task store and every answer would fail): refuse it here
+            raise _ExceededError(NON_FINITE, 0, path)
         if kind == "string_value":
             self.string(value.string_value, path)
         elif kind == "struct_value":
@@ -172,12 +187,34 @@ def _camel(name: str) -> str:
     return head + "".join(word.title() for word in rest)
 
 
+def _check_shape(message: Message) -> None:
+    """What the SDK's task creation requires of a user message (it raises ValueError else)."""
+    if message.role != Role.ROLE_USER:
+        raise InvalidParamsError(
+            message="message.role must be ROLE_USER", data={"pointer": "/message/role"}
+        )
+    if not message.parts:
+        raise InvalidParamsError(
+            message="a message needs at least one part", data={"pointer": "/message/parts"}
+        )
+    for index, part in enumerate(message.parts):
+        if part.HasField("text") and not part.text:
+            pointer = f"/message/parts/{index}/text"
+            raise InvalidParamsError(
+                message=f"a text part may not be empty (at {pointer})", data={"pointer": pointer}
+            )
+
+
 def check_message(params: SendMessageRequest, limits: Limits) -> None:
     """Refuse a send whose message or metadata exceeds the limits (InvalidParamsError).
+
+    Also refused here, as the SDK would otherwise fail on them with an internal error when it
+    creates the task: a role other than ROLE_USER, no parts, an empty text part.
 
     The pointer is into the request as sent (``/message/parts/0/data/arguments/x``), so a
     client can find what to shorten; it never includes the value itself.
     """
+    _check_shape(params.message)
     walker = _Walker(limits)
     try:
         walker.message(params.message, ["message"])
@@ -258,11 +295,12 @@ class BodyLimitMiddleware:
                 break
         body = b"".join(chunks)
         del chunks
-        if self._is_a2a(scope["path"]) and json_too_deep(body, self.limits.max_body_depth):
-            status = 200 if self._is_jsonrpc(scope) else 400  # JSON-RPC errors ride on 200
-            message = f"JSON nested more than {self.limits.max_body_depth} levels deep"
-            await self._refuse(scope, send, status, message)
-            return
+        if self._is_a2a(scope["path"]):
+            refusal = self._malformed(body)
+            if refusal is not None:
+                status = 200 if self._is_jsonrpc(scope) else 400  # JSON-RPC errors ride on 200
+                await self._refuse(scope, send, status, *refusal)
+                return
         replayed = False
 
         async def replay() -> dict[str, Any]:
@@ -274,19 +312,44 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replay, send)
 
+    def _malformed(self, body: bytes) -> tuple[str, int] | None:
+        """Why an A2A body cannot be parsed safely (message, JSON-RPC code), or None.
+
+        Not UTF-8: both parsers raise UnicodeDecodeError, which the SDK answers as an
+        internal error (JSON-RPC) or a 500 (REST). Too deep: RecursionError, likewise.
+        """
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return "request body is not UTF-8 encoded JSON", JSONRPC_PARSE_ERROR
+        if json.detect_encoding(body) not in ("utf-8", "utf-8-sig"):
+            # NUL bytes up front make json.loads guess UTF-16/32 and fail decoding, likewise
+            return "request body is not UTF-8 encoded JSON", JSONRPC_PARSE_ERROR
+        if json_too_deep(body, self.limits.max_body_depth):
+            depth = self.limits.max_body_depth
+            return f"JSON nested more than {depth} levels deep", JSONRPC_INVALID_REQUEST
+        return None
+
     def _is_jsonrpc(self, scope: Scope) -> bool:
         return scope["path"].rstrip("/") == self.jsonrpc_path and scope["method"] == "POST"
 
     def _is_a2a(self, path: str) -> bool:
         return path.rstrip("/") == self.jsonrpc_path or path.startswith(self.rest_path + "/")
 
-    async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
+    async def _refuse(
+        self,
+        scope: Scope,
+        send: Send,
+        status: int,
+        message: str,
+        jsonrpc_code: int = JSONRPC_INVALID_REQUEST,
+    ) -> None:
         """Answer without calling the app; after a 413 the unread rest of the body is dropped."""
         if self._is_jsonrpc(scope):
             payload: dict[str, Any] = {
                 "jsonrpc": "2.0",
                 "id": None,
-                "error": {"code": JSONRPC_INVALID_REQUEST, "message": message},
+                "error": {"code": jsonrpc_code, "message": message},
             }
         else:
             payload = {"error": {"code": status, "status": "INVALID_ARGUMENT", "message": message}}

@@ -47,7 +47,7 @@ query_values = st.one_of(
 segments = st.one_of(task_ids, st.text(max_size=20)).map(lambda s: quote(s, safe=""))
 
 
-@fuzz(1500)
+@fuzz(1800)
 @given(
     route=st.sampled_from(sorted(ROUTES)),
     method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"]),
@@ -72,7 +72,7 @@ def test_routes(fuzzer: Fuzzer, route, method, task_id, push_id, tenant, query, 
         assert answer.status in (400, 404), answer
 
 
-@fuzz(1000)
+@fuzz(600)
 @given(stream=st.booleans(), params=send_params())
 def test_send_bodies(fuzzer: Fuzzer, stream, params):
     """message:send and message:stream with mutated SendMessageRequest bodies."""
@@ -82,7 +82,7 @@ def test_send_bodies(fuzzer: Fuzzer, stream, params):
         assert answer.kind == "rest_error" and answer.status == 400, answer
 
 
-@fuzz(400)
+@fuzz(500)
 @given(
     raw=st.one_of(st.binary(max_size=120), st.text(max_size=120).map(str.encode)),
     version=st.one_of(st.none(), st.sampled_from(["1.0", "2.0", "0.3"]), PRINTABLE),

@@ -111,10 +111,12 @@ def _field(schema: Any, path: list[str | int], label: str, required: bool) -> Fi
     if isinstance(enum, list) and all(isinstance(v, str) for v in enum):
         return Field(pointer, label, "enum", required, description, [str(v) for v in enum])
     if kind == "object" and isinstance(schema, dict) and schema.get("properties"):
-        needed = set(schema.get("required", []))
+        # Required members first, in the order ``required`` lists them (the document's own
+        # member order is lost: it is kept in canonical, sorted form), then the others.
+        required_order = [m for m in schema.get("required", []) if m in schema["properties"]]
+        members = required_order + [m for m in schema["properties"] if m not in required_order]
         children = [
-            _field(sub, [*path, member], member, member in needed)
-            for member, sub in schema["properties"].items()
+            _field(schema["properties"][m], [*path, m], m, m in required_order) for m in members
         ]
         return Field(pointer, label, "group", required, description, children=children)
     if kind in ("string", "number", "integer", "boolean"):

@@ -259,3 +259,28 @@ def test_audit_is_the_callers_own_unless_audit_read_and_never_another_tenants(
                 assert _audit_rows(client, principal="alice") == []
         finally:
             client.close()
+
+
+def test_the_form_lists_required_members_first_in_their_schema_order(logged_in):
+    page = logged_in("alice").get("/console/try?skill=evaluate_resource_condition").text
+    pointers = re.findall(r'data-pointer="([^"]+)"', page)
+    assert pointers == [
+        "/resource_id",
+        "/condition/metric",
+        "/condition/operator",
+        "/condition/threshold",
+        "/condition/unit",
+    ]
+
+
+def test_a_caller_without_a_topology_scope_is_told_what_is_missing(console_agent):
+    token = console_agent.token("acme-auditor", tenant="acme", scopes=["audit.read"])
+    with httpx.Client(base_url=console_agent.base_url, follow_redirects=False) as client:
+        client.post("/console/login", headers={"Authorization": f"Bearer {token}"})
+        page = client.get("/console/network")
+        assert page.status_code == 403
+        assert (
+            "the network view needs one of: assurance.read or capacity.plan or capacity.read "
+            "or inventory.read"
+        ) in page.text
+        assert "acme-lnk-" not in page.text

@@ -165,6 +165,9 @@ def _task_view(task: dict[str, Any]) -> dict[str, Any]:
         }
         for a in task.get("artifacts", [])
     ]
+    records = {a["id"] for a in artifacts if a["id"] != "result"}
+    result = next((a for a in task.get("artifacts", []) if a.get("artifactId") == "result"), None)
+    references = _references(_part_data(result.get("parts", [])), records) if result else []
     routing = (task.get("metadata") or {}).get("routing") or {}
     return {
         "id": task.get("id", ""),
@@ -173,6 +176,7 @@ def _task_view(task: dict[str, Any]) -> dict[str, Any]:
         "timestamp": status.get("timestamp", ""),
         "skill": routing.get("skill_id") or "",
         "artifacts": artifacts,
+        "references": references,
         "error": json.dumps(error, indent=2, sort_keys=True) if error is not None else None,
     }
 

@@ -265,6 +265,9 @@ def test_try_the_worked_example_then_its_task_and_audit_row(page, console_agent,
     task_row = page.locator(f'#tasks-table tr[data-task="{task_id}"]')
     expect(task_row).to_contain_text("COMPLETED")
     expect(task_row).to_contain_text(WORKED_EXAMPLE)
+    expect(task_row.locator(".refs")).to_have_text(
+        f"result /supporting_record_refs/0 names record {record_id}"
+    )
     task_row.get_by_text("artifact result").click()
     expect(task_row).to_contain_text('"result": "condition_not_met"')
     page.screenshot(path=screenshots / "tasks.png", full_page=True)

@@ -55,15 +55,17 @@ def _cookie(headers: dict[bytes, bytes]) -> str | None:
     return morsel.value if morsel is not None and morsel.value else None
 
 
-def _own_origin(scope: Scope, headers: dict[bytes, bytes]) -> str:
-    host = headers.get(b"host", b"").decode("latin-1")
-    return f"{scope.get('scheme', 'http')}://{host}"
-
-
 def _cross_site(scope: Scope, headers: dict[bytes, bytes]) -> bool:
+    """Another site's request, by ``Origin`` (host and port against ``Host``) or Fetch metadata.
+
+    Only the host is compared, not the scheme: behind a proxy that terminates TLS the agent
+    may see ``http`` where the browser says ``https``.
+    """
     origin = headers.get(b"origin")
-    if origin is not None and origin.decode("latin-1") != _own_origin(scope, headers):
-        return True
+    if origin is not None:
+        _, _, netloc = origin.decode("latin-1").partition("://")
+        if netloc != headers.get(b"host", b"").decode("latin-1"):
+            return True
     fetch_site = headers.get(b"sec-fetch-site")
     return fetch_site is not None and fetch_site not in (b"same-origin", b"none")
 

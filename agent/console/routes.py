@@ -141,6 +141,11 @@ def _references(result: Any, record_ids: set[str], path: str = "") -> list[tuple
     return [(path, result)] if isinstance(result, str) and result in record_ids else []
 
 
+def _same_reference(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two Schema References name the same schema (docs/schema-interfaces.md)."""
+    return all(a.get(k) == b.get(k) for k in ("schema_uri", "version", "dialect", "digest"))
+
+
 def _part_data(parts: list[dict[str, Any]]) -> Any:
     for part in parts:
         if "data" in part:
@@ -400,8 +405,18 @@ class Console:
         chosen_id = request.query_params.get("skill", "")
         chosen = next((c for c in usable if c.id == chosen_id), None)
         fields = None
+        feeds: list[str] = []
         if chosen is not None and chosen.interface is not None:
-            fields = form(chosen.interface.document["input_schema"]["resolution"]["schema"])
+            document = chosen.interface.document
+            fields = form(document["input_schema"]["resolution"]["schema"])
+            # Skills whose input is exactly this one's output (the composition rule: the same
+            # Schema Reference) can take its result as their arguments.
+            feeds = [
+                c.id
+                for c in usable
+                if c.interface is not None
+                and _same_reference(c.interface.document["input_schema"], document["output_schema"])
+            ]
         return self._page(
             request,
             "try.html",
@@ -410,6 +425,7 @@ class Console:
             chosen=chosen,
             chosen_id=chosen_id,
             fields=fields,
+            feeds=feeds,
         )
 
     async def validate(self, request: Request) -> Response:

@@ -6,6 +6,7 @@ it checked (paths in docs/console.md).
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -383,3 +384,41 @@ def test_keyboard_labels_small_screens_and_logout(page, console_agent, screensho
     expect(page).to_have_url(re.compile(r"/console/login$"))
     page.goto(f"{console_agent.base_url}/console/tasks")
     expect(page).to_have_url(re.compile(r"/console/login$"))
+
+
+def test_a_result_feeds_the_skill_whose_input_is_its_output(page, console_agent, screenshots):
+    login(page, console_agent, "paula")  # plan_link_upgrade needs capacity.plan and preview
+    page.goto(f"{console_agent.base_url}/console/try?skill=check_link_capacity")
+    page.get_by_label("link_id").fill("acme-lnk-00002")
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#final-state")).to_contain_text("COMPLETED")
+    capacity = json.loads(page.locator("#result-data").inner_text())
+    assert capacity["link_id"] == "acme-lnk-00002"
+
+    page.get_by_role("button", name="Use the result as input of plan_link_upgrade").click()
+    expect(page).to_have_url(re.compile(r"/console/try\?skill=plan_link_upgrade$"))
+    expect(page.locator("#json-mode")).to_be_checked()
+    assert json.loads(page.get_by_label("Arguments as JSON").input_value()) == capacity
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#final-state")).to_contain_text("COMPLETED")
+    plan = json.loads(page.locator("#result-data").inner_text())
+    assert plan["link_id"] == "acme-lnk-00002" and plan["recommendation"]
+    page.screenshot(path=screenshots / "try-it-composed.png", full_page=True)
+
+    # JSON typed by hand is checked by the same validator as the fields.
+    page.get_by_label("Arguments as JSON").fill('{"link_id": 5}')
+    expect(page.locator("#validation-problems")).to_contain_text("/link_id fails type")
+    page.get_by_label("Arguments as JSON").fill("{not json")
+    expect(page.locator("#validation-problems")).to_contain_text("(arguments) is not valid JSON")
+
+
+def test_a_result_offers_no_hand_off_to_a_skill_the_caller_may_not_use(page, console_agent):
+    login(page, console_agent, "alice")  # no capacity.plan, no preview
+    page.goto(f"{console_agent.base_url}/console/try?skill=check_link_capacity")
+    page.get_by_label("link_id").fill("acme-lnk-00002")
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#final-state")).to_contain_text("COMPLETED")
+    expect(page.locator("button.feed")).to_have_count(0)

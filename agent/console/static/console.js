@@ -3,6 +3,7 @@
 "use strict";
 
 const PREFIX = "/console";
+const HANDOFF = "netagent-console-arguments";
 const CONTROLS = "input[data-pointer], select[data-pointer], textarea[data-pointer]";
 
 function el(tag, attrs, ...children) {
@@ -57,8 +58,15 @@ function setAt(target, pointer, value) {
   });
 }
 
-// The arguments the form describes; an empty control leaves its member out.
+// The arguments to send: the JSON as typed in JSON mode, else what the fields describe (an
+// empty control leaves its member out), written back to the JSON box.
 function collect(form) {
+  const box = document.getElementById("arguments-json");
+  if (document.getElementById("json-mode").checked) {
+    try { return { args: JSON.parse(box.value), local: [] }; } catch (_) {
+      return { args: undefined, local: [{ instance_path: "", keyword: "json", actual: "not JSON" }] };
+    }
+  }
   const args = {};
   const local = [];
   for (const control of form.querySelectorAll(CONTROLS)) {
@@ -79,6 +87,7 @@ function collect(form) {
     }
     setAt(args, control.dataset.pointer, value);
   }
+  box.value = pretty(args);
   return { args, local };
 }
 
@@ -121,13 +130,13 @@ let pending = null; // the debounced check scheduled by typing
 async function validate(form) {
   const mine = ++validations;
   const { args, local } = collect(form);
-  document.getElementById("arguments-preview").textContent = pretty(args);
   const answer = await fetch(PREFIX + "/api/validate", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     credentials: "same-origin",
     body: JSON.stringify({ skill: form.dataset.skill, arguments: args }),
   });
+  if (args === undefined) { showValidity(form, local); return null; }
   if (!answer.ok) { showValidity(form, [{ instance_path: "", keyword: `HTTP ${answer.status}` }]); return null; }
   const verdict = await answer.json();
   if (mine !== validations) return null; // a newer check is on its way; show that one
@@ -192,6 +201,18 @@ function renderOutcome(run) {
     if (!found.length) body.append(el("tr", {}, el("td", { colspan: "2" }, "The result names no record.")));
     table.append(body);
     outcome.append(table);
+  }
+  const feeds = (document.getElementById("invoke-form").dataset.feeds || "").split(" ").filter(Boolean);
+  if (result && stateName(run.state) === "COMPLETED") {
+    for (const next of feeds) {
+      const button = el("button", { type: "button", class: "feed" }, `Use the result as input of ${next}`);
+      button.addEventListener("click", () => {
+        // Hand the result (never a token) to the next skill's page.
+        sessionStorage.setItem(HANDOFF, JSON.stringify({ skill: next, arguments: dataOf(result.parts) }));
+        window.location.assign(`${PREFIX}/try?skill=${encodeURIComponent(next)}`);
+      });
+      outcome.append(el("p", {}, button));
+    }
   }
   if (run.taskId) {
     outcome.append(el("p", {}, el("a", { href: `${PREFIX}/audit?task=${encodeURIComponent(run.taskId)}`, id: "audit-link" },
@@ -278,6 +299,15 @@ function setUpTry() {
   const form = document.getElementById("invoke-form");
   if (!form) return;
   const schedule = () => { clearTimeout(pending); pending = setTimeout(() => validate(form), 200); };
+  const box = document.getElementById("arguments-json");
+  const mode = document.getElementById("json-mode");
+  box.addEventListener("input", () => { mode.checked = true; });
+  const handed = JSON.parse(sessionStorage.getItem(HANDOFF) || "null");
+  if (handed && handed.skill === form.dataset.skill) {
+    sessionStorage.removeItem(HANDOFF);
+    box.value = pretty(handed.arguments);
+    mode.checked = true;
+  }
   form.addEventListener("input", schedule);
   form.addEventListener("change", schedule);
   form.addEventListener("submit", (event) => { event.preventDefault(); invoke(form); });

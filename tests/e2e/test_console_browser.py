@@ -400,6 +400,7 @@ def test_a_result_feeds_the_skill_whose_input_is_its_output(page, console_agent,
     expect(page).to_have_url(re.compile(r"/console/try\?skill=plan_link_upgrade$"))
     expect(page.locator("#json-mode")).to_be_checked()
     assert json.loads(page.get_by_label("Arguments as JSON").input_value()) == capacity
+    expect(page.get_by_label("link_id")).to_have_value("acme-lnk-00002")  # the fields show it
     expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
     page.get_by_role("button", name="Invoke (stream)").click()
     expect(page.locator("#final-state")).to_contain_text("COMPLETED")

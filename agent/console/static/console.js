@@ -58,6 +58,20 @@ function setAt(target, pointer, value) {
   });
 }
 
+function getAt(source, pointer) {
+  const parts = pointer.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return parts.reduce((node, part) => (node && typeof node === "object" ? node[part] : undefined), source);
+}
+
+// Show arguments in the fields too (the JSON stays what is sent: it may hold more).
+function fill(form, args) {
+  for (const control of form.querySelectorAll(CONTROLS)) {
+    const value = getAt(args, control.dataset.pointer);
+    if (value === undefined) continue;
+    control.value = control.dataset.kind === "json" ? JSON.stringify(value) : String(value);
+  }
+}
+
 // The arguments to send: the JSON as typed in JSON mode, else what the fields describe (an
 // empty control leaves its member out), written back to the JSON box.
 function collect(form) {
@@ -307,6 +321,7 @@ function setUpTry() {
     sessionStorage.removeItem(HANDOFF);
     box.value = pretty(handed.arguments);
     mode.checked = true;
+    fill(form, handed.arguments);
   }
   form.addEventListener("input", schedule);
   form.addEventListener("change", schedule);

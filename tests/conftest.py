@@ -86,8 +86,13 @@ def _agents_use_backend(backend: str) -> None:
     Module scope, autouse: it is set up before any other module or function fixture of the
     module, and again whenever the (session-scoped, parametrized) backend changes.
     """
+    use_backend(backend)
+
+
+def use_backend(name: str) -> None:
+    """Agents started from now on run on ``name`` (until the next module or round says)."""
     global _backend
-    _backend = backend
+    _backend = name
 
 
 def _seeded_template(backend: str, scratch: Path) -> Path | str:

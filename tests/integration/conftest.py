@@ -14,7 +14,7 @@ from a2a.types import AgentExtension
 from agent.credentials import ToolGrant
 from agent.registry import Capability, Registry, load_registry
 from agent.skill_context import ToolFactory
-from tests.conftest import BACKENDS, RunningAgent, postgres_available, start_agent
+from tests.conftest import BACKENDS, RunningAgent, postgres_available, start_agent, use_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_REQUIRED_EXTENSION = "urn:netops-agent:test:required-extension:v1"
@@ -67,6 +67,8 @@ def backend(request: pytest.FixtureRequest) -> str:
     """The whole integration suite runs once on SQLite and once on PostgreSQL."""
     if request.param == "postgresql" and not postgres_available():
         pytest.skip("no PostgreSQL cluster in this session (CI always has one)")
+    # Set here, not only per module: session-scoped agents are built before module fixtures.
+    use_backend(str(request.param))
     return str(request.param)
 
 

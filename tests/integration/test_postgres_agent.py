@@ -85,3 +85,12 @@ async def test_clarification_survives_a_restart_on_postgresql(tmp_path) -> None:
         assert reply.state == "TASK_STATE_COMPLETED", reply.task.status
     finally:
         after.stop()
+
+
+def test_every_shared_agent_runs_on_the_rounds_backend(
+    backend, agent, lab_agent, strict_agent, enforce_agent
+) -> None:
+    """The suite's session agents are built on the backend of the round they serve."""
+    scheme = "postgresql+asyncpg://" if backend == "postgresql" else "sqlite+aiosqlite:///"
+    for running in (agent, lab_agent, strict_agent, enforce_agent):
+        assert running.settings.resolved_database_url.startswith(scheme), running.settings

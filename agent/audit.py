@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -42,6 +44,8 @@ principal_audit = Table(
 
 Decision = Literal["allow", "deny"]
 AGENT_TOOL = "agent"  # rows for skill invocations themselves, not tool calls
+_PENDING: ContextVar[list[AuditRecord] | None] = ContextVar("netagent_audit_pending", default=None)
+"""Rows of the current invocation not yet inserted (see ``AuditLog.batched``)."""
 
 
 @dataclass(frozen=True)
@@ -64,11 +68,14 @@ class AuditRecord:
     ts: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def as_row(self) -> dict[str, Any]:
-        """Column values for the insert."""
-        row = asdict(self)
+        """Column values for the insert (a shallow copy: every field is immutable)."""
+        row = {name: getattr(self, name) for name in _FIELDS}
         row["actor_chain"] = list(self.actor_chain)
         row["resource_ids"] = list(self.resource_ids)
         return row
+
+
+_FIELDS = tuple(f.name for f in fields(AuditRecord))
 
 
 class AuditLog:
@@ -78,11 +85,43 @@ class AuditLog:
         self._engine = engine
 
     async def write(self, record: AuditRecord) -> None:
-        """Append one record; the log line goes out even if the insert fails."""
-        line = record.as_row() | {"ts": record.ts.isoformat()}
-        log.info(json.dumps(line, sort_keys=True, default=str))
+        """Append one record; the log line goes out even if the insert fails.
+
+        Inside ``batched()`` the row waits for the batch's next ``flush()`` (one transaction for
+        several rows); elsewhere it is inserted at once.
+        """
+        row = record.as_row()
+        if log.isEnabledFor(logging.INFO):  # the JSON line costs as much as the insert
+            log.info(json.dumps(row | {"ts": record.ts.isoformat()}, sort_keys=True, default=str))
+        pending = _PENDING.get()
+        if pending is not None:
+            pending.append(record)
+            return
         async with self._engine.begin() as connection:
-            await connection.execute(principal_audit.insert().values(record.as_row()))
+            await connection.execute(principal_audit.insert(), [row])
+
+    @staticmethod
+    @contextmanager
+    def batched() -> Iterator[None]:
+        """Collect this context's rows (one invocation's tool calls and its own row) so that
+        ``flush()`` inserts them in one transaction. The executor flushes before any artifact
+        leaves and when the invocation ends, so no result goes out before its audit rows are
+        stored; rows not flushed when the block ends are dropped (flush first)."""
+        token = _PENDING.set([])
+        try:
+            yield
+        finally:
+            _PENDING.reset(token)
+
+    async def flush(self) -> None:
+        """Insert the current batch's rows, if any, in one transaction."""
+        pending = _PENDING.get()
+        if not pending:
+            return
+        rows = [record.as_row() for record in pending]
+        pending.clear()
+        async with self._engine.begin() as connection:
+            await connection.execute(principal_audit.insert(), rows)
 
     async def query(
         self,

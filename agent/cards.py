@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from importlib.metadata import PackageNotFoundError, version
 
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.server.routes.agent_card_routes import _etag_for, _if_none_match_hits
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -24,7 +25,11 @@ from a2a.types import (
     SecurityScheme,
     StringList,
 )
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from google.protobuf.json_format import MessageToDict
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
 from agent.manifest import Manifest, State, Visibility, thawed
@@ -177,3 +182,25 @@ class CardFactory:
 def card_to_json(card: AgentCard) -> dict[str, object]:
     """The card as it goes on the wire (camelCase ProtoJSON)."""
     return agent_card_to_dict(card)
+
+
+def card_routes(card: AgentCard, cache_control: str) -> list[Route]:
+    """The SDK's public card route (same body, ETag, Cache-Control and 304 revalidation), with
+    the card serialized once here instead of on every request.
+
+    ``create_agent_card_routes`` re-renders the card per request (MessageToDict, JSON for the
+    ETag, SHA-256, JSON again for the body), which costs in proportion to the card: about
+    0.9 ms for this agent's public card against 0.35 ms for a one-skill card. The public card
+    is fixed at start-up, so all of it can be done once.
+    """
+    rendered = agent_card_to_dict(card)
+    body = JSONResponse(rendered).body
+    headers = {"ETag": _etag_for(rendered), "Cache-Control": cache_control}
+
+    async def get_card(request: Request) -> Response:
+        asked = request.headers.get("if-none-match")
+        if asked and _if_none_match_hits(asked, headers["ETag"]):
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type="application/json", headers=headers)
+
+    return [Route(AGENT_CARD_WELL_KNOWN_PATH, get_card, methods=["GET"])]

@@ -94,6 +94,11 @@ class SkillClassifier:
         """Skill ids the classifier has training data for."""
         return frozenset(self._examples)
 
+    def trained(self, candidates: Iterable[str]) -> bool:
+        """Whether predicting among ``candidates`` needs no training first."""
+        allowed = frozenset(candidates) & self.known
+        return not allowed or allowed in self._models
+
     def model_for(self, candidates: frozenset[str]) -> Pipeline:
         """The model for exactly these candidates (trained once, then reused)."""
         model = self._models.get(candidates)

@@ -137,7 +137,7 @@ class SkillExecutor(AgentExecutor):
         binding = None
         if message is not None and message.task_id:
             binding = await self._bindings.get(message.task_id, principal.owner)
-        decision = self._router.route(message, principal, binding)
+        decision = await self._router.route_async(message, principal, binding)
         self._observer.routed(decision)
         return decision
 
@@ -182,7 +182,18 @@ class SkillExecutor(AgentExecutor):
     # -- execution -------------------------------------------------------------------------
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Take one message to a terminal or input-required state; never lets an error escape."""
+        """Take one message to a terminal or input-required state; never lets an error escape.
+
+        The invocation's audit rows (its tool calls', then its own) are written in batches:
+        before any artifact leaves, and at the end, instead of one transaction per row.
+        """
+        if self._audit is None:  # nothing would flush the batch
+            await self._execute(context, event_queue)
+            return
+        with AuditLog.batched():
+            await self._execute(context, event_queue)
+
+    async def _execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = str(context.task_id), str(context.context_id)
         updater = TaskUpdater(event_queue, task_id, context_id)
         extensions = [EXTENSION_URI] if EXTENSION_URI in context.requested_extensions else []
@@ -260,6 +271,7 @@ class SkillExecutor(AgentExecutor):
                     task_id=task_id,
                 )
             )
+            await self._audit.flush()
         except Exception:  # the task's outcome stands; a lost audit row is logged loudly
             log.exception("could not write the invocation audit row for task %s", task_id)
 
@@ -339,6 +351,8 @@ class SkillExecutor(AgentExecutor):
             await updater.update_status(TaskState.TASK_STATE_WORKING, metadata=run.metadata)
             output = await self._run(capability, arguments, skill_context)
             text = _wants_text(context)
+            if self._audit is not None:  # the tool calls behind a result are on record first
+                await self._audit.flush()
             await self._emit_result(capability, output, updater, run.extensions, text)
             await self._complete(capability, run)
         finally:
@@ -426,6 +440,7 @@ class SkillExecutor(AgentExecutor):
         self, capability: Capability, updater: TaskUpdater, extensions: list[str]
     ) -> Callable[[str, str, dict[str, Any]], Any]:
         interface = capability.interface
+        audit = self._audit
 
         async def emit(kind: str, artifact_id: str, record: dict[str, Any]) -> None:
             if interface is None or kind not in interface.record_validators:
@@ -435,6 +450,8 @@ class SkillExecutor(AgentExecutor):
                 raise SkillError(
                     ErrorCode.OUTPUT_INVALID, f"{kind} record does not match its schema", details
                 )
+            if audit is not None:  # the tool calls behind a record are on record first
+                await audit.flush()
             await updater.add_artifact(
                 [new_data_part(record, media_type=JSON)],
                 artifact_id=artifact_id,

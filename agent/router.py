@@ -9,8 +9,10 @@ entitlement again before anything runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -156,6 +158,17 @@ def missing_fields(capability: Capability, arguments: dict[str, Any]) -> list[di
     return missing
 
 
+_DEFER_TRAINING: ContextVar[bool] = ContextVar("netagent_defer_training", default=False)
+
+
+class _UntrainedError(Exception):
+    """The classifier has no model for these candidates yet (see ``Router.route_async``)."""
+
+    def __init__(self, candidates: frozenset[str]) -> None:
+        super().__init__(sorted(candidates))
+        self.candidates = candidates
+
+
 class Router:
     """Decides, per message, which capability runs, or what to ask the caller."""
 
@@ -175,6 +188,22 @@ class Router:
         ids = [c.id for c in self._registry if c.interface is not None and c.handler is not None]
         if len(ids) > 1:
             self._classifier.model_for(frozenset(ids) & self._classifier.known)
+
+    async def route_async(
+        self, message: Message | None, principal: Principal, binding: Binding | None = None
+    ) -> Decision:
+        """As ``route``; but the model for a candidate set met for the first time (a caller
+        with other scopes than any before) is trained in a worker thread, not on the event
+        loop, which it would otherwise hold for a second or more, stalling every request."""
+        token = _DEFER_TRAINING.set(True)
+        try:
+            return self.route(message, principal, binding)
+        except _UntrainedError as untrained:
+            candidates = untrained.candidates
+        finally:
+            _DEFER_TRAINING.reset(token)
+        await asyncio.to_thread(self._classifier.model_for, candidates)
+        return self.route(message, principal, binding)
 
     @property
     def classifier(self) -> SkillClassifier:
@@ -261,6 +290,8 @@ class Router:
         return capability if entitled(capability.manifest, principal) else None
 
     def _classify(self, message: Message, text: str, fitting: Sequence[Capability]) -> Decision:
+        if _DEFER_TRAINING.get() and not self._classifier.trained(c.id for c in fitting):
+            raise _UntrainedError(frozenset(c.id for c in fitting) & self._classifier.known)
         prediction = self._classifier.predict(
             text or _data_as_text(message), [c.id for c in fitting]
         )

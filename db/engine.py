@@ -55,6 +55,12 @@ def _sqlite_engine(url: URL, *, echo: bool) -> AsyncEngine:
         kwargs["poolclass"] = StaticPool
     else:
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        # One connection: SQLite runs one writer at a time, and a second connection waiting
+        # for the write lock sleeps in SQLite's busy handler (1, 2, 5 ... 100 ms steps) rather
+        # than queueing. Requests queue for the connection in the pool instead (bench/perf:
+        # at 32 concurrent callers, +30% throughput and p99 halved).
+        kwargs["pool_size"] = 1
+        kwargs["max_overflow"] = 0
     engine = create_async_engine(url, echo=echo, **kwargs)
     event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine

@@ -9,6 +9,7 @@ Nothing a handler passes can widen what the token grants.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -39,6 +40,8 @@ OPERATION_SCOPES: Mapping[str, frozenset[str]] = {
 }
 """Which token scopes allow which read: topology for every skill, telemetry only for its own."""
 POINT_LOOKUPS = frozenset({"device", "link", "link_between", "resource_exists"})
+VERIFIED_TOKENS = 1024
+"""How many verified tool tokens the gate remembers (each lives for one invocation's calls)."""
 
 
 def _resource_ids(
@@ -58,12 +61,30 @@ class InventoryGate:
         self._engine = engine
         self._verifier = verifier
         self._audit = audit
+        self._verified: dict[str, tuple[ToolClaims, float]] = {}
+
+    def _verify(self, token: str) -> ToolClaims:
+        """The verifier's claims for ``token``; an invocation presents the same token on every
+        call, so its signature is checked once and the claims reused until the token expires.
+        """
+        known = self._verified.get(token)
+        if known is not None:
+            if time.time() < known[1]:
+                return known[0]
+            del self._verified[token]
+        claims = self._verifier.verify(token)  # raises TokenError
+        expires = jwt.decode(token, options={"verify_signature": False}).get("exp")
+        if isinstance(expires, int | float):
+            if len(self._verified) >= VERIFIED_TOKENS:
+                del self._verified[next(iter(self._verified))]  # the oldest
+            self._verified[token] = (claims, float(expires))
+        return claims
 
     async def call(self, token: str, operation: str, *args: Any, **kwargs: Any) -> Any:
         """Run one read for the token's tenant, or refuse with ToolRefusedError."""
         resources = _resource_ids(operation, args, kwargs)
         try:
-            claims = self._verifier.verify(token)
+            claims = self._verify(token)
         except TokenError as exc:
             await self._refuse_unverified(token, operation, resources, exc.description)
             raise ToolRefusedError(exc.description) from None

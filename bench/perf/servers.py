@@ -1,0 +1,179 @@
+"""The servers bench.perf measures, each a real process on loopback, pinned to its own core.
+
+The server gets one core (``taskset -c``) and the load generator the other
+(``os.sched_setaffinity``), so the two do not take turns on one core; on a machine with a
+single core nothing is pinned and the report says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from agent.auth import issue_token, load_or_create_signing_key
+from agent.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 240.0  # first start seeds the demo inventory (PostgreSQL: tens of seconds)
+SERVER_CPU = 0
+LOAD_CPU = 1
+CALLERS: dict[str, tuple[str, list[str]]] = {
+    "paula": (
+        "acme",
+        ["inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"],
+    ),
+    "alice": ("acme", ["inventory.read", "assurance.read", "capacity.read"]),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pinning() -> bool:
+    """True when the server and the generator can have a core each."""
+    return (os.cpu_count() or 1) >= 2 and shutil.which("taskset") is not None
+
+
+def pin_generator() -> None:
+    """Keep this process (the load generator) off the server's core."""
+    if pinning():
+        os.sched_setaffinity(0, {LOAD_CPU})
+
+
+@dataclass
+class Server:
+    """One server process; ``ready`` is a path that answers 200 once it serves."""
+
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    log_path: Path
+    ready: str
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    started_s: float = 0.0
+    cwd: Path = ROOT
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self) -> Server:
+        prefix = ["taskset", "-c", str(SERVER_CPU)] if pinning() else []
+        command = [*prefix, *[c.replace("{port}", str(self.port)) for c in self.command]]
+        began = time.perf_counter()
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=self.cwd
+            )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(self.base_url + self.ready, timeout=2).status_code == 200:
+                    self.started_s = time.perf_counter() - began
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not start:\n{self.log_path.read_text()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+    def rss_kib(self) -> int:
+        """VmRSS of the server process, from /proc (the Python process under taskset)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise LookupError("no VmRSS")
+
+
+def base_env(sdk_tracing: bool) -> dict[str, str]:
+    """The environment both servers get: the same SDK tracing switch for both."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if not sdk_tracing:
+        env["OTEL_INSTRUMENTATION_A2A_SDK_ENABLED"] = "false"
+    else:
+        env.pop("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", None)
+    return env
+
+
+def echo_server(workdir: Path, sdk_tracing: bool) -> Server:
+    """The bare-SDK reference (bench/echo_agent.py) under uvicorn's defaults."""
+    command = [sys.executable, "-m", "bench.echo_agent", "--port", "{port}"]
+    return Server(
+        "echo (bare a2a-sdk)",
+        command,
+        base_env(sdk_tracing),
+        workdir / "echo.log",
+        "/.well-known/agent-card.json",
+    )
+
+
+def agent_server(
+    workdir: Path,
+    home: Path,
+    database_url: str,
+    sdk_tracing: bool,
+    seed: bool = True,
+    tree: Path | None = None,
+) -> Server:
+    """`netagent serve` on its own NETAGENT_HOME; seeds the demo inventory on first start.
+
+    ``tree``: run the agent's code from another checkout (e.g. the commit before a fix), for
+    before/after figures taken with the same generator.
+    """
+    env = base_env(sdk_tracing) | {
+        "NETAGENT_HOME": str(home),
+        "NETAGENT_DATABASE_URL": database_url,
+        "NETAGENT_SEED": "1" if seed else "0",
+        "NETAGENT_LIVE_TELEMETRY": "0",
+        "NETAGENT_LOG_LEVEL": "warning",
+    }
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    command = [str(Path(sys.executable).parent / "netagent"), "serve", "--port", "{port}"]
+    log = workdir / f"netagent-{home.name}.log"
+    return Server("netagent", command, env, log, "/healthz", cwd=tree or ROOT)
+
+
+def tokens(home: Path, subject: str, count: int) -> tuple[str, ...]:
+    """Bearer tokens for ``count`` callers with ``subject``'s tenant and scopes, signed with the
+    agent's embedded key in ``home``: ``subject`` itself, then ``subject-02`` and so on.
+
+    One caller per simulated client, because ``limits.max_concurrent`` is per caller and
+    skill: 32 clients sharing one identity would measure refusals, not invocations.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    tenant, scopes = CALLERS[subject]
+    settings = Settings(home=home)
+    key = load_or_create_signing_key(home)
+    names = [subject] + [f"{subject}-{n:02d}" for n in range(2, count + 1)]
+    return tuple(
+        issue_token(key, settings, subject=name, tenant=tenant, scopes=scopes) for name in names
+    )

@@ -1,0 +1,133 @@
+"""Start-up, component by component, in a fresh process: what `netagent serve` does before it
+listens (without the database: migrations and seeding depend on the disk, not the registry).
+
+Each component is timed the way create_app runs it, in its order, so the sum is the cost of
+the first call: imports, reading and validating the manifests, importing the handlers,
+building the interface documents (schemas embedded, JCS + SHA-256 digests, compiled
+validators, checked against the trusted Skill Interface Schema), the cross-reference checks,
+the cards, the router's classifier, and the whole app (create_app, registry included).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROUNDS = 3
+
+
+def _timed(results: list[tuple[str, float]], name: str, work: Callable[[], Any]) -> Any:
+    started = time.perf_counter()
+    value = work()
+    results.append((name, time.perf_counter() - started))
+    return value
+
+
+def components() -> list[tuple[str, float]]:
+    """One cold pass (run in a fresh interpreter)."""
+    results: list[tuple[str, float]] = []
+
+    def imports() -> None:
+        import agent.app  # noqa: F401  (FastAPI, a2a-sdk, SQLAlchemy, scikit-learn, ...)
+
+    _timed(results, "imports (agent.app and what it pulls in)", imports)
+    from agent import registry as reg
+    from agent.cards import CardFactory
+    from agent.manifest import Manifest, State
+    from agent.registry import Capability, Registry
+    from agent.router import Router
+
+    root, paths = reg._manifest_paths(None)
+    validator = _timed(results, "manifest schema (compile)", reg._manifest_validator)
+
+    def manifests() -> list[tuple[Path, Any]]:
+        found = []
+        for path in paths:
+            data = reg._read_json(path, str(path))
+            assert not reg._manifest_problems(path, data, validator)
+            found.append((path, data))
+        return found
+
+    loaded = _timed(results, f"manifests: read + validate ({len(paths)})", manifests)
+    parsed = [(path, Manifest.from_json(data, path.parent)) for path, data in loaded]
+    live = [(path, m) for path, m in parsed if m.state is not State.REMOVED]
+    handlers = _timed(
+        results,
+        f"handlers: import ({len(live)})",
+        lambda: {m.id: reg._load_handler(m, str(p)) for p, m in live},
+    )
+    interfaces = _timed(
+        results,
+        "interfaces: documents, digests, validators",
+        lambda: {m.id: reg._load_interface(m, str(p)) for p, m in live},
+    )
+    capabilities = [
+        Capability(m, handlers.get(m.id), interfaces.get(m.id))
+        for _, m in parsed
+        if True  # removed skills carry neither
+    ]
+    _timed(
+        results,
+        "cross-reference checks",
+        lambda: reg._cross_reference_problems(capabilities, root),
+    )
+    registry = Registry(capabilities)
+    _timed(
+        results,
+        "cards (public card, extension params)",
+        lambda: CardFactory(registry, "http://127.0.0.1:8000"),
+    )
+    router = Router(registry)
+    _timed(results, "router: classifier training (warm)", router.warm)
+    _timed(results, "load_registry() again (imports cached)", reg.load_registry)
+
+    def app() -> None:
+        from agent.app import create_app
+        from agent.settings import Settings
+
+        with tempfile.TemporaryDirectory(prefix="netagent-startup-") as tmp:
+            create_app(Settings(home=Path(tmp), live_telemetry=False, seed_on_start=False))
+
+    _timed(results, "create_app() (registry again, keys, routes)", app)
+    return results
+
+
+def run_startup() -> None:
+    """Several fresh interpreters, so every figure is a cold start; prints the median."""
+    runs: list[list[tuple[str, float]]] = []
+    for _ in range(ROUNDS):
+        out = subprocess.run(
+            [sys.executable, "-c", "from bench.perf.startup import _child; _child()"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        runs.append([(n, float(s)) for n, s in (r.split("\t") for r in out.stdout.splitlines())])
+    print(f"start-up, in-process, median of {ROUNDS} fresh interpreters (ms):")
+    names = [name for name, _ in runs[0]]
+    registry_total = 0.0
+    for index, name in enumerate(names):
+        values = sorted(run[index][1] for run in runs)
+        median = values[len(values) // 2] * 1000
+        print(f"  {name:<46}{median:9.1f}")
+        if index <= 7:
+            registry_total += median
+    print(
+        f"  {'= imports + registry + cards + classifier':<46}{registry_total:9.1f}"
+        f"   (target: under 2000 ms)"
+    )
+
+
+def _child() -> None:
+    for name, seconds in components():
+        print(f"{name}\t{seconds}")
+
+
+if __name__ == "__main__":
+    run_startup()

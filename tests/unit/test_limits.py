@@ -111,3 +111,33 @@ def test_message_limits_name_the_limit_and_where_never_the_value():
 def test_a_message_within_the_limits_passes():
     limits = Limits(max_parts=2, max_string_length=10, max_items=3, max_depth=4)
     check_message(_send([new_text_part("hello"), new_data_part(_nested(4))]), limits)
+
+
+@pytest.mark.parametrize(
+    ("message", "pointer"),
+    [
+        (
+            Message(message_id="m", role=Role.ROLE_AGENT, parts=[new_text_part("a")]),
+            "/message/role",
+        ),
+        (Message(message_id="m", role=Role.ROLE_USER), "/message/parts"),
+        (
+            Message(
+                message_id="m", role=Role.ROLE_USER, parts=[new_text_part("a"), new_text_part("")]
+            ),
+            "/message/parts/1/text",
+        ),
+    ],
+)
+def test_what_the_sdk_cannot_make_a_task_of_is_refused(message, pointer):
+    """The SDK's task creation raises ValueError on these; refused as invalid params instead."""
+    refusal = _refusal(SendMessageRequest(message=message), Limits())
+    assert refusal["pointer"] == pointer
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_numbers_must_be_finite(number):
+    """Python's json reads NaN and Infinity; protobuf could not write them back out."""
+    refusal = _refusal(_send([new_data_part({"arguments": {"x": [1, number]}})]), Limits())
+    assert refusal["pointer"] == "/message/parts/0/data/arguments/x/1"
+    assert "limit" not in refusal

@@ -48,6 +48,7 @@ from agent.credentials import (
     ToolGrant,
     ToolTokenVerifier,
 )
+from agent.error_scrub import ErrorScrubMiddleware
 from agent.executor import SkillExecutor
 from agent.extensions import ExtensionEchoMiddleware
 from agent.http_auth import BearerAuthMiddleware
@@ -346,6 +347,9 @@ def create_app(
         capability = runtime.registry.get(skill_id)
         return capability is not None and entitled(capability.manifest, ANONYMOUS)
 
+    app.add_middleware(  # innermost: the SDK's parse and version errors without the input
+        ErrorScrubMiddleware, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH
+    )
     app.add_middleware(
         ExtensionEchoMiddleware, declared=list(runtime.cards.public_card.capabilities.extensions)
     )

@@ -1,10 +1,12 @@
 """The SDK's request handler with the checks that belong before any task exists.
 
-Here: required extensions, identifier lengths the task store can hold, routing (so that a
-message no skill accepts gets the protocol's ContentTypeNotSupportedError, and the executor
-reuses the decision), accepted output modes, the per-caller extended card, and a guard that
-turns any unexpected exception into a generic error with a
-correlation id (the SDK would otherwise send the exception's text, SQL included).
+Here: required extensions, identifiers the task store can hold (length, no control
+characters), the task a follow-up names (owner-scoped, before anything else looks at it),
+routing (so that a message no skill accepts gets the protocol's ContentTypeNotSupportedError,
+and the executor reuses the decision), accepted output modes, the per-caller extended card, and
+a guard that turns any unexpected exception into a generic error with a correlation id (the SDK
+would otherwise send the exception's text, SQL included). Errors raised here carry fixed text:
+never an identifier or other input value.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
@@ -23,10 +26,12 @@ from a2a.types import (
     CancelTaskRequest,
     ContentTypeNotSupportedError,
     GetExtendedAgentCardRequest,
+    GetTaskRequest,
     InternalError,
     InvalidParamsError,
     ListTasksRequest,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     TaskNotCancelableError,
     TaskNotFoundError,
     TaskState,
@@ -44,6 +49,10 @@ from agent.router import Action
 
 log = logging.getLogger(__name__)
 MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
+# C0 and C1 controls, DEL included: PostgreSQL refuses NUL in text outright (a driver error,
+# that is a 500), and no identifier of ours holds any of them.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+TASK_NOT_FOUND = "Task not found"
 
 
 def _internal(exc: Exception) -> InternalError:
@@ -80,13 +89,29 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _storable(identifier: str) -> bool:
+    """Whether the task store can hold (or look up) this id: its length, no control characters."""
+    return len(identifier) <= MAX_ID_LENGTH and not _CONTROL.search(identifier)
+
+
+def _check_task_id(task_id: str) -> None:
+    """A lookup by an id no task of ours can have is TaskNotFound (A2A 3.4.2), before the store."""
+    if not _storable(task_id):
+        raise TaskNotFoundError(message=TASK_NOT_FOUND)  # the id is not echoed
+
+
+def _check_context_id(context_id: str, field: str) -> None:
+    """A context id the store cannot hold is the caller's mistake: InvalidParams, named by field."""
+    if len(context_id) > MAX_ID_LENGTH:
+        raise InvalidParamsError(message=f"{field} is longer than {MAX_ID_LENGTH}")
+    if _CONTROL.search(context_id):
+        raise InvalidParamsError(message=f"{field} holds a control character")
+
+
 def _check_ids(params: SendMessageRequest) -> None:
     """Identifiers the task store cannot hold: no such task, or a context we cannot keep."""
-    task_id = params.message.task_id
-    if len(task_id) > MAX_ID_LENGTH:  # no task of ours has such an id (A2A 3.4.2)
-        raise TaskNotFoundError(message="Task not found")  # the id is not echoed
-    if len(params.message.context_id) > MAX_ID_LENGTH:
-        raise InvalidParamsError(message=f"message.context_id is longer than {MAX_ID_LENGTH}")
+    _check_task_id(params.message.task_id)
+    _check_context_id(params.message.context_id, "message.context_id")
 
 
 def _check_output_modes(params: SendMessageRequest, capability: Capability) -> None:
@@ -136,12 +161,20 @@ class GovernedRequestHandler(DefaultRequestHandler):
         require_extensions(self._declared, context.requested_extensions)
         _check_ids(params)
         message = params.message
-        if message.task_id and not message.context_id:
-            # A follow-up that names only its task keeps the task's context (the SDK would
-            # otherwise invent a new one once the task is no longer live in this process).
+        if message.task_id:
+            # Owner-scoped: another caller's task is answered exactly like a missing one, and
+            # in fixed text (the SDK's own answers quote the ids back).
             stored = await self._versioned_store.get(message.task_id, context)
-            if stored is not None:
+            if stored is None:
+                raise TaskNotFoundError(message=TASK_NOT_FOUND)
+            if not message.context_id:
+                # A follow-up that names only its task keeps the task's context (the SDK would
+                # otherwise invent a new one once the task is no longer live in this process).
                 message.context_id = stored.task.context_id
+            elif message.context_id != stored.task.context_id:
+                raise InvalidParamsError(
+                    message="message.context_id is not the context of the task it names"
+                )
         if self._conformance is not None:
             claimed = self._conformance.claim(message)
             if claimed is not None:  # a test kit's scenario message: the router never sees it
@@ -169,10 +202,32 @@ class GovernedRequestHandler(DefaultRequestHandler):
 
     @_guarded
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Any:
-        """Refuse, with the task untouched, when the running skill is not cancelable."""
+        """Refuse, with the task untouched, when the running skill is not cancelable.
+
+        The caller's own task first: asking the executor about an id the caller cannot see
+        would tell it that someone's task runs under that id.
+        """
+        _check_task_id(params.id)
+        if params.id and await self._versioned_store.get(params.id, context) is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)  # no id: the SDK's InvalidParams
         if self._skills.refuses_cancel(params.id):
             raise TaskNotCancelableError(message="this skill's invocations cannot be cancelled")
         return await super().on_cancel_task(params, context)
+
+    @_guarded
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Any:
+        """An id the store cannot hold names no task: TaskNotFound, before the store sees it."""
+        _check_task_id(params.id)
+        return await super().on_get_task(params, context)
+
+    @_guarded
+    async def on_subscribe_to_task(
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any, None]:
+        """As on_get_task, for subscriptions."""
+        _check_task_id(params.id)
+        async for event in super().on_subscribe_to_task(params, context):
+            yield event
 
     @_guarded
     async def on_get_extended_agent_card(
@@ -186,15 +241,16 @@ class GovernedRequestHandler(DefaultRequestHandler):
 
     @_guarded
     async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> Any:
-        """Refuse a status filter that is no task state (a number the store cannot name)."""
+        """Refuse a status filter that is no task state (a number the store cannot name), and
+        a context id the store cannot compare (PostgreSQL refuses NUL in text)."""
         if params.status not in TaskState.values():
             raise InvalidParamsError(message="status is not a task state")
+        if _CONTROL.search(params.context_id):
+            raise InvalidParamsError(message="context_id holds a control character")
         return await super().on_list_tasks(params, context)
 
 
 for _name in (
-    "on_get_task",
-    "on_subscribe_to_task",
     "on_create_task_push_notification_config",
     "on_get_task_push_notification_config",
     "on_list_task_push_notification_configs",

@@ -61,12 +61,12 @@ def explicit_request(message: Message | None) -> SkillRequest | None:
     if len(parts) != 1 or not isinstance(parts[0], dict) or "skill" not in parts[0]:
         return None
     data = parts[0]
-    unknown = sorted(set(data) - REQUEST_MEMBERS)
-    if unknown:
+    if not data.keys() <= REQUEST_MEMBERS:
+        # Fixed text: the unknown names are the caller's input, of any length (never echoed).
         raise SkillError(
             ErrorCode.INPUT_INVALID,
-            "skill request has members other than skill, skill_version, interface_digest, "
-            f"arguments: {', '.join(unknown)}",
+            "a skill request has only the members skill, skill_version, interface_digest "
+            "and arguments",
         )
     skill, arguments = data.get("skill"), data.get("arguments", {})
     version, digest = data.get("skill_version"), data.get("interface_digest")

@@ -27,9 +27,10 @@ What is probed here, over real HTTP (JSON-RPC at the card's JSON-RPC URL, HTTP+J
    NUL-bearing identifiers and subjects, bad JSON, a handler that raises), contains a
    traceback, a file path, a module name, SQL or a database driver's name.
 
-Leaks whose fix lies outside the files this module's author could change are marked
-``xfail(strict=True)`` with the fix in the reason: once fixed the probe passes, the strict
-marker fails the run, and the marker goes with the fix.
+The SDK's own parse and version errors quote the input; ``agent/error_scrub.py`` rewrites them
+to fixed text naming the field, and the probes here hold it to that. Identifiers the task store
+cannot hold (too long, control characters) are refused before the store: TaskNotFound for a
+lookup by task id, InvalidParams for a context id.
 
 Covered elsewhere and not repeated: the verifier's refusals one by one with their exact
 reasons (tests/unit/test_auth.py), the tool-token verifier (tests/unit/test_credentials.py),
@@ -73,6 +74,7 @@ from agent.auth import (
 )
 from agent.client.errors import InterfaceInvalidError
 from agent.client.governed import GovernedClient
+from agent.error_scrub import parse_error_text
 from agent.interfaces import digest_of
 from agent.registry import RegistryError, load_registry, validate_registry
 from db.engine import make_engine
@@ -99,35 +101,6 @@ INTERNAL_TEXT = re.compile(
     r"\bvarchar\b|StringDataRightTruncation|IntegrityError|OperationalError|ProgrammingError|"
     r"DataError|\b(?:Key|Type|Value|Attribute|Index|Runtime|Assertion|Lookup|Name|Unicode\w*)"
     r"Error\b"
-)
-SDK_PARSE_LEAK = pytest.mark.xfail(
-    strict=True,
-    reason="a2a-sdk's dispatchers put the protobuf ParseError text, which quotes the value, in "
-    "the error (JSON-RPC data.parseError, REST message); fix in agent/app.py: an ASGI layer "
-    "(or dispatcher subclass) replacing parse-error text with a fixed 'invalid <field>' message",
-)
-MEMBER_NAMES_LEAK = pytest.mark.xfail(
-    strict=True,
-    reason="agent/skill_request.py explicit_request lists the unknown members' names verbatim "
-    "(and unbounded) in the input_invalid message; fix there: a fixed message naming only the "
-    "allowed members, or capped details with JSON Pointers",
-)
-SDK_VERSION_LEAK = pytest.mark.xfail(
-    strict=True,
-    reason="a2a-sdk's VersionNotSupportedError quotes the A2A-Version header's value; fix in "
-    "agent/app.py (the same redaction layer as for parse errors)",
-)
-TASK_ID_LEAK = pytest.mark.xfail(
-    strict=True,
-    reason="a follow-up naming an unknown taskId gets the SDK's 'Task <id> not found'; fix in "
-    "agent/request_handler.py _precheck: look the task up (owner-scoped) whenever task_id is "
-    "set and raise TaskNotFoundError(message='Task not found') when it is absent",
-)
-CANCEL_ORACLE = pytest.mark.xfail(
-    strict=True,
-    reason="on_cancel_task asks refuses_cancel(id) before the owner-scoped lookup, so another "
-    "caller's running non-cancelable task answers TaskNotCancelable, not TaskNotFound; fix in "
-    "agent/request_handler.py: load the task with the caller's context first",
 )
 
 
@@ -626,7 +599,6 @@ def test_a_follow_up_to_another_callers_task_is_answered_like_a_missing_one(
     assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
 
 
-@CANCEL_ORACLE
 async def test_cancel_of_another_callers_running_task_is_task_not_found(lab_agent) -> None:
     """While alice's non-cancelable skill runs, its id must not answer differently to gary."""
     with httpx.Client(base_url=lab_agent.base_url, headers=HEADERS, timeout=30) as client:
@@ -841,13 +813,15 @@ async def test_the_governed_client_refuses_a_served_remote_ref_and_fetches_nothi
 class ProbeContext:
     token: str
     interfaces: dict[str, dict[str, str]]
+    task_id: str  # a task of the probing caller's own
 
 
 @pytest.fixture(scope="module")
 def probe_context(probe_agent: RunningAgent, http: httpx.Client) -> ProbeContext:
     token = probe_agent.token("alice")
     skills = ("lookup_inventory", "evaluate_resource_condition", "check_link_capacity")
-    return ProbeContext(token, {s: describe_interface(http, token, s) for s in skills})
+    own = task_of(_send("JSONRPC", {"message": _describe()}).send(http, bearer(token)))
+    return ProbeContext(token, {s: describe_interface(http, token, s) for s in skills}, own["id"])
 
 
 def _skill(ctx: ProbeContext, binding: str, skill: str, arguments: Any, **members: Any) -> Request:
@@ -911,6 +885,9 @@ MARKER_PROBES: dict[str, Probe] = {
     "task-id": lambda c, b: _send(b, {"message": _describe(taskId=M)}),
     "context-id": lambda c, b: _send(b, {"message": _describe(contextId=M)}),
     "context-id-too-long": lambda c, b: _send(b, {"message": _describe(contextId=M * 3)}),
+    "context-id-of-a-named-task": lambda c, b: _send(
+        b, {"message": _describe(taskId=c.task_id, contextId=M)}
+    ),
     "message-extensions": lambda c, b: _send(b, {"message": _describe(extensions=[M])}),
     "extensions-header": lambda c, b: _send(b, {"message": _describe()}, **{"A2A-Extensions": M}),
     "version-header": lambda c, b: _send(b, {"message": _describe()}, **{"A2A-Version": M}),
@@ -934,6 +911,8 @@ MARKER_PROBES: dict[str, Probe] = {
         if b == "JSONRPC"
         else Request("POST", f"{REST}/message:send", M)
     ),
+    # protobuf names a member it cannot hash by its value: "Failed to parse {'<M>': ...} field"
+    "message-a-list-of-objects": lambda c, b: _send(b, {"message": [{M: M}]}),
     "stream-argument-enum": lambda c, b: send_request(
         b,
         {
@@ -981,20 +960,6 @@ MARKER_PROBES: dict[str, Probe] = {
         {"jsonrpc": M, "id": 1, "method": "GetTask", "params": {}} if b == "JSONRPC" else [M],
     ),
 }
-KNOWN_LEAKS: dict[str, pytest.MarkDecorator] = {
-    "skill-request-unknown-member": MEMBER_NAMES_LEAK,
-    "task-id": TASK_ID_LEAK,
-    "version-header": SDK_VERSION_LEAK,
-    "history-length": SDK_PARSE_LEAK,
-    "metadata-not-an-object": SDK_PARSE_LEAK,
-    "extensions-not-a-list": SDK_PARSE_LEAK,
-    "get-task-history-length": SDK_PARSE_LEAK,
-    "list-page-size": SDK_PARSE_LEAK,
-}
-BINDING_LEAKS: dict[tuple[str, str], pytest.MarkDecorator] = {
-    ("params-not-an-object", "JSONRPC"): SDK_PARSE_LEAK,  # "Incorrect params <value>"
-}
-MARKER_PARAMS = [pytest.param(name, marks=KNOWN_LEAKS.get(name, ())) for name in MARKER_PROBES]
 
 
 def error_surfaces(response: httpx.Response) -> list[Any]:
@@ -1033,16 +998,10 @@ def internal_text(response: httpx.Response, agent: RunningAgent) -> list[str]:
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
-@pytest.mark.parametrize("probe", MARKER_PARAMS)
+@pytest.mark.parametrize("probe", list(MARKER_PROBES))
 def test_no_error_echoes_an_input_value(
-    request: pytest.FixtureRequest,
-    http: httpx.Client,
-    probe_context: ProbeContext,
-    probe: str,
-    binding: str,
+    http: httpx.Client, probe_context: ProbeContext, probe: str, binding: str
 ) -> None:
-    if (probe, binding) in BINDING_LEAKS:
-        request.applymarker(BINDING_LEAKS[probe, binding])
     sent = MARKER_PROBES[probe](probe_context, binding)
     response = sent.send(http, bearer(probe_context.token))
     if probe != "bearer-token":
@@ -1124,7 +1083,23 @@ FAILURE_PROBES: dict[str, Callable[[RunningAgent, str], tuple[Request, str]]] = 
         _send(b, {"message": message(text="check acme-lnk-00002\u0000")}),
         a.token("alice"),
     ),
+    "task-id-with-nul": lambda a, b: (
+        _send(b, {"message": _describe(taskId="t\u0000nul")}),
+        a.token("alice"),
+    ),
+    "context-id-with-an-escape": lambda a, b: (
+        _send(b, {"message": _describe(contextId="ctx\u001b[0m")}),
+        a.token("alice"),
+    ),
     "get-task-id-with-nul": lambda a, b: (task_request(b, "get", "t\u0000nul"), a.token("alice")),
+    "cancel-task-id-with-nul": lambda a, b: (
+        task_request(b, "cancel", "t\u0000nul"),
+        a.token("alice"),
+    ),
+    "subscribe-task-id-with-nul": lambda a, b: (
+        task_request(b, "subscribe", "t\u0000nul"),
+        a.token("alice"),
+    ),
     "get-task-id-1000-characters": lambda a, b: (
         task_request(b, "get", "t" * 1000),
         a.token("alice"),
@@ -1198,39 +1173,124 @@ def test_a_provoked_failure_holds_no_internal_text(
     assert response.status_code != 401, response.text
 
 
-NUL_IDENTIFIERS = ("context-id-with-nul", "get-task-id-with-nul", "list-context-id-with-nul")
-
-
-def _on_postgresql(agent: RunningAgent) -> bool:
-    return agent.settings.resolved_database_url.startswith("postgresql")
-
-
 @pytest.mark.parametrize("binding", BINDINGS)
 @pytest.mark.parametrize("probe", list(FAILURE_PROBES))
 def test_a_provoked_failure_is_not_an_internal_error(
-    request: pytest.FixtureRequest,
-    probe_agent: RunningAgent,
-    http: httpx.Client,
-    probe: str,
-    binding: str,
+    probe_agent: RunningAgent, http: httpx.Client, probe: str, binding: str
 ) -> None:
-    """Bad input is the caller's error (4xx, or a JSON-RPC error other than -32603)."""
-    if probe in NUL_IDENTIFIERS and _on_postgresql(probe_agent):
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="PostgreSQL refuses NUL in text, and the id reaches the task store: "
-                "InternalError. Fix in agent/request_handler.py: refuse ids with control "
-                "characters (send: _check_ids; GetTask/CancelTask/SubscribeToTask/ListTasks "
-                "ids and contextId too) as TaskNotFound / InvalidParams",
-            )
-        )
+    """Bad input is the caller's error (4xx, or a JSON-RPC error other than -32603); on
+    PostgreSQL a NUL that reached the task store would be a driver error, that is -32603."""
     sent, token = FAILURE_PROBES[probe](probe_agent, binding)
     response = sent.send(http, bearer(token))
     body = body_of(response)
     error = body.get("error") if isinstance(body, dict) else None
     assert response.status_code < 500, response.text
     assert not (isinstance(error, dict) and error.get("code") == -32603), response.text
+
+
+def error_answer(binding: str, response: httpx.Response) -> tuple[int, str]:
+    """(JSON-RPC code, or HTTP status on HTTP+JSON; message) of an error answer."""
+    error = response.json()["error"]
+    return (error["code"] if binding == "JSONRPC" else response.status_code), error["message"]
+
+
+UNSTORABLE_IDS = {
+    "nul": "t\u0000nul",
+    "escape": "t\u001b[0m",
+    "delete": "t\u007fx",
+    "c1-control": "t\u0085x",
+    "37-characters": "t" * 37,
+}
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_an_id_the_store_cannot_hold_is_refused_before_the_store(
+    probe_context: ProbeContext, http: httpx.Client, binding: str
+) -> None:
+    """The documented answers: a lookup by such a task id is TaskNotFound (no task of ours has
+    it), a context id with a control character is InvalidParams naming the field."""
+    token = bearer(probe_context.token)
+    not_found = (-32001 if binding == "JSONRPC" else 404, "Task not found")
+    invalid = -32602 if binding == "JSONRPC" else 400
+    for name, bad in UNSTORABLE_IDS.items():
+        for operation in ("get", "cancel", "subscribe"):
+            answer = error_answer(binding, task_request(binding, operation, bad).send(http, token))
+            assert answer == not_found, (name, operation, answer)
+        follow_up = _send(binding, {"message": _describe(taskId=bad)}).send(http, token)
+        assert error_answer(binding, follow_up) == not_found, name
+        if name == "37-characters":
+            continue  # a long context id is refused for its length (the send) or finds nothing
+        sent = _send(binding, {"message": _describe(contextId=bad)}).send(http, token)
+        assert error_answer(binding, sent) == (
+            invalid,
+            "message.context_id holds a control character",
+        ), name
+        listed = list_request(binding, contextId=bad).send(http, token)
+        assert error_answer(binding, listed) == (invalid, "context_id holds a control character")
+    # Control: a well-formed id reaches the store, and the caller's own task is still found.
+    absent = task_request(binding, "get", str(uuid.uuid4())).send(http, token)
+    assert error_answer(binding, absent) == not_found
+    own = task_request(binding, "get", probe_context.task_id).send(http, token)
+    assert task_of(own)["id"] == probe_context.task_id
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_the_sdks_parse_and_version_errors_keep_their_codes_and_name_the_field(
+    probe_context: ProbeContext, http: httpx.Client, binding: str
+) -> None:
+    """The control for the rewritten SDK errors: the same error, the field named by pointer."""
+    token = bearer(probe_context.token)
+    pointers = {
+        "history-length": "/configuration/historyLength",
+        "get-task-history-length": "/historyLength",
+        "list-page-size": "/pageSize",
+        "metadata-not-an-object": "/message/metadata",
+        "extensions-not-a-list": "/message/extensions",
+    }
+    for probe, pointer in pointers.items():
+        response = MARKER_PROBES[probe](probe_context, binding).send(http, token)
+        error = response.json()["error"]
+        if binding == "JSONRPC":
+            (info,) = error["data"]
+            assert (error["code"], info["reason"]) == (-32602, "INVALID_PARAMS"), probe
+            assert info["metadata"] == {"parseError": f"invalid value at {pointer}"}, probe
+        else:
+            assert (response.status_code, error["status"]) == (400, "INVALID_ARGUMENT"), probe
+            assert error["message"] == f"invalid value at {pointer}", probe
+    version = MARKER_PROBES["version-header"](probe_context, binding).send(http, token)
+    assert error_answer(binding, version) == (
+        -32009 if binding == "JSONRPC" else 400,
+        "this A2A version is not supported; send A2A-Version: 1.0",
+    )
+    if binding == "JSONRPC":
+        params = MARKER_PROBES["params-not-an-object"](probe_context, binding).send(http, token)
+        error = params.json()["error"]
+        assert error["code"] == -32600
+        assert error["data"][0]["metadata"] == {"parseError": "params must be an object"}
+
+
+def test_a_parse_error_pointer_holds_protocol_field_names_only() -> None:
+    """The scrubber's own rule, on texts protobuf writes: names outside the protocol stop it."""
+    assert (
+        parse_error_text(
+            "Failed to parse configuration field: Failed to parse historyLength field: invalid "
+            "literal for int() with base 10: 'x'.."
+        )
+        == "invalid value at /configuration/historyLength"
+    )
+    assert parse_error_text("Failed to parse secret_marker_4f1c field: x.") == (
+        "the request does not parse"
+    )
+    assert (
+        parse_error_text(
+            "Failed to parse message field: Failed to parse messageId field: Failed to parse "
+            "secret field: x.."
+        )
+        == "invalid value at /message/messageId"
+    )
+    assert parse_error_text("Failed to load JSON: Expecting value: line 1 column 7 (char 6).") == (
+        "the request body is not valid JSON"
+    )
 
 
 def test_the_internal_text_patterns_match_what_they_guard_against() -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from sqlalchemy.engine import make_url
 
 from agent.app import create_app
 from agent.auth import issue_token, load_or_create_signing_key
@@ -31,12 +32,24 @@ from db.simulator import seed
 _CLUSTER: Any = None
 
 
+SHARED_CLUSTER = "NETOPS_TEST_PG_CLUSTER"  # set by the process that started the cluster
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Start the session's PostgreSQL cluster before collection (modules read the URL)."""
+    """Start the session's PostgreSQL cluster before collection (modules read the URL).
+
+    Under pytest-xdist the controller starts it and its workers attach to it (they inherit
+    the environment), so one run has one cluster, whatever the number of workers.
+    """
     global _CLUSTER
+    from tests.pg_cluster import PostgresCluster
+
+    if os.environ.get(SHARED_CLUSTER):
+        _CLUSTER = PostgresCluster.attach(os.environ[SHARED_CLUSTER])
+        return
     if os.environ.get("NETOPS_TEST_POSTGRES_URL"):
         return
-    from tests.pg_cluster import PostgresCluster
 
     try:
         _CLUSTER = PostgresCluster()
@@ -45,17 +58,56 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"CI needs PostgreSQL for its tests: {exc}") from exc
         return
     os.environ["NETOPS_TEST_POSTGRES_URL"] = _CLUSTER.database("netops_inventory")
+    os.environ[SHARED_CLUSTER] = _CLUSTER.handle
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to when the suite runs on several workers.
+
+    A test module is one unit (its module fixtures are built once), except in the integration
+    suite, where each backend's round is one unit: its session agents are then built once per
+    round, and the two rounds run side by side on the two workers.
+    """
+    path = nodeid.split("::", 1)[0]
+    if path.startswith("tests/integration/") and nodeid.endswith("]"):
+        ids = nodeid[nodeid.rindex("[") + 1 : -1].split("-")
+        for backend in BACKENDS:
+            if backend in ids:
+                return f"integration-{backend}"
+    return path
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`pytest -n 2 --dist loadgroup` (the README's test command) schedules by work_unit.
+
+    pytest-xdist's own loadgroup reads xdist_group marks into node ids, which pytest 9 no
+    longer lets a plugin rewrite; a scheduler with our split does the same job.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WorkUnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return WorkUnitScheduling(config, log)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stop the cluster this session started."""
+    """Stop the cluster this session started (an attached worker leaves it running)."""
     if _CLUSTER is not None:
         _CLUSTER.stop()
 
 
 def postgres_database(name: str, template: str | None = None) -> str | None:
-    """A fresh database in the session's cluster, or None when there is none."""
-    return _CLUSTER.database(name, template=template) if _CLUSTER is not None else None
+    """A fresh database in the session's cluster, or None when there is none.
+
+    Names get this process's worker id, so parallel workers never ask for the same one.
+    """
+    if _CLUSTER is None:
+        return None
+    return _CLUSTER.database(f"{name}_{WORKER}", template=template)
 
 
 def postgres_available() -> bool:
@@ -102,7 +154,7 @@ def _seeded_template(backend: str, scratch: Path) -> Path | str:
             url = postgres_database("netops_seeded_template")
             assert url is not None
             seed_database(url)
-            _seeded_templates[backend] = "netops_seeded_template"
+            _seeded_templates[backend] = str(make_url(url).database)
         else:
             scratch.mkdir(parents=True, exist_ok=True)
             path = scratch / "seeded-template.db"

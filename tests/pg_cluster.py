@@ -33,7 +33,13 @@ def _free_port() -> int:
 
 
 class PostgresCluster:
-    """initdb + pg_ctl start in a temp dir; ``database(name)`` makes a fresh database."""
+    """initdb + pg_ctl start in a temp dir; ``database(name)`` makes a fresh database.
+
+    ``attach(handle)`` gives other processes of the same test run (pytest-xdist workers) the
+    cluster the first one started; only the starter stops it.
+    """
+
+    owner = True
 
     def __init__(self) -> None:
         bin_dir = _bin_dir()
@@ -50,7 +56,7 @@ class PostgresCluster:
         self._run("initdb", "-D", str(self._data), "-A", "trust", "-U", "postgres", "-E", "UTF8")
         options = (
             f"-p {self.port} -k {self._root} -c listen_addresses=127.0.0.1 "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500"
         )
         self._run(
             "pg_ctl",
@@ -63,6 +69,27 @@ class PostgresCluster:
             "-w",
             "start",
         )
+
+    @property
+    def handle(self) -> str:
+        """What another process needs to attach: the server's data folder and port."""
+        return f"{self.port}:{self._root}"
+
+    @classmethod
+    def attach(cls, handle: str) -> PostgresCluster:
+        """The cluster another process of this run started (it stays that process's to stop)."""
+        port, root = handle.split(":", 1)
+        bin_dir = _bin_dir()
+        if bin_dir is None:
+            raise FileNotFoundError("PostgreSQL server binaries not found (initdb)")
+        cluster = cls.__new__(cls)
+        cluster._bin = bin_dir
+        cluster._root = Path(root)
+        cluster._data = cluster._root / "data"
+        cluster.port = int(port)
+        cluster._as_root = os.geteuid() == 0
+        cluster.owner = False
+        return cluster
 
     def _run(self, tool: str, *args: str) -> None:
         command = [str(self._bin / tool), *args]
@@ -79,7 +106,9 @@ class PostgresCluster:
         return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:
-        """Stop the server and remove its files."""
+        """Stop the server and remove its files (only the process that started it does)."""
+        if not self.owner:
+            return
         try:
             self._run("pg_ctl", "-D", str(self._data), "-m", "immediate", "stop")
         finally:

@@ -36,6 +36,7 @@ from starlette.requests import Request
 from agent.audit import AuditLog
 from agent.auth import SigningKey, TokenVerifier, load_or_create_signing_key
 from agent.bindings import BindingStore
+from agent.cancel_relay import CancelRelay
 from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory
 from agent.conformance_skill import CONFORMANCE_SKILLS_DIR
 from agent.console import mount_console
@@ -261,6 +262,9 @@ def create_app(
         clock=clock,
         observer=observer,
     )
+    # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a task.
+    shared = event_stream is not None and runtime.engine.dialect.name == "postgresql"
+    relay = CancelRelay(runtime.engine) if shared else None
     handler = GovernedRequestHandler(
         cards=runtime.cards,
         agent_executor=executor,
@@ -270,6 +274,7 @@ def create_app(
         extended_agent_card=runtime.cards.public_card,
         limits=settings.limits,
         conformance=load_registry(CONFORMANCE_SKILLS_DIR) if settings.conformance else None,
+        relay=relay,
     )
 
     @asynccontextmanager
@@ -277,6 +282,8 @@ def create_app(
         await prepare_storage(
             settings, runtime.engine, [s for s in (store, event_stream) if s is not None]
         )
+        if relay is not None:
+            await relay.start(handler.cancel_if_running_here)
         router.warm()
         live = (
             asyncio.create_task(keep_telemetry_live(runtime.engine))
@@ -288,6 +295,8 @@ def create_app(
         finally:
             if live is not None:
                 live.cancel()
+            if relay is not None:
+                await relay.stop()
             await handler.aclose()
             if isinstance(exchanger, RemoteTokenExchanger):
                 await exchanger.aclose()

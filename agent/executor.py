@@ -22,7 +22,7 @@ from a2a.helpers import new_data_part, new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
-from a2a.types import ContentTypeNotSupportedError, Message, Part, Role, TaskState
+from a2a.types import ContentTypeNotSupportedError, Message, Part, Role, Task, TaskState
 
 from agent.audit import AGENT_TOOL, AuditLog, AuditRecord
 from agent.bindings import Binding, BindingStore, Phase
@@ -488,8 +488,24 @@ class SkillExecutor(AgentExecutor):
         )
 
     def refuses_cancel(self, task_id: str) -> bool:
-        """True while ``task_id`` runs a skill whose interface declares it not cancelable."""
+        """True while ``task_id`` runs here a skill whose interface declares it not cancelable."""
         capability = self._running.get(task_id)
+        return bool(capability and capability.interface and not capability.interface.cancelable)
+
+    async def refuses_cancel_anywhere(self, task: Task, principal: Principal) -> bool:
+        """As refuses_cancel, for a stored task that may be running on another replica.
+
+        The binding (written before the skill starts, visible to its owner only) names the
+        skill, so every replica refuses alike, not just the one that runs it.
+        """
+        if self.refuses_cancel(task.id):
+            return True
+        if task.status.state not in (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING):
+            return False
+        binding = await self._bindings.get(task.id, principal.owner)
+        if binding is None or binding.phase is not Phase.BOUND or binding.skill_id is None:
+            return False
+        capability = self._registry.get(binding.skill_id)
         return bool(capability and capability.interface and not capability.interface.cancelable)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

@@ -11,6 +11,7 @@ never an identifier or other input value.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import logging
@@ -38,12 +39,13 @@ from a2a.types import (
 )
 from a2a.utils.errors import A2AError
 
+from agent.cancel_relay import CancelRelay
 from agent.cards import CardFactory
 from agent.conformance_skill import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor
 from agent.extensions import require_extensions
 from agent.limits import Limits, check_message
-from agent.principal import principal_of
+from agent.principal import Principal, PrincipalUser, principal_of
 from agent.registry import Capability, Registry
 from agent.router import Action
 
@@ -53,6 +55,10 @@ MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
 # that is a 500), and no identifier of ours holds any of them.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 TASK_NOT_FOUND = "Task not found"
+# A cancel for a task another replica runs: how long to wait for that replica to cancel it.
+RELAY_WAIT_SECONDS = 5.0
+RELAY_POLL_SECONDS = 0.1
+_RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
 
 def _internal(exc: Exception) -> InternalError:
@@ -139,9 +145,13 @@ class GovernedRequestHandler(DefaultRequestHandler):
         agent_executor: SkillExecutor,
         limits: Limits | None = None,
         conformance: Registry | None = None,
+        relay: CancelRelay | None = None,
         **kwargs: Any,
     ) -> None:
-        """``conformance``: the internal conformance skills (``--conformance``), else None."""
+        """``conformance``: the internal conformance skills (``--conformance``), else None.
+
+        ``relay``: how a cancel reaches the replica running the task, when there are several.
+        """
         self._conformance = (
             ConformanceExecutor(conformance, agent_executor) if conformance is not None else None
         )
@@ -151,6 +161,7 @@ class GovernedRequestHandler(DefaultRequestHandler):
             **kwargs,
         )
         self._limits = limits or Limits()
+        self._relay = relay
         self._skills = agent_executor
         self._cards = cards
         self._declared = list(cards.public_card.capabilities.extensions)
@@ -208,11 +219,53 @@ class GovernedRequestHandler(DefaultRequestHandler):
         would tell it that someone's task runs under that id.
         """
         _check_task_id(params.id)
-        if params.id and await self._versioned_store.get(params.id, context) is None:
-            raise TaskNotFoundError(message=TASK_NOT_FOUND)  # no id: the SDK's InvalidParams
-        if self._skills.refuses_cancel(params.id):
+        if not params.id:
+            return await super().on_cancel_task(params, context)  # the SDK's InvalidParams
+        stored = await self._versioned_store.get(params.id, context)
+        if stored is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)
+        if await self._skills.refuses_cancel_anywhere(stored.task, principal_of(context.user)):
             raise TaskNotCancelableError(message="this skill's invocations cannot be cancelled")
+        if (
+            self._relay is not None
+            and stored.task.status.state in _RUNNING
+            and await self._active_task_registry.get(params.id) is None
+        ):
+            return await self._cancel_where_it_runs(params, context)
         return await super().on_cancel_task(params, context)
+
+    async def _cancel_where_it_runs(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Any:
+        """The task runs on another replica, or on none any more (its runner died).
+
+        Writing CANCELED here would be overwritten by the runner's result, so the runner is
+        asked to cancel it; the caller gets what the store then says. If no replica acts in
+        time, none runs the task, and the store's CANCELED is the last word.
+        """
+        assert self._relay is not None
+        await self._relay.request(params.id, principal_of(context.user))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RELAY_WAIT_SECONDS
+        while loop.time() < deadline:
+            await asyncio.sleep(RELAY_POLL_SECONDS)
+            stored = await self._versioned_store.get(params.id, context)
+            if stored is not None and stored.task.status.state not in _RUNNING:
+                if stored.task.status.state == TaskState.TASK_STATE_CANCELED:
+                    return stored.task
+                raise TaskNotCancelableError(message="the task ended before it was cancelled")
+        log.warning("no replica runs task %s any more; cancelling it in the store", params.id)
+        return await super().on_cancel_task(params, context)
+
+    async def cancel_if_running_here(self, task_id: str, principal: Principal) -> None:
+        """A cancel relayed by a peer: act on it only for a task this replica runs."""
+        if await self._active_task_registry.get(task_id) is None:
+            return
+        context = ServerCallContext(user=PrincipalUser(principal))
+        try:
+            await self.on_cancel_task(CancelTaskRequest(id=task_id), context)
+        except A2AError as error:  # the asking replica reports the outcome from the store
+            log.info("a relayed cancel was refused here: %s", type(error).__name__)
 
     @_guarded
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Any:

@@ -11,9 +11,18 @@ import asyncio
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from a2a.types import GetTaskRequest, ListTasksRequest, SubscribeToTaskRequest, TaskState
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    TaskNotCancelableError,
+    TaskState,
+)
 
 from agent.audit import AuditLog
 from db.engine import make_engine
@@ -27,23 +36,29 @@ from tests.a2a_helpers import (
     send,
     text_message,
 )
-from tests.conftest import postgres_database
+from tests.conftest import postgres_available, postgres_database
 from tests.replicas import ROOT, Replica, prepare_shared_database, token_for
 
-pytestmark = pytest.mark.skipif(
-    postgres_database("replicas_probe") is None, reason="needs the session's PostgreSQL"
-)
+TERMINAL = {
+    TaskState.TASK_STATE_COMPLETED,
+    TaskState.TASK_STATE_FAILED,
+    TaskState.TASK_STATE_CANCELED,
+    TaskState.TASK_STATE_REJECTED,
+}
+
+pytestmark = pytest.mark.skipif(not postgres_available(), reason="needs the session's PostgreSQL")
 
 
 def skills_with_slow_probe(tmp: Path) -> Path:
-    """The demo skills plus the test-only skill that runs for as long as it is asked."""
+    """The demo skills plus test-only skills that run for as long as they are asked."""
     target = tmp / "skills"
     shutil.copytree(ROOT / "skills", target, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(
-        ROOT / "tests" / "fixture_skills" / "slow_probe",
-        target / "slow_probe",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    for probe in ("slow_probe", "steady_probe"):  # cancelable, and not
+        shutil.copytree(
+            ROOT / "tests" / "fixture_skills" / probe,
+            target / probe,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     return target
 
 
@@ -103,8 +118,6 @@ async def test_a_stream_on_one_replica_follows_a_task_running_on_the_other(
     interface = await binding_of(pair.a.base_url, pair.token, "slow_probe")
     request = {"skill": "slow_probe", "arguments": {"seconds": 2}, **interface}
     async with make_client(pair.a.base_url, pair.token, binding, polling=True) as client:
-        from a2a.types import SendMessageRequest
-
         accepted = None
         async for event in client.send_message(
             SendMessageRequest(message=data_message(request)), context=call_context()
@@ -127,6 +140,57 @@ async def test_a_stream_on_one_replica_follows_a_task_running_on_the_other(
                 states.append(event.status_update.status.state)
     assert states[0] in (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
     assert states[-1] == TaskState.TASK_STATE_COMPLETED, [TaskState.Name(s) for s in states]
+
+
+async def start_running(replica: Replica, token: str, skill: str, seconds: float) -> str:
+    """Start a probe on one replica without waiting for it; return its task id once working."""
+    interface = await binding_of(replica.base_url, token, skill)
+    request = {"skill": skill, "arguments": {"seconds": seconds}, **interface}
+    async with make_client(replica.base_url, token, "JSONRPC", polling=True) as client:
+        async for event in client.send_message(
+            SendMessageRequest(message=data_message(request)), context=call_context()
+        ):
+            task_id = event.task.id
+            break
+        await wait_for_state(client, task_id, {TaskState.TASK_STATE_WORKING})
+    return task_id
+
+
+async def wait_for_state(client: Any, task_id: str, states: set[int]) -> int:
+    for _ in range(200):
+        task = await client.get_task(GetTaskRequest(id=task_id), context=call_context())
+        if task.status.state in states:
+            return task.status.state
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"task {task_id} never reached {states}")
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_every_replica_refuses_to_cancel_a_non_cancelable_task(
+    pair: Pair, binding: str
+) -> None:
+    task_id = await start_running(pair.a, pair.token, "steady_probe", 2)
+    for replica in (pair.b, pair.a):  # the peer first: it does not run the task
+        async with make_client(replica.base_url, pair.token, binding) as client:
+            with pytest.raises(TaskNotCancelableError):
+                await client.cancel_task(CancelTaskRequest(id=task_id), context=call_context())
+    async with make_client(pair.b.base_url, pair.token, binding) as client:
+        final = await wait_for_state(client, task_id, TERMINAL)
+    assert final == TaskState.TASK_STATE_COMPLETED, TaskState.Name(final)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_cancel_on_the_peer_replica_cancels_a_cancelable_task(
+    pair: Pair, binding: str
+) -> None:
+    task_id = await start_running(pair.a, pair.token, "slow_probe", 2.5)
+    async with make_client(pair.b.base_url, pair.token, binding) as client:
+        cancelled = await client.cancel_task(CancelTaskRequest(id=task_id), context=call_context())
+        assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    await asyncio.sleep(3)  # past the probe's own end: the running replica must not revive it
+    async with make_client(pair.a.base_url, pair.token, binding) as client:
+        task = await client.get_task(GetTaskRequest(id=task_id), context=call_context())
+    assert task.status.state == TaskState.TASK_STATE_CANCELED, TaskState.Name(task.status.state)
 
 
 async def test_tasks_and_audit_rows_from_both_replicas_are_visible_on_either(pair: Pair) -> None:

@@ -1,0 +1,93 @@
+"""Cancel a task on the replica that runs it, whichever replica the request reached.
+
+A running task lives in the memory of one replica. Writing CANCELED to the shared store from
+another replica would tell the caller "cancelled" while the runner goes on and overwrites it
+with its result. So the replica that receives the cancel asks its peers over PostgreSQL's
+LISTEN/NOTIFY (no table, nothing to clean up); the one running the task cancels it locally,
+exactly as if the request had reached it, and the asking replica answers with the stored
+outcome. If no peer acts in time, no replica runs the task (its runner died), and the asking
+replica may cancel it in the store itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import asyncpg
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.principal import Principal
+
+log = logging.getLogger(__name__)
+CHANNEL = "netagent_cancel"
+LocalCancel = Callable[[str, Principal], Awaitable[None]]
+
+
+def _payload(task_id: str, principal: Principal) -> str:
+    """The owner travels with the request: the runner re-checks it against the stored task."""
+    return json.dumps(
+        {
+            "task_id": task_id,
+            "subject": principal.subject,
+            "tenant": principal.tenant,
+            "scopes": sorted(principal.scopes),
+        }
+    )
+
+
+def _principal(data: dict[str, Any]) -> Principal:
+    return Principal(
+        subject=str(data["subject"]),
+        tenant=data.get("tenant"),
+        scopes=frozenset(str(s) for s in data.get("scopes", [])),
+    )
+
+
+class CancelRelay:
+    """Publishes cancel requests to every replica and acts on those for tasks running here."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._listener: asyncpg.Connection | None = None
+        self._on_cancel: LocalCancel | None = None
+        self._pending: set[asyncio.Task[None]] = set()
+
+    async def start(self, on_cancel: LocalCancel) -> None:
+        """Listen on a dedicated connection (a pooled one would be handed to other work)."""
+        self._on_cancel = on_cancel
+        url = make_url(self._engine.url).set(drivername="postgresql")
+        self._listener = await asyncpg.connect(url.render_as_string(hide_password=False))
+        await self._listener.add_listener(CHANNEL, self._received)
+
+    async def stop(self) -> None:
+        if self._listener is not None:
+            await self._listener.close()
+            self._listener = None
+        for pending in list(self._pending):
+            pending.cancel()
+
+    async def request(self, task_id: str, principal: Principal) -> None:
+        """Ask every replica (this one included) to cancel ``task_id`` if it runs it."""
+        async with self._engine.begin() as connection:
+            await connection.execute(
+                text("SELECT pg_notify(:channel, :payload)"),
+                {"channel": CHANNEL, "payload": _payload(task_id, principal)},
+            )
+
+    def _received(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        try:
+            data = json.loads(payload)
+            task_id, principal = str(data["task_id"]), _principal(data)
+        except (ValueError, KeyError, TypeError):
+            log.warning("ignored a malformed cancel request on %s", CHANNEL)
+            return
+        assert self._on_cancel is not None
+        pending = asyncio.create_task(self._on_cancel(task_id, principal))
+        self._pending.add(pending)
+        pending.add_done_callback(self._pending.discard)

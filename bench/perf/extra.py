@@ -164,23 +164,82 @@ def run_profile(args: argparse.Namespace, workdir: Path) -> None:
     summarize_stacks(Path(f"{stem}.txt"), cell.ok)
 
 
+LEAF_KINDS = (  # (label, substrings of the innermost frame's file), first match wins
+    ("event loop idle (epoll wait)", ("selectors.py",)),
+    ("JWT / ECDSA (PyJWT, cryptography)", ("jwt/", "cryptography/")),
+    ("JSON Schema validation", ("jsonschema/", "referencing/", "rfc3339")),
+    ("protobuf <-> dict/JSON", ("protobuf/",)),
+    ("SQLAlchemy (statements, ORM, pool)", ("sqlalchemy/",)),
+    ("DB driver (aiosqlite / asyncpg)", ("aiosqlite/", "asyncpg/")),
+    ("json encode/decode", ("json/",)),
+    (
+        "tracing wrappers (a2a-sdk, OpenTelemetry)",
+        ("opentelemetry/", "a2a/utils/telemetry.py", "trace/", "_decorator.py", "context/"),
+    ),
+    (
+        "asyncio machinery",
+        ("asyncio/", "aiologic/", "contextlib.py", "threading.py", "<frozen abc>", "copy.py"),
+    ),
+    ("HTTP: uvicorn, h11, Starlette, FastAPI", ("uvicorn/", "h11/", "starlette/", "fastapi/")),
+    ("a2a-sdk (handler, tasks, events)", ("a2a/",)),
+    ("text routing (scikit-learn, numpy)", ("sklearn/", "numpy/", "scipy/")),
+    ("this project (agent/, db/, skills/)", ("agent/", "db/", "skills/")),
+)
+STAGES = (  # (label, a frame that marks the stage), the innermost marked frame wins
+    ("edge: bearer token check", "BearerAuthMiddleware._authenticated"),
+    ("pre-task checks + routing", "GovernedRequestHandler._precheck"),
+    ("tool calls: token exchange", "LocalTokenExchanger.exchange"),
+    ("tool calls: gate (verify, query)", "InventoryGate.call"),
+    ("audit rows", "AuditLog."),
+    ("input/output/record validation", "error_details"),
+    ("skill run (handler, emitting)", "SkillExecutor._run_decision"),
+    ("task store writes (SDK)", "TaskManager._save_task"),
+    ("task store reads (SDK)", "TaskManager.get_task"),
+    ("SDK events and task machinery", "ActiveTask"),
+    ("JSON-RPC dispatch + response", "JsonRpcDispatcher"),
+    ("middleware + HTTP", "Starlette.__call__"),
+)
+
+
+def _on_loop(frames: list[str]) -> bool:
+    return any("run_forever" in f or "Handle._run" in f for f in frames)
+
+
 def summarize_stacks(path: Path, requests: int) -> None:
-    """Own and inclusive sample shares from py-spy's collapsed stacks (``frame;frame N``)."""
+    """Where the event-loop thread spends its samples, from py-spy's collapsed stacks
+    (``frame;frame N``): by the kind of code at the top of the stack, and by the stage of the
+    request the stack is in. Worker threads (aiosqlite's) are left out: they mostly wait."""
+    kinds: Counter[str] = Counter()
+    stages: Counter[str] = Counter()
     own: Counter[str] = Counter()
-    inclusive: Counter[str] = Counter()
     total = 0
     for row in path.read_text().splitlines():
         stack, _, count = row.rpartition(" ")
-        n = int(count)
-        frames = stack.split(";")
+        frames, n = stack.split(";"), int(count)
+        if not _on_loop(frames):
+            continue
         total += n
         own[frames[-1]] += n
-        for frame in set(frames):
-            inclusive[frame] += n
-    print(f"{total} samples at {PROFILE_RATE}/s over {requests} requests")
-    print("\nown time (top 25):")
-    for frame, n in own.most_common(25):
-        print(f"  {n / total:6.1%}  {frame[:150]}")
-    print("\ninclusive (top 60):")
-    for frame, n in inclusive.most_common(60):
-        print(f"  {n / total:6.1%}  {frame[:150]}")
+        leaf = frames[-1]
+        kinds[next((k for k, marks in LEAF_KINDS if any(m in leaf for m in marks)), "other")] += n
+        stage = "other (loop bookkeeping)"
+        for frame in reversed(frames):
+            found = next((label for label, mark in STAGES if mark in frame), None)
+            if found is not None:
+                stage = found
+                break
+        stages[stage] += n
+    busy = total - kinds["event loop idle (epoll wait)"]
+    print(
+        f"{total} event-loop samples at {PROFILE_RATE}/s over {requests} requests: "
+        f"{busy / PROFILE_RATE / max(requests, 1) * 1000:.2f} ms of loop time per request"
+    )
+    for title, counter in (("by kind of code (innermost frame)", kinds), ("by stage", stages)):
+        print(f"\n{title}:")
+        for label, n in counter.most_common():
+            print(
+                f"  {n / total:6.1%}  {n / PROFILE_RATE / max(requests, 1) * 1000:6.2f} ms  {label}"
+            )
+    print("\nown time, top 20:")
+    for frame, n in own.most_common(20):
+        print(f"  {n / total:6.1%}  {frame[:140]}")

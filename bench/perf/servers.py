@@ -105,6 +105,11 @@ class Server:
                 self.process.kill()
                 self.process.wait(timeout=10)
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server process so far (all its threads)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss_kib(self) -> int:
         """VmRSS of the server process, from /proc (the Python process under taskset)."""
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():

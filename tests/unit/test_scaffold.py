@@ -29,6 +29,7 @@ from agent.interfaces.validation import error_details
 from agent.principal import Principal
 from agent.registry import load_registry, validate_registry
 from agent.scaffold import (
+    OTHER_RECORD_KIND,
     RECORD_KIND,
     ScaffoldError,
     new_skill,
@@ -364,7 +365,22 @@ def test_a_malformed_id_is_refused(workspace: Workspace, skill_id: str) -> None:
 def test_reserved_ids_are_refused(workspace: Workspace) -> None:
     assert "reserved" in _refused(workspace, "describe_skill")
     assert "Python keyword" in _refused(workspace, "import")
-    assert "record kind" in _refused(workspace, "site_summary")
+
+
+def test_an_id_that_reads_as_the_template_record_kind_gets_another_kind(
+    workspace: Workspace,
+) -> None:
+    """``site_summary`` is a natural id: the template's record kind steps aside for it."""
+    new_skill("site_summary", workspace.skills, workspace.tests)
+    capability = load_registry(workspace.skills).get("site_summary")
+    assert capability is not None and capability.interface is not None
+    assert capability.interface.record_kinds == (OTHER_RECORD_KIND,)
+    folder = workspace.skills / "site_summary"
+    assert (folder / f"{OTHER_RECORD_KIND}.schema.json").is_file()
+    assert not (folder / f"{RECORD_KIND}.schema.json").exists()
+    for generated in (folder / "handler.py", workspace.tests / "test_skill_site_summary.py"):
+        assert f'RECORD_KIND = "{OTHER_RECORD_KIND}"' in generated.read_text()
+    assert validate_registry(workspace.skills)[1] == []
 
 
 def test_a_released_id_is_refused(workspace: Workspace) -> None:

@@ -10,6 +10,7 @@ from google.protobuf.json_format import MessageToDict
 from agent.interfaces import EXTENSION_URI, digest_of, trusted_schema, verify_document
 from agent.registry import load_registry
 from tests.a2a_helpers import BINDINGS, call_context, describe, make_client
+from tests.registry_view import card_ids, demo_only
 
 SKILLS = [c.id for c in load_registry() if c.interface is not None]
 
@@ -70,7 +71,8 @@ def test_public_card_binds_only_public_skills(agent) -> None:
     (extension,) = [e for e in card["capabilities"]["extensions"] if e["uri"] == EXTENSION_URI]
     assert extension.get("required", False) is False
     bound = {b["skill_id"] for b in extension["params"]["skills"]}
-    assert bound == {s["id"] for s in card["skills"]} == {"describe_skill", "lookup_inventory"}
+    assert bound == {s["id"] for s in card["skills"]} == set(card_ids(None))
+    assert set(demo_only(bound)) == {"describe_skill", "lookup_inventory"}
 
 
 def test_trusted_schema_requires_the_nine_members() -> None:

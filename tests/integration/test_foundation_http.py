@@ -16,7 +16,9 @@ import pytest
 
 from agent.auth import issue_token, load_or_create_signing_key
 from agent.cli import SNAPSHOT
+from agent.registry import load_registry
 from tests.conftest import RunningAgent
+from tests.registry_view import card_ids, demo_only
 
 HEADERS = {"A2A-Version": "1.0"}
 SNAPSHOT_BASE = "http://127.0.0.1:8000"
@@ -88,13 +90,15 @@ def test_public_card_is_cacheable_and_revalidates(http: httpx.Client) -> None:
 
 def test_public_card_needs_no_token(http: httpx.Client) -> None:
     response = http.get("/.well-known/agent-card.json")
-    assert [s["id"] for s in response.json()["skills"]] == ["describe_skill", "lookup_inventory"]
+    ids = [s["id"] for s in response.json()["skills"]]
+    assert ids == card_ids(None)
+    assert demo_only(ids) == ["describe_skill", "lookup_inventory"]
 
 
 def test_healthz(http: httpx.Client) -> None:
     response = http.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "skills": 7}
+    assert response.json() == {"status": "ok", "skills": len(load_registry())}  # removed too
 
 
 # -- 401 for everything that needs a token ----------------------------------------------------

@@ -1,4 +1,9 @@
-"""The router on a held-out set of operator requests (written without reading the manifests)."""
+"""The router on a held-out set of operator requests (written without reading the manifests).
+
+The set is about the demo skills, so the router here is trained on those alone: a fork's own
+skills change the classifier for every request, and a fork measures that with its own items
+in eval_set.json and ``python -m bench.routing`` (the whole registry), not by breaking this.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from agent.principal import Principal
-from agent.registry import load_registry
+from agent.registry import DEFAULT_SKILLS_DIR, load_registry
 from agent.router import Action, Router
 from tests.a2a_helpers import text_message
+from tests.registry_view import DEMO_SKILLS, copy_demo_skills
 
 EVAL = json.loads((Path(__file__).parent / "eval_set.json").read_text())
 EVERYTHING = Principal(
@@ -21,8 +27,9 @@ EVERYTHING = Principal(
 
 
 @pytest.fixture(scope="module")
-def router() -> Router:
-    return Router(load_registry())
+def router(tmp_path_factory: pytest.TempPathFactory) -> Router:
+    demo = copy_demo_skills(DEFAULT_SKILLS_DIR, tmp_path_factory.mktemp("demo") / "skills")
+    return Router(load_registry(demo))
 
 
 def routed_to(router: Router, text: str) -> str:
@@ -35,7 +42,9 @@ def routed_to(router: Router, text: str) -> str:
 def test_the_set_is_big_enough_and_covers_every_routable_skill() -> None:
     routable = {c.id for c in load_registry() if c.interface is not None}
     assert len(EVAL["clear"]) >= 80 and len(EVAL["ambiguous"]) >= 20
-    assert {e["skill"] for e in EVAL["clear"]} == routable
+    covered = {e["skill"] for e in EVAL["clear"]}
+    assert covered <= routable  # no item for a skill that is not there
+    assert routable & DEMO_SKILLS <= covered  # a fork's own skills: add items to measure them
 
 
 def test_clear_requests_route_correctly(router: Router) -> None:

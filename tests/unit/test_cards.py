@@ -1,4 +1,9 @@
-"""Card projections: what the public card lists, what each extended card lists, and versions."""
+"""Card projections: what the public card lists, what each extended card lists, and versions.
+
+They are about the demo skills, so they load a copy of skills/ holding only those: a fork's
+own skills neither appear here nor shift anything (the committed public-card snapshot is the
+guard that notices them, tests/unit/test_public_card_snapshot.py).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
 from agent.principal import Principal
 from agent.registry import DEFAULT_SKILLS_DIR, Registry, load_registry
 from tests.conftest import IDENTITIES
+from tests.registry_view import copy_demo_skills
 
 BASE = "https://netops.example.net/agent"
 PUBLIC_IDS = ["describe_skill", "lookup_inventory"]
@@ -32,8 +38,8 @@ def principal(name: str) -> Principal:
 
 
 @pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
+    return load_registry(copy_skills(tmp_path_factory.mktemp("demo")))
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +48,7 @@ def factory(registry: Registry) -> CardFactory:
 
 
 def copy_skills(tmp_path: Path) -> Path:
-    target = tmp_path / "skills"
-    shutil.copytree(DEFAULT_SKILLS_DIR, target, ignore=shutil.ignore_patterns("__pycache__"))
-    return target
+    return copy_demo_skills(DEFAULT_SKILLS_DIR, tmp_path / "skills")
 
 
 def edit_skill_block(root: Path, skill: str, **members: Any) -> None:

@@ -20,7 +20,6 @@ from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskSto
 from a2a.server.context import ServerCallContext
 from a2a.server.routes import (
     DefaultServerCallContextBuilder,
-    create_agent_card_routes,
     create_jsonrpc_routes,
     create_rest_routes,
 )
@@ -37,7 +36,7 @@ from agent.audit import AuditLog
 from agent.auth import SigningKey, TokenVerifier, load_or_create_signing_key
 from agent.bindings import BindingStore
 from agent.cancel_relay import CancelRelay
-from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory
+from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
 from agent.conformance_skill import CONFORMANCE_SKILLS_DIR
 from agent.console import mount_console
 from agent.credentials import (
@@ -328,10 +327,8 @@ def create_app(
     if metrics is not None:
         app.router.add_route(METRICS_PATH, metrics_endpoint(metrics), methods=["GET"])
 
-    for route in create_agent_card_routes(
-        runtime.cards.public_card, cache_control=CARD_CACHE_CONTROL
-    ):
-        app.router.routes.append(route)
+    # The SDK's card route, rendered once (the public card is fixed at start-up).
+    app.router.routes.extend(card_routes(runtime.cards.public_card, CARD_CACHE_CONTROL))
     jsonrpc = create_jsonrpc_routes(
         handler,
         rpc_url=JSONRPC_PATH,

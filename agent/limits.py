@@ -39,6 +39,8 @@ value (JSON-RPC: 5) and slack, so that a deep Data Part is refused by the messag
 which names where, rather than by the body scan, which cannot."""
 NON_FINITE = "finite_numbers"
 JSONRPC_INVALID_REQUEST = -32600
+# How much of a refused (oversize) body is read and dropped so the client can read the 413.
+DRAIN_BYTES = 8 * 1024 * 1024
 JSONRPC_PARSE_ERROR = -32700
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _PAIR = re.compile(rb"\[\]|\{\}")
@@ -277,6 +279,8 @@ class BodyLimitMiddleware:
         limit = self.limits.max_body_bytes
         declared = _content_length(scope)
         if declared is not None and declared > limit:
+            if declared <= DRAIN_BYTES:
+                await _drain(receive, DRAIN_BYTES)
             await self._refuse(scope, send, 413, f"request body exceeds {limit} bytes")
             return
         chunks: list[bytes] = []
@@ -288,6 +292,9 @@ class BodyLimitMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
+                del chunks
+                if message.get("more_body", False):
+                    await _drain(receive, DRAIN_BYTES - size)
                 await self._refuse(scope, send, 413, f"request body exceeds {limit} bytes")
                 return
             chunks.append(chunk)
@@ -366,6 +373,23 @@ class BodyLimitMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+async def _drain(receive: Receive, budget: int) -> None:
+    """Read and drop the rest of a refused body, up to ``budget`` bytes.
+
+    Closing a connection with unread data in it makes the kernel reset it, and the client then
+    sees "connection reset" instead of the 413 it was sent. Reading on (and discarding: memory
+    stays flat) lets a client that overshot by a little get the clear answer; past the budget
+    the connection is closed anyway.
+    """
+    while budget > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -64,11 +64,13 @@ def pytest_configure(config: pytest.Config) -> None:
 def work_unit(nodeid: str) -> str:
     """The unit of work a test belongs to when the suite runs on several workers.
 
-    A test module is one unit (its module fixtures are built once), except in the integration
-    suite, where each backend's round is one unit: its session agents are then built once per
-    round, and the two rounds run side by side on the two workers.
+    A test module is one unit (its module fixtures are built once), except the fuzz suite (one
+    unit) and the integration suite, where each backend's round is one unit: its session agents
+    are then built once per round, and the two rounds run side by side on the two workers.
     """
     path = nodeid.split("::", 1)[0]
+    if path.startswith("tests/fuzz/"):
+        return "fuzz"  # one agent for every fuzz module; the last module checks their totals
     if path.startswith("tests/integration/") and nodeid.endswith("]"):
         ids = nodeid[nodeid.rindex("[") + 1 : -1].split("-")
         for backend in BACKENDS:

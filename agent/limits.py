@@ -19,6 +19,7 @@ Error texts name the limit and where it was hit, never the offending value.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -38,9 +39,11 @@ ENVELOPE_DEPTH = 16
 value (JSON-RPC: 5) and slack, so that a deep Data Part is refused by the message check,
 which names where, rather than by the body scan, which cannot."""
 NON_FINITE = "finite_numbers"
+NUL = "no_nul"
 JSONRPC_INVALID_REQUEST = -32600
 # How much of a refused (oversize) body is read and dropped so the client can read the 413.
 DRAIN_BYTES = 8 * 1024 * 1024
+DRAIN_WAIT_SECONDS = 1.0  # the longest pause in a refused body before the 413 goes out anyway
 JSONRPC_PARSE_ERROR = -32700
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _PAIR = re.compile(rb"\[\]|\{\}")
@@ -109,6 +112,11 @@ _DESCRIPTIONS = {
 
 def _refusal(exceeded: _ExceededError) -> InvalidParamsError:
     pointer = json_pointer(exceeded.path)
+    if exceeded.limit == NUL:  # PostgreSQL text cannot hold it, so no backend accepts it
+        return InvalidParamsError(
+            message=f"strings may not contain U+0000 (at {pointer or '/'})",
+            data={"pointer": pointer},
+        )
     if exceeded.limit == NON_FINITE:  # not a limit: JSON itself has no NaN or Infinity
         return InvalidParamsError(
             message=f"numbers must be finite: JSON has no NaN or Infinity (at {pointer or '/'})",
@@ -130,6 +138,8 @@ class _Walker:
     def string(self, value: str, path: list[str | int]) -> None:
         if len(value) > self.limits.max_string_length:
             raise _ExceededError("max_string_length", self.limits.max_string_length, path)
+        if "\x00" in value:
+            raise _ExceededError(NUL, 0, path)
 
     def strings(self, values: Any, path: list[str | int]) -> None:
         if len(values) > self.limits.max_items:
@@ -169,7 +179,10 @@ class _Walker:
         if len(message.parts) > self.limits.max_parts:
             raise _ExceededError("max_parts", self.limits.max_parts, [*path, "parts"])
         for name in ("message_id", "context_id", "task_id"):
-            self.string(getattr(message, name), [*path, _camel(name)])
+            # Length only: ids with control characters get their own answers (request_handler).
+            if len(getattr(message, name)) > self.limits.max_string_length:
+                where = [*path, _camel(name)]
+                raise _ExceededError("max_string_length", self.limits.max_string_length, where)
         self.strings(message.extensions, [*path, "extensions"])
         self.strings(message.reference_task_ids, [*path, "referenceTaskIds"])
         if message.HasField("metadata"):
@@ -384,7 +397,10 @@ async def _drain(receive: Receive, budget: int) -> None:
     the connection is closed anyway.
     """
     while budget > 0:
-        message = await receive()
+        try:  # a client that declared more than it sends must not hold the answer back
+            message = await asyncio.wait_for(receive(), DRAIN_WAIT_SECONDS)
+        except TimeoutError:
+            return
         if message["type"] != "http.request":
             return
         budget -= len(message.get("body", b""))

@@ -93,7 +93,33 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
+    config.option.loadscopereorder = False  # units go out in collection order (set below)
     return WorkUnitScheduling(config, log)
+
+
+# The longest units first, so that no long one starts last while the other worker idles.
+LONG_UNITS = (
+    "integration-postgresql",
+    "integration-sqlite",
+    "fuzz",
+    "tests/cluster/test_durability.py",
+    "tests/cluster/test_replicas.py",
+    "tests/e2e/test_console_browser.py",
+    "tests/test_docs.py",
+)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture scope
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Long units first (a stable sort: each unit keeps its own order)."""
+    if config.getvalue("dist") != "loadgroup" and not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+
+    def rank(item: pytest.Item) -> int:
+        unit = work_unit(item.nodeid)
+        return LONG_UNITS.index(unit) if unit in LONG_UNITS else len(LONG_UNITS)
+
+    items.sort(key=rank)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -165,9 +191,9 @@ def _seeded_template(backend: str, scratch: Path) -> Path | str:
     return _seeded_templates[backend]
 
 
-def _database_for(home: Path, seeded: bool) -> tuple[str | None, bool]:
+def _database_for(home: Path, seeded: bool, backend: str) -> tuple[str | None, bool]:
     """(database URL or None for the home's SQLite file, whether it still needs seeding)."""
-    if _backend == "postgresql":
+    if backend == "postgresql":
         if home in _postgres_by_home:  # a restart on the same home finds its database
             return _postgres_by_home[home], seeded
         template = _seeded_template("postgresql", home) if seeded else None
@@ -261,6 +287,7 @@ def start_agent(
     clock: Callable[[], datetime] | None = lambda: FIXED_NOW,
     seeded: bool = True,
     settings_overrides: dict[str, Any] | None = None,
+    backend: str | None = None,
     **app_options: Any,
 ) -> RunningAgent:
     """Start a real uvicorn server on a free loopback port in a thread and wait until it serves.
@@ -282,7 +309,7 @@ def start_agent(
     )
     home.mkdir(parents=True, exist_ok=True)
     if database_url is None:
-        database_url, seeded = _database_for(home, seeded)
+        database_url, seeded = _database_for(home, seeded, backend or _backend)
         settings = replace(settings, database_url=database_url)
     if seeded:
         seed_database(settings.resolved_database_url)
@@ -310,6 +337,6 @@ def start_agent(
 @pytest.fixture(scope="session")
 def agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
     """One seeded agent shared by the integration tests that only read."""
-    running = start_agent(tmp_path_factory.mktemp("agent-home"))
+    running = start_agent(tmp_path_factory.mktemp("agent-home"), backend=backend)
     yield running
     running.stop()

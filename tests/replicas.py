@@ -7,23 +7,20 @@ key (an operator would share the key file, or use an external issuer).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 
 from agent.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
-from db.engine import make_engine
-from db.migrate import upgrade
-from db.simulator import seed
-from tests.conftest import IDENTITIES, free_port
+from tests.conftest import IDENTITIES, free_port, seed_database
 
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 60.0
@@ -31,16 +28,7 @@ START_TIMEOUT_S = 60.0
 
 def prepare_shared_database(url: str) -> None:
     """Migrate and seed once, up to now (replicas run on the real clock)."""
-
-    async def run() -> None:
-        await upgrade(url)
-        engine = make_engine(url)
-        try:
-            await seed(engine, scale="small")
-        finally:
-            await engine.dispose()
-
-    asyncio.run(run())
+    seed_database(url, until=datetime.now(UTC))
 
 
 @dataclass

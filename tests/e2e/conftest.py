@@ -55,7 +55,7 @@ def console_agent(
     Module scope, after ``_agents_use_backend``, so that start_agent already follows the
     backend of this round when the agent starts.
     """
-    running = start_agent(tmp_path_factory.mktemp("console-home"))
+    running = start_agent(tmp_path_factory.mktemp("console-home"), backend=backend)
     yield running
     running.stop()
 

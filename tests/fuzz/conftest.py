@@ -29,12 +29,12 @@ class CrashLog(logging.Handler):
 
 
 @pytest.fixture(scope="session")
-def fuzz_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
+def fuzz_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
     """A seeded agent on its default limits, shared by every fuzz module."""
     sdk = logging.getLogger("a2a")
     level = sdk.level
     sdk.setLevel(logging.CRITICAL)
-    running = start_agent(tmp_path_factory.mktemp("fuzz-agent"))
+    running = start_agent(tmp_path_factory.mktemp("fuzz-agent"), backend=backend)
     yield running
     running.stop()
     sdk.setLevel(level)

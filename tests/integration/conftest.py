@@ -80,7 +80,7 @@ def lab_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterato
     capabilities = [
         Capability(c.manifest, c.handler, None) if c.id == WITHHELD else c for c in registry
     ]
-    running = start_agent(home, registry=Registry(capabilities), tools=slow_tools)
+    running = start_agent(home, registry=Registry(capabilities), tools=slow_tools, backend=backend)
     yield running
     running.stop()
 
@@ -91,7 +91,9 @@ def strict_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iter
     required = AgentExtension(
         uri=TEST_REQUIRED_EXTENSION, description="test-only required extension", required=True
     )
-    running = start_agent(tmp_path_factory.mktemp("strict-home"), extra_extensions=[required])
+    running = start_agent(
+        tmp_path_factory.mktemp("strict-home"), extra_extensions=[required], backend=backend
+    )
     yield running
     running.stop()
 
@@ -115,6 +117,6 @@ def enforcement_skills(tmp: Path) -> Path:
 def enforce_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
     """Demo skills + the faulty handler, with the real gated tools and every interface."""
     home = tmp_path_factory.mktemp("enforce-home")
-    running = start_agent(home, registry=load_registry(enforcement_skills(home)))
+    running = start_agent(home, registry=load_registry(enforcement_skills(home)), backend=backend)
     yield running
     running.stop()

@@ -141,3 +141,20 @@ def test_numbers_must_be_finite(number):
     refusal = _refusal(_send([new_data_part({"arguments": {"x": [1, number]}})]), Limits())
     assert refusal["pointer"] == "/message/parts/0/data/arguments/x/1"
     assert "limit" not in refusal
+
+
+@pytest.mark.parametrize(
+    ("part", "pointer"),
+    [
+        (new_text_part("check acme-lnk-00002\x00"), "/message/parts/0/text"),
+        (new_data_part({"skill": "x\x00"}), "/message/parts/0/data/skill"),
+        (new_data_part({"k\x00": 1}), "/message/parts/0/data"),
+    ],
+)
+def test_a_nul_character_is_refused_wherever_it_is(part, pointer):
+    """PostgreSQL text cannot hold U+0000, so no backend takes it (the fuzz found a 500)."""
+    refused = _refusal(_send([part]), Limits())
+    assert refused == {
+        "message": f"strings may not contain U+0000 (at {pointer})",
+        "pointer": pointer,
+    }

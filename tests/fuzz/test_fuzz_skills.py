@@ -206,10 +206,14 @@ def _near_bounds(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
 
 
 def _finite(value: Any) -> bool:
+    """False for what the message limits refuse before any task: NaN or Infinity (not JSON),
+    and U+0000 in any string or key (PostgreSQL text cannot hold it)."""
     if isinstance(value, float):
         return math.isfinite(value)
+    if isinstance(value, str):
+        return "\x00" not in value
     if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
+        return all(_finite(k) and _finite(v) for k, v in value.items())
     if isinstance(value, list):
         return all(_finite(v) for v in value)
     return True

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +88,23 @@ def test_public_card_is_cacheable_and_revalidates(http: httpx.Client) -> None:
     other = http.get("/.well-known/agent-card.json", headers={"If-None-Match": '"stale"'})
     assert other.status_code == 200
     assert other.json() == response.json()
+
+
+def test_public_card_has_last_modified_and_revalidates_by_date(http: httpx.Client) -> None:
+    response = http.get("/.well-known/agent-card.json")
+    modified = response.headers["last-modified"]
+    assert parsedate_to_datetime(modified) <= datetime.now(UTC)
+    card = "/.well-known/agent-card.json"
+    same = http.get(card, headers={"If-Modified-Since": modified})
+    assert (same.status_code, same.content) == (304, b"")
+    assert same.headers["last-modified"] == modified
+    older = http.get(card, headers={"If-Modified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"})
+    assert older.status_code == 200 and older.json() == response.json()
+    for nonsense in ("yesterday", "Mon, 99 Foo 2020", "Sun, 06 Nov 1994 08:49:37"):
+        assert http.get(card, headers={"If-Modified-Since": nonsense}).status_code == 200
+    # If-None-Match decides when both are sent (RFC 9110 13.2.2)
+    both = http.get(card, headers={"If-None-Match": '"stale"', "If-Modified-Since": modified})
+    assert both.status_code == 200
 
 
 def test_public_card_needs_no_token(http: httpx.Client) -> None:

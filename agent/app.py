@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import httpx
 from a2a.auth.user import User
+from a2a.server.agent_execution import SimpleRequestContextBuilder
 from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskStore
 from a2a.server.context import ServerCallContext
 from a2a.server.routes import (
@@ -23,7 +24,7 @@ from a2a.server.routes import (
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import DatabaseTaskStore, TaskStore
+from a2a.server.tasks import TaskStore
 from a2a.types import AgentExtension
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -69,6 +70,7 @@ from agent.request_handler import GovernedRequestHandler
 from agent.router import Router
 from agent.settings import Settings
 from agent.skill_context import ToolFactory
+from agent.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
 from db.console_topology import InventoryTopology
 from db.coordination import exclusively
 from db.engine import make_engine
@@ -189,14 +191,25 @@ def task_stores(
 
     The versioned store writes every task event to a shared log with optimistic versions, so
     a task parked on one replica can be continued on another and a subscription on one replica
-    follows a task running on another; a single process needs none of that.
+    follows a task running on another. A single process needs none of that, and writes a
+    running task's intermediate states behind (agent/task_store.py).
     """
     if settings.cluster_stores:
         return (
             VersionedDatabaseTaskStore(engine, create_table=True),
             DatabaseTaskEventStream(engine, poll_interval_s=EVENT_POLL_SECONDS),
         )
-    return DatabaseTaskStore(engine, create_table=True), None
+    return WriteBehindTaskStore(UpsertDatabaseTaskStore(engine, create_table=True)), None
+
+
+def new_task_ids(store: TaskStore | VersionedDatabaseTaskStore) -> dict[str, Any]:
+    """The SDK's request-context builder, with task ids the write-behind store knows are new."""
+    if not isinstance(store, WriteBehindTaskStore):
+        return {}
+    builder = SimpleRequestContextBuilder(
+        should_populate_referred_tasks=False, task_store=None, task_id_generator=store.fresh_ids()
+    )
+    return {"request_context_builder": builder}
 
 
 async def keep_telemetry_live(engine: AsyncEngine) -> None:
@@ -274,6 +287,7 @@ def create_app(
         limits=settings.limits,
         conformance=load_registry(CONFORMANCE_SKILLS_DIR) if settings.conformance else None,
         relay=relay,
+        **new_task_ids(store),
     )
 
     @asynccontextmanager
@@ -297,6 +311,8 @@ def create_app(
             if relay is not None:
                 await relay.stop()
             await handler.aclose()
+            if isinstance(store, WriteBehindTaskStore):
+                await store.flush_all()
             if isinstance(exchanger, RemoteTokenExchanger):
                 await exchanger.aclose()
             await runtime.engine.dispose()

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from agent.principal import Principal
 from agent.settings import Settings
+from agent.token_cache import VerifiedTokens
 
 SIGNING_ALGORITHM = "ES256"
 EXTERNAL_ALGORITHMS = ("RS256", "PS256", "ES256", "ES384", "EdDSA")
@@ -147,6 +148,7 @@ class TokenVerifier:
             self._jwks = None
             self._algorithms = [SIGNING_ALGORITHM]
             self._local_key = key.private_key.public_key()
+        self._verified = VerifiedTokens(self._verify_signed)
 
     def _key_for(self, token: str) -> Any:
         if self._jwks is None:
@@ -157,9 +159,13 @@ class TokenVerifier:
             raise TokenError("token signing key is not known to the issuer") from exc
 
     def verify(self, token: str) -> Principal:
-        """Check signature, algorithm, issuer, audience and lifetime, then read the claims."""
+        """Check signature, algorithm, issuer, audience and lifetime, then read the claims
+        (once per token until it expires: agent/token_cache.py)."""
         if len(token) > MAX_TOKEN_BYTES:
             raise TokenError("token is too large")
+        return self._verified(token)
+
+    def _verify_signed(self, token: str) -> tuple[Principal, float | None]:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError as exc:
@@ -184,7 +190,9 @@ class TokenVerifier:
             raise TokenError("token is from an unknown issuer") from exc
         except jwt.PyJWTError as exc:
             raise TokenError("token signature or claims are invalid") from exc
-        return _principal_from_claims(claims, token)
+        expires = claims["exp"]
+        principal = _principal_from_claims(claims, token)
+        return principal, float(expires) if isinstance(expires, int | float) else None
 
 
 def _principal_from_claims(claims: dict[str, Any], token: str) -> Principal:

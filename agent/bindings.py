@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from sqlalchemy import JSON, Column, MetaData, String, Table, Text, select, update
+from sqlalchemy import JSON, Column, Insert, MetaData, String, Table, Text, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from db.types import UTCDateTime
@@ -81,8 +82,9 @@ class BindingStore:
         )
 
     async def put(self, binding: Binding) -> None:
-        """Insert or replace (one writer per task at a time: the replica running it)."""
+        """Insert or replace, in one statement (one writer per task at a time: its runner)."""
         values = {
+            "task_id": binding.task_id,
             "owner": binding.owner,
             "phase": binding.phase.value,
             "skill_id": binding.skill_id,
@@ -92,10 +94,10 @@ class BindingStore:
             "updated_at": datetime.now(UTC),
         }
         async with self._engine.begin() as connection:
-            result = await connection.execute(
-                update(task_binding).where(task_binding.c.task_id == binding.task_id).values(values)
-            )
-            if result.rowcount == 0:
-                await connection.execute(
-                    task_binding.insert().values(task_id=binding.task_id, **values)
-                )
+            await connection.execute(self._upsert(values))
+
+    def _upsert(self, values: dict[str, Any]) -> Insert:
+        dialect = postgresql if self._engine.dialect.name == "postgresql" else sqlite
+        insert = dialect.insert(task_binding).values(values)
+        changed = {k: insert.excluded[k] for k in values if k != "task_id"}
+        return insert.on_conflict_do_update(index_elements=["task_id"], set_=changed)

@@ -21,6 +21,7 @@ import jwt
 
 from agent.auth import SIGNING_ALGORITHM, SigningKey, TokenError, TokenVerifier
 from agent.principal import Principal
+from agent.token_cache import VerifiedTokens
 
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
@@ -86,6 +87,7 @@ class LocalIssuer:
         self._issuer = TOOL_ISSUER
         self._subject_verifier = subject_verifier
         self._public = key.private_key.public_key()
+        self._actors = VerifiedTokens(self._verify_actor)
 
     def agent_credential(
         self, subject: str = AGENT_SUBJECT, ttl_seconds: int = AGENT_CREDENTIAL_TTL_SECONDS
@@ -109,6 +111,9 @@ class LocalIssuer:
         return jwt.encode(claims, self._key.private_key, SIGNING_ALGORITHM, {"kid": self._key.kid})
 
     def _actor(self, actor_token: str) -> str:
+        return self._actors(actor_token)
+
+    def _verify_actor(self, actor_token: str) -> tuple[str, float | None]:
         try:
             claims = jwt.decode(
                 actor_token,
@@ -125,7 +130,8 @@ class LocalIssuer:
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject.startswith("agent:"):
             raise ExchangeError("invalid_client", "actor is not an agent")
-        return subject
+        expires = claims["exp"]
+        return subject, float(expires) if isinstance(expires, int | float) else None
 
     def exchange_tokens(
         self,

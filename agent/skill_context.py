@@ -45,6 +45,9 @@ class SkillContext:
     can_see: Callable[[str], bool] = field(default=lambda skill_id: False)
     interface_of: Callable[[str], Any] = field(default=lambda skill_id: None)
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    # One invocation's authorize and handle share this: what authorize looked up (and had
+    # audited) handle can reuse instead of calling the tool again.
+    found: dict[str, Any] = field(default_factory=dict)
     _tools: dict[str, Any] = field(default_factory=dict)
     _artifact_ids: set[str] = field(default_factory=lambda: {RESULT_ARTIFACT_ID})
 

@@ -9,7 +9,6 @@ Nothing a handler passes can widen what the token grants.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -20,6 +19,7 @@ from agent.audit import AuditLog, AuditRecord
 from agent.auth import TokenError
 from agent.credentials import ToolClaims, ToolTokenVerifier
 from agent.skill_context import ToolRefusedError
+from agent.token_cache import VerifiedTokens
 from db.inventory import Inventory
 
 log = logging.getLogger(__name__)
@@ -61,24 +61,13 @@ class InventoryGate:
         self._engine = engine
         self._verifier = verifier
         self._audit = audit
-        self._verified: dict[str, tuple[ToolClaims, float]] = {}
+        # An invocation presents the same token on every call: its signature is checked once.
+        self._verify = VerifiedTokens(self._verify_signed, size=VERIFIED_TOKENS)
 
-    def _verify(self, token: str) -> ToolClaims:
-        """The verifier's claims for ``token``; an invocation presents the same token on every
-        call, so its signature is checked once and the claims reused until the token expires.
-        """
-        known = self._verified.get(token)
-        if known is not None:
-            if time.time() < known[1]:
-                return known[0]
-            del self._verified[token]
+    def _verify_signed(self, token: str) -> tuple[ToolClaims, float | None]:
         claims = self._verifier.verify(token)  # raises TokenError
         expires = jwt.decode(token, options={"verify_signature": False}).get("exp")
-        if isinstance(expires, int | float):
-            if len(self._verified) >= VERIFIED_TOKENS:
-                del self._verified[next(iter(self._verified))]  # the oldest
-            self._verified[token] = (claims, float(expires))
-        return claims
+        return claims, float(expires) if isinstance(expires, int | float) else None
 
     async def call(self, token: str, operation: str, *args: Any, **kwargs: Any) -> Any:
         """Run one read for the token's tenant, or refuse with ToolRefusedError."""

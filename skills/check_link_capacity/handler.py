@@ -32,10 +32,16 @@ def check_constraints(arguments: dict[str, Any], limits: Mapping[str, Any]) -> N
 
 
 async def _link(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any] | None:
-    inventory = ctx.tool("inventory")
-    if "link_id" in arguments:
-        return await inventory.link(arguments["link_id"])
-    return await inventory.link_between(arguments["a_device"], arguments["b_device"])
+    """The link, looked up once per invocation (``authorize`` first, ``handle`` reuses it)."""
+    if "link" not in ctx.found:
+        inventory = ctx.tool("inventory")
+        if "link_id" in arguments:
+            ctx.found["link"] = await inventory.link(arguments["link_id"])
+        else:
+            ctx.found["link"] = await inventory.link_between(
+                arguments["a_device"], arguments["b_device"]
+            )
+    return ctx.found["link"]
 
 
 async def authorize(arguments: dict[str, Any], ctx: SkillContext) -> None:

@@ -44,15 +44,24 @@ def check_constraints(arguments: dict[str, Any], limits: Mapping[str, Any]) -> N
 
 
 async def _resource_id(reference: str, ctx: SkillContext) -> str | None:
-    """The caller's tenant's resource id for a resource id or a device name, else None."""
+    """The caller's tenant's resource id for a resource id or a device name, else None.
+
+    Looked up once per invocation: ``authorize`` asks first and ``handle`` reuses the answer.
+    """
+    if reference in ctx.found:
+        return ctx.found[reference]
     inventory = ctx.tool("inventory")
+    resolved: str | None
     if await inventory.resource_exists(reference):
-        return reference
-    try:
-        device = await inventory.device(reference)
-    except InventoryError:  # a name that matches several devices names none
-        return None
-    return device["resource_id"] if device else None
+        resolved = reference
+    else:
+        try:
+            device = await inventory.device(reference)
+        except InventoryError:  # a name that matches several devices names none
+            device = None
+        resolved = device["resource_id"] if device else None
+    ctx.found[reference] = resolved
+    return resolved
 
 
 async def authorize(arguments: dict[str, Any], ctx: SkillContext) -> None:

@@ -572,7 +572,7 @@ async def test_each_invocation_leaves_exactly_its_audit_rows(
     plan += [("alice", "evaluate_resource_condition", WORKED)] * 3
     expected_tools = {
         "lookup_inventory": Counter({"sites": 1}),
-        "evaluate_resource_condition": Counter({"resource_exists": 2, "latest_metric": 1}),
+        "evaluate_resource_condition": Counter({"resource_exists": 1, "latest_metric": 1}),
     }
     token_ids: list[str] = []
     for index, (caller, skill, arguments) in enumerate(plan):
@@ -808,7 +808,6 @@ async def test_netagent_audit_prints_a_tasks_rows(
     assert [(p["tool"], p["operation"]) for p in printed] == [
         ("agent", "invoke"),
         ("inventory", "latest_metric"),
-        ("inventory", "resource_exists"),
         ("inventory", "resource_exists"),
     ]
     for line in printed:

@@ -99,9 +99,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 # The longest units first, so that no long one starts last while the other worker idles.
 LONG_UNITS = (
+    "fuzz",  # the longest (~9 of 25 worker-minutes): it starts first and the rest fill around it
     "integration-postgresql",
     "integration-sqlite",
-    "fuzz",
     "tests/cluster/test_durability.py",
     "tests/cluster/test_replicas.py",
     "tests/e2e/test_console_browser.py",

@@ -64,13 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def work_unit(nodeid: str) -> str:
     """The unit of work a test belongs to when the suite runs on several workers.
 
-    A test module is one unit (its module fixtures are built once), except the fuzz suite (one
-    unit) and the integration suite, where each backend's round is one unit: its session agents
-    are then built once per round, and the two rounds run side by side on the two workers.
+    A test module is one unit (its module fixtures are built once), except in the integration
+    suite, where each backend's round is one unit: its session agents are then built once per
+    round, and the two rounds run side by side on two workers.
     """
     path = nodeid.split("::", 1)[0]
-    if path.startswith("tests/fuzz/"):
-        return "fuzz"  # one agent for every fuzz module; the last module checks their totals
     if path.startswith("tests/integration/") and nodeid.endswith("]"):
         ids = nodeid[nodeid.rindex("[") + 1 : -1].split("-")
         for backend in BACKENDS:
@@ -98,14 +96,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 # The longest units first, so that no long one starts last while the other worker idles.
-LONG_UNITS = (
-    "fuzz",  # the longest (~9 of 25 worker-minutes): it starts first and the rest fill around it
-    "integration-postgresql",
-    "integration-sqlite",
-    "tests/cluster/test_durability.py",
-    "tests/cluster/test_replicas.py",
-    "tests/e2e/test_console_browser.py",
-    "tests/test_docs.py",
+LONG_UNITS = (  # seconds of one worker in a clean-clone CI run (junit), longest first
+    "integration-postgresql",  # 300
+    "integration-sqlite",  # 275
+    "tests/fuzz/test_fuzz_jsonrpc.py",  # 165
+    "tests/fuzz/test_fuzz_rest.py",  # 140
+    "tests/test_docs.py",  # 79
+    "tests/fuzz/test_fuzz_skills.py",  # 72
+    "tests/fuzz/test_fuzz_messages.py",  # 57
+    "tests/fuzz/test_fuzz_body_limits.py",  # 54
+    "tests/e2e/test_console_browser.py",  # 48
+    "tests/cluster/test_replicas.py",  # 45
+    "tests/cluster/test_durability.py",  # 39
 )
 
 

@@ -1,9 +1,12 @@
-"""One real agent for the whole fuzz session, a counting client, and a crash log.
+"""One real agent per fuzz module, a counting client, and a crash log.
+
+Each module is its own unit of work (it can run beside the others on another worker) and ends
+with the closing checks of its target (``harness.closing_checks``).
 
 The SDK logs every refused request (with tracebacks for parse failures); at thousands of
-requests that is noise and time, so its logger is quieted for the session. The agent's own
+requests that is noise and time, so its logger is quieted while a module runs. The agent's own
 loggers are watched instead: an ERROR from ``agent.*`` means an unexpected exception reached
-a guard (a correlation-id answer), which the totals test counts as a crash.
+a guard (a correlation-id answer), which the closing checks count as a crash.
 """
 
 from __future__ import annotations
@@ -14,23 +17,12 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import RunningAgent, start_agent
-from tests.fuzz.harness import Fuzzer
+from tests.fuzz.harness import CrashLog, Fuzzer
 
 
-class CrashLog(logging.Handler):
-    """Keeps the ERROR records the agent's own modules log."""
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.ERROR)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def fuzz_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
-    """A seeded agent on its default limits, shared by every fuzz module."""
+    """A seeded agent on its default limits, for one fuzz module."""
     sdk = logging.getLogger("a2a")
     level = sdk.level
     sdk.setLevel(logging.CRITICAL)
@@ -40,9 +32,9 @@ def fuzz_agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterat
     sdk.setLevel(level)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def crash_log() -> Iterator[CrashLog]:
-    """ERROR records of the agent's loggers during the fuzz session."""
+    """ERROR records of the agent's loggers while one fuzz module runs."""
     handler = CrashLog()
     logger = logging.getLogger("agent")
     logger.addHandler(handler)
@@ -50,9 +42,9 @@ def crash_log() -> Iterator[CrashLog]:
     logger.removeHandler(handler)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def fuzzer(fuzz_agent: RunningAgent, crash_log: CrashLog) -> Iterator[Fuzzer]:
-    """alice's keep-alive client; its counts are the session's request totals."""
+    """alice's keep-alive client; its counts are the module's request totals."""
     client = Fuzzer(fuzz_agent)
     yield client
     client.client.close()

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import Fuzzer
+from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks
 from tests.fuzz.test_fuzz_jsonrpc import INVALID_REQUEST, fuzz
 
 TARGET = "body_limits"
@@ -81,3 +81,8 @@ def test_junk_within_the_limit(fuzzer: Fuzzer, where, size, filler):
     path, binding = where
     answer = fuzzer.send(TARGET, "POST", path, binding=binding, content=filler * size)
     assert answer.kind in ("rpc_error", "rest_error"), answer
+
+
+def test_zz_closing_checks(fuzzer: Fuzzer, crash_log: CrashLog, record_property) -> None:
+    """Last in the module: the plan met, nothing crashed, nothing lost (harness.closing_checks)."""
+    closing_checks(fuzzer, crash_log, TARGET, record_property)

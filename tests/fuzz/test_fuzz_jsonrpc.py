@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from packaging.version import InvalidVersion, Version
 
-from tests.fuzz.harness import Fuzzer
+from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks
 from tests.fuzz.strategies import (
     METHODS,
     SAFE_METHODS,
@@ -194,3 +194,8 @@ def test_an_unauthenticated_caller_is_refused_before_parsing(fuzzer: Fuzzer):
             TARGET, "POST", "/a2a/jsonrpc", binding="jsonrpc", content=body, headers=headers
         )
         assert answer.code == 401, answer
+
+
+def test_zz_closing_checks(fuzzer: Fuzzer, crash_log: CrashLog, record_property) -> None:
+    """Last in the module: the plan met, nothing crashed, nothing lost (harness.closing_checks)."""
+    closing_checks(fuzzer, crash_log, TARGET, record_property)

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import Answer, Fuzzer
+from tests.fuzz.harness import Answer, CrashLog, Fuzzer, closing_checks
 from tests.fuzz.strategies import json_values
 from tests.fuzz.test_fuzz_jsonrpc import INVALID_PARAMS, fuzz
 
@@ -227,3 +227,8 @@ def test_lone_surrogates(fuzzer: Fuzzer, binding, surrogate, around):
             TARGET, "POST", "/a2a/rest/message:send", binding="rest", content=raw.encode()
         )
     assert answer.kind in ("rpc_error", "rest_error") or answer.state is not None, answer
+
+
+def test_zz_closing_checks(fuzzer: Fuzzer, crash_log: CrashLog, record_property) -> None:
+    """Last in the module: the plan met, nothing crashed, nothing lost (harness.closing_checks)."""
+    closing_checks(fuzzer, crash_log, TARGET, record_property)

@@ -12,7 +12,7 @@ from urllib.parse import quote
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import Fuzzer
+from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks
 from tests.fuzz.strategies import json_values, send_params, task_ids
 from tests.fuzz.test_fuzz_jsonrpc import PRINTABLE, fuzz
 
@@ -97,3 +97,8 @@ def test_bytes_and_versions(fuzzer: Fuzzer, raw, version, path):
         headers["A2A-Version"] = version
     answer = fuzzer.send(TARGET, "POST", REST + path, binding="rest", content=raw, headers=headers)
     assert answer.kind == "rest_error" and 400 <= answer.status < 500, answer
+
+
+def test_zz_closing_checks(fuzzer: Fuzzer, crash_log: CrashLog, record_property) -> None:
+    """Last in the module: the plan met, nothing crashed, nothing lost (harness.closing_checks)."""
+    closing_checks(fuzzer, crash_log, TARGET, record_property)

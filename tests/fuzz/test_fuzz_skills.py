@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
 
 from tests.conftest import RunningAgent
-from tests.fuzz.harness import Answer, Fuzzer
+from tests.fuzz.harness import Answer, CrashLog, Fuzzer, closing_checks
 from tests.fuzz.strategies import json_values
 from tests.fuzz.test_fuzz_jsonrpc import INVALID_PARAMS, fuzz
 
@@ -356,3 +356,8 @@ def _nested(depth: int) -> Any:
     for _ in range(depth):
         value = [value]
     return value
+
+
+def test_zz_closing_checks(fuzzer: Fuzzer, crash_log: CrashLog, record_property) -> None:
+    """Last in the module: the plan met, nothing crashed, nothing lost (harness.closing_checks)."""
+    closing_checks(fuzzer, crash_log, TARGET, record_property)

@@ -651,7 +651,7 @@ def next_steps(result: Scaffolded, *, visibility: str, owner: str) -> list[str]:
         "(docs/adding-a-skill.md, 'Changing it before it ships'); once shipped, bump "
         "skill_version instead",
         "check: netagent validate, then the whole suite "
-        "(.venv/bin/python -m pytest -q -n 2 --dist loadgroup)",
+        "(.venv/bin/python -m pytest -q -n 3 --dist loadgroup)",
         f"optionally, plain names for 'describe ...' in skills/describe_skill/extract.py ALIASES "
         f"(the id {skill_id} already works)",
     ]

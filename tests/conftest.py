@@ -66,7 +66,7 @@ def work_unit(nodeid: str) -> str:
 
     A test module is one unit (its module fixtures are built once), except in the integration
     suite, where each backend's round is one unit: its session agents are then built once per
-    round, and the two rounds run side by side on two workers.
+    round, and the two rounds run side by side on two of the workers.
     """
     path = nodeid.split("::", 1)[0]
     if path.startswith("tests/integration/") and nodeid.endswith("]"):
@@ -78,7 +78,7 @@ def work_unit(nodeid: str) -> str:
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`pytest -n 2 --dist loadgroup` (the README's test command) schedules by work_unit.
+    """`pytest -n 3 --dist loadgroup` (the README's test command) schedules by work_unit.
 
     pytest-xdist's own loadgroup reads xdist_group marks into node ids, which pytest 9 no
     longer lets a plugin rewrite; a scheduler with our split does the same job.
@@ -96,18 +96,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 # The longest units first, so that no long one starts last while the other worker idles.
-LONG_UNITS = (  # seconds of one worker in a clean-clone CI run (junit), longest first
-    "integration-postgresql",  # 300
-    "integration-sqlite",  # 275
-    "tests/fuzz/test_fuzz_jsonrpc.py",  # 165
-    "tests/fuzz/test_fuzz_rest.py",  # 140
-    "tests/test_docs.py",  # 79
-    "tests/fuzz/test_fuzz_skills.py",  # 72
-    "tests/fuzz/test_fuzz_messages.py",  # 57
-    "tests/fuzz/test_fuzz_body_limits.py",  # 54
-    "tests/e2e/test_console_browser.py",  # 48
-    "tests/cluster/test_replicas.py",  # 45
-    "tests/cluster/test_durability.py",  # 39
+LONG_UNITS = (  # seconds of one worker in a clean-clone CI run (junit, -n 3), longest first
+    "integration-postgresql",  # 330
+    "integration-sqlite",  # 314
+    "tests/fuzz/test_fuzz_jsonrpc.py",  # 207
+    "tests/fuzz/test_fuzz_rest.py",  # 155
+    "tests/fuzz/test_fuzz_skills.py",  # 99
+    "tests/test_docs.py",  # 87
+    "tests/fuzz/test_fuzz_messages.py",  # 76
+    "tests/cluster/test_durability.py",  # 67
+    "tests/fuzz/test_fuzz_body_limits.py",  # 62
+    "tests/e2e/test_console_browser.py",  # 58
+    "tests/cluster/test_replicas.py",  # 57
+    "tests/db/test_db_simulator.py",  # 54
 )
 
 

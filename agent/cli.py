@@ -69,7 +69,11 @@ DatabaseUrl = Annotated[
 
 
 def _settings(**overrides: object) -> Settings:
-    return Settings.from_env().with_overrides(**overrides)
+    """NETAGENT_* and the command's options; a value that cannot work is one line, exit 2."""
+    try:
+        return Settings.from_env().with_overrides(**overrides)
+    except ValueError as exc:
+        raise _fail(f"settings: {exc}") from None
 
 
 def _fail(message: str) -> typer.Exit:

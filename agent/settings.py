@@ -7,10 +7,14 @@ CLI, the app factory and the tests read one object instead of the environment.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from agent.limits import Limits
+
+N = TypeVar("N", int, float)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -89,7 +93,7 @@ class Settings:
             home=Path(env.get("NETAGENT_HOME", ".netagent")),
             database_url=env.get("NETAGENT_DATABASE_URL") or None,
             host=env.get("NETAGENT_HOST", DEFAULT_HOST),
-            port=int(env.get("NETAGENT_PORT", DEFAULT_PORT)),
+            port=_number(env, "NETAGENT_PORT", DEFAULT_PORT, int),
             public_url=env.get("NETAGENT_PUBLIC_URL") or None,
             issuer=env.get("NETAGENT_ISSUER", EMBEDDED_ISSUER),
             audience=env.get("NETAGENT_AUDIENCE", DEFAULT_AUDIENCE),
@@ -97,7 +101,7 @@ class Settings:
             skills_dir=Path(skills_dir) if skills_dir else None,
             seed_on_start=env.get("NETAGENT_SEED", "1") not in ("0", "false", "no"),
             log_level=env.get("NETAGENT_LOG_LEVEL", "info"),
-            route_threshold=float(env.get("NETAGENT_ROUTE_THRESHOLD", "0.6")),
+            route_threshold=_number(env, "NETAGENT_ROUTE_THRESHOLD", 0.6, float),
             limits=Limits.from_env(env),
             live_telemetry=env.get("NETAGENT_LIVE_TELEMETRY", "1") not in ("0", "false", "no"),
             token_exchange_url=env.get("NETAGENT_TOKEN_EXCHANGE_URL") or None,
@@ -110,6 +114,18 @@ class Settings:
             cluster=_tristate(env.get("NETAGENT_CLUSTER")),
             conformance=env.get("NETAGENT_CONFORMANCE", "0").lower() in ("1", "true", "yes", "on"),
         )
+
+
+def _number(env: Mapping[str, str], name: str, default: N, kind: Callable[[str], N]) -> N:
+    """A numeric variable, or a ValueError that names it (the CLI prints it on one line)."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        noun = "an integer" if kind is int else "a number"
+        raise ValueError(f"{name} must be {noun}") from None
 
 
 def _tristate(value: str | None) -> bool | None:

@@ -46,20 +46,18 @@ OTHER = "other"
 NONE = "none"
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 
-JSONRPC_METHODS = frozenset(
-    {
-        "SendMessage",
-        "SendStreamingMessage",
-        "GetTask",
-        "ListTasks",
-        "CancelTask",
-        "SubscribeToTask",
-        "GetExtendedAgentCard",
-        "CreateTaskPushNotificationConfig",
-        "GetTaskPushNotificationConfig",
-        "ListTaskPushNotificationConfigs",
-        "DeleteTaskPushNotificationConfig",
-    }
+JSONRPC_METHODS = (  # A2A 1.0's JSON-RPC methods, in the specification's order
+    "SendMessage",
+    "SendStreamingMessage",
+    "GetTask",
+    "ListTasks",
+    "CancelTask",
+    "SubscribeToTask",
+    "GetExtendedAgentCard",
+    "CreateTaskPushNotificationConfig",
+    "GetTaskPushNotificationConfig",
+    "ListTaskPushNotificationConfigs",
+    "DeleteTaskPushNotificationConfig",
 )
 REST_OPERATIONS = {
     "on_message_send": "SendMessage",

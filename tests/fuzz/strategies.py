@@ -6,19 +6,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-METHODS = (
-    "SendMessage",
-    "SendStreamingMessage",
-    "GetTask",
-    "ListTasks",
-    "CancelTask",
-    "SubscribeToTask",
-    "GetExtendedAgentCard",
-    "CreateTaskPushNotificationConfig",
-    "GetTaskPushNotificationConfig",
-    "ListTaskPushNotificationConfigs",
-    "DeleteTaskPushNotificationConfig",
-)
+from agent.metrics import JSONRPC_METHODS
+
+METHODS = JSONRPC_METHODS
 SAFE_METHODS = tuple(m for m in METHODS if m not in ("SendMessage", "SendStreamingMessage"))
 
 scalars = (

@@ -26,6 +26,8 @@ from agent.principal import Principal
 
 log = logging.getLogger(__name__)
 CHANNEL = "netagent_cancel"
+RECONNECT_FIRST_SECONDS = 0.5
+RECONNECT_MAX_SECONDS = 10.0
 LocalCancel = Callable[[str, Principal], Awaitable[None]]
 
 
@@ -57,20 +59,63 @@ class CancelRelay:
         self._listener: asyncpg.Connection | None = None
         self._on_cancel: LocalCancel | None = None
         self._pending: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self._reconnecting: asyncio.Task[None] | None = None
 
     async def start(self, on_cancel: LocalCancel) -> None:
         """Listen on a dedicated connection (a pooled one would be handed to other work)."""
         self._on_cancel = on_cancel
+        self._stopping = False
+        await self._listen()
+
+    async def _listen(self) -> None:
         url = make_url(self._engine.url).set(drivername="postgresql")
-        self._listener = await asyncpg.connect(url.render_as_string(hide_password=False))
-        await self._listener.add_listener(CHANNEL, self._received)
+        listener = await asyncpg.connect(url.render_as_string(hide_password=False))
+        await listener.add_listener(CHANNEL, self._received)
+        listener.add_termination_listener(self._lost)
+        self._listener = listener
+
+    def _lost(self, _connection: Any) -> None:
+        """The listening connection died (PostgreSQL restarted, a network cut): listen again.
+
+        Until it is back, cancels sent to other replicas for tasks running here are missed.
+        """
+        if self._stopping or self._reconnecting is not None:
+            return
+        log.warning("cancel relay: lost its PostgreSQL connection; reconnecting")
+        self._listener = None
+        self._reconnecting = asyncio.get_running_loop().create_task(self._reconnect())
+
+    async def _reconnect(self) -> None:
+        delay = RECONNECT_FIRST_SECONDS
+        try:
+            while not self._stopping:
+                try:
+                    await self._listen()
+                except Exception as exc:  # refused, timed out, not ready yet: all retried
+                    log.warning("cancel relay: reconnect failed (%s); next in %.1f s", exc, delay)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+                else:
+                    log.info("cancel relay: listening again")
+                    return
+        finally:
+            self._reconnecting = None
 
     async def stop(self) -> None:
+        self._stopping = True
+        if self._reconnecting is not None:
+            self._reconnecting.cancel()
         if self._listener is not None:
             await self._listener.close()
             self._listener = None
         for pending in list(self._pending):
             pending.cancel()
+
+    @property
+    def listening(self) -> bool:
+        """Whether cancels from other replicas reach this one right now."""
+        return self._listener is not None and not self._listener.is_closed()
 
     async def request(self, task_id: str, principal: Principal) -> None:
         """Ask every replica (this one included) to cancel ``task_id`` if it runs it."""

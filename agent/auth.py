@@ -46,6 +46,10 @@ class TokenError(Exception):
         self.description = description
 
 
+class IssuerUnavailableError(Exception):
+    """The issuer's keys could not be fetched: the caller's token may be fine (503, retry)."""
+
+
 @dataclass(frozen=True)
 class SigningKey:
     """The embedded issuer's key pair and its JWK thumbprint (used as ``kid``)."""
@@ -155,6 +159,8 @@ class TokenVerifier:
             return self._local_key
         try:
             return self._jwks.get_signing_key_from_jwt(token).key
+        except jwt.PyJWKClientConnectionError as exc:  # an outage, not a bad token
+            raise IssuerUnavailableError("the token issuer's keys cannot be fetched") from exc
         except jwt.PyJWKClientError as exc:
             raise TokenError("token signing key is not known to the issuer") from exc
 

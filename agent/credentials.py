@@ -19,7 +19,13 @@ from typing import Any, Protocol
 import httpx
 import jwt
 
-from agent.auth import SIGNING_ALGORITHM, SigningKey, TokenError, TokenVerifier
+from agent.auth import (
+    SIGNING_ALGORITHM,
+    IssuerUnavailableError,
+    SigningKey,
+    TokenError,
+    TokenVerifier,
+)
 from agent.principal import Principal
 from agent.token_cache import VerifiedTokens
 
@@ -151,6 +157,10 @@ class LocalIssuer:
         except TokenError as exc:
             raise ExchangeError(
                 "invalid_grant", f"subject token refused: {exc.description}"
+            ) from exc
+        except IssuerUnavailableError as exc:
+            raise ExchangeError(
+                "temporarily_unavailable", "the subject token's issuer cannot be reached"
             ) from exc
         granted = scope_intersection(subject.scopes, scopes)
         if not granted:

@@ -107,6 +107,21 @@ class _Run:
         )
 
 
+# The token service could not answer (or answered nonsense): the caller may well be entitled.
+_SERVICE_FAILURES = frozenset({"temporarily_unavailable", "invalid_response"})
+
+
+def _exchange_error(failed: ExchangeError, task_id: str) -> SkillError:
+    """A refused exchange is the caller's (authorization_failed); an unavailable one is not."""
+    if failed.error in _SERVICE_FAILURES:
+        log.warning("token exchange unavailable for task %s: %s", task_id, failed)
+        return SkillError(
+            ErrorCode.EXECUTION_FAILED, "the token service is unavailable; try again later"
+        )
+    log.info("tool access refused for task %s: %s", task_id, failed)
+    return SkillError(ErrorCode.AUTHORIZATION_FAILED, "tool access refused for this caller")
+
+
 class SkillExecutor(AgentExecutor):
     """Runs the capability the router chose, for the principal that asked."""
 
@@ -226,7 +241,9 @@ class SkillExecutor(AgentExecutor):
             await self._run_decision(decision, run, context)
         except SkillError as error:
             await run.finish_with_error(error)
-        except (ToolRefusedError, ExchangeError) as refused:
+        except ExchangeError as failed:
+            await run.finish_with_error(_exchange_error(failed, task_id))
+        except ToolRefusedError as refused:
             log.info("tool access refused for task %s: %s", task_id, refused)
             await run.finish_with_error(
                 SkillError(ErrorCode.AUTHORIZATION_FAILED, "tool access refused for this caller")

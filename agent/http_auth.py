@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent.auth import TokenError, TokenVerifier
+from agent.auth import IssuerUnavailableError, TokenError, TokenVerifier
 from agent.principal import ANONYMOUS, PrincipalUser
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ OPEN_PATHS = frozenset(
 SEND_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
 REST_SEND_SUFFIXES = ("/message:send", "/message:stream")
 MAX_ANONYMOUS_BODY = 256 * 1024
+RETRY_AFTER_SECONDS = 5
 CONSOLE_OPEN_PATHS = frozenset({"/console/login"})
 CONSOLE_OPEN_PREFIX = "/console/static/"
 """The console's login page and its assets (docs/console.md); its other pages need a token."""
@@ -139,6 +140,10 @@ class BearerAuthMiddleware:
         except TokenError as exc:
             await _unauthorized(send, exc.description, "invalid_token")
             return
+        except IssuerUnavailableError:
+            log.warning("token issuer's JWKS unreachable; answering 503")
+            await _unavailable(send, "the token issuer cannot be reached to verify the token")
+            return
         except Exception:  # a JWKS outage must not become a 500 or let the caller in
             log.exception("token verification failed unexpectedly")
             await _unauthorized(send, "token could not be verified", "invalid_token")
@@ -174,6 +179,17 @@ async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
         return await receive()
 
     return body, replay
+
+
+async def _unavailable(send: Send, description: str) -> None:
+    """Verification could not be done (its dependency is down): retry, nothing is wrong yet."""
+    start, body = _json_response(
+        503,
+        {"error": {"code": "unavailable", "message": description}},
+        [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
+    )
+    await send(start)
+    await send(body)
 
 
 async def _unauthorized(send: Send, description: str, error: str | None) -> None:

@@ -62,8 +62,8 @@ def token_endpoint(issuer: LocalIssuer):  # noqa: ANN201 - a Starlette endpoint
                 context={k: form.get(f"ctx_{k}") for k in CONTEXT_FIELDS},
             )
         except ExchangeError as exc:
-            status = 401 if exc.error == "invalid_client" else 400
-            return _error(exc.error, exc.description, status)
+            statuses = {"invalid_client": 401, "temporarily_unavailable": 503}
+            return _error(exc.error, exc.description, statuses.get(exc.error, 400))
         return JSONResponse(
             {
                 "access_token": issued.access_token,

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from agent.audit import AuditLog
@@ -87,5 +89,65 @@ async def test_a_credential_the_issuer_did_not_sign_gets_no_tool_access(issuer, 
         )
         assert outcome.state == "TASK_STATE_REJECTED"
         assert outcome.error["code"] == "authorization_failed"
+    finally:
+        relying.stop()
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening (connections are refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_an_unreachable_jwks_is_503_not_a_bad_token(issuer, tmp_path) -> None:
+    credential = credential_from(issuer.settings.home, "agent:relying")
+    nowhere = f"http://127.0.0.1:{closed_port()}/.well-known/jwks.json"
+    relying = await asyncio.to_thread(
+        start_agent,
+        tmp_path / "b",
+        settings_overrides={
+            "jwks_url": nowhere,
+            "token_exchange_url": f"{issuer.base_url}/oauth/token",
+            "agent_credential": credential,
+            "tool_jwks_url": nowhere,
+        },
+    )
+    try:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
+        headers = {"Authorization": f"Bearer {issuer.token('alice')}", "A2A-Version": "1.0"}
+        async with httpx.AsyncClient(base_url=relying.base_url, timeout=30) as client:
+            answer = await client.post("/a2a/jsonrpc", json=body, headers=headers)
+            rest = await client.get("/a2a/rest/tasks", headers=headers)
+        for response in (answer, rest):
+            assert response.status_code == 503, response.text
+            assert response.headers["retry-after"] == "5"
+            assert response.json()["error"]["code"] == "unavailable"
+            assert "www-authenticate" not in response.headers  # nothing is wrong with the token
+    finally:
+        relying.stop()
+
+
+async def test_an_unreachable_token_service_is_not_an_authorization_failure(
+    issuer, tmp_path
+) -> None:
+    credential = credential_from(issuer.settings.home, "agent:relying")
+    jwks = f"{issuer.base_url}/.well-known/jwks.json"
+    relying = await asyncio.to_thread(
+        start_agent,
+        tmp_path / "b",
+        settings_overrides={
+            "jwks_url": jwks,
+            "token_exchange_url": f"http://127.0.0.1:{closed_port()}/oauth/token",
+            "agent_credential": credential,
+            "tool_jwks_url": jwks,
+        },
+    )
+    try:
+        outcome = await call(
+            relying.base_url, issuer.token("alice"), "evaluate_resource_condition", WORKED
+        )
+        assert outcome.error["code"] == "execution_failed", outcome.error
+        assert outcome.error["message"] == "the token service is unavailable; try again later"
     finally:
         relying.stop()

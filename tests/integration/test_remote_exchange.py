@@ -46,13 +46,21 @@ def issuer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningAgent]:
     running.stop()
 
 
-def start_relying(home: Path, issuer: RunningAgent, credential: str) -> RunningAgent:
-    jwks = f"{issuer.base_url}/.well-known/jwks.json"
+def start_relying(
+    home: Path,
+    issuer: RunningAgent,
+    credential: str,
+    *,
+    jwks: str | None = None,
+    exchange: str | None = None,
+) -> RunningAgent:
+    """Agent B, trusting A's keys and exchanging at A unless told other addresses."""
+    jwks = jwks or f"{issuer.base_url}/.well-known/jwks.json"
     return start_agent(
         home,
         settings_overrides={
             "jwks_url": jwks,
-            "token_exchange_url": f"{issuer.base_url}/oauth/token",
+            "token_exchange_url": exchange or f"{issuer.base_url}/oauth/token",
             "agent_credential": credential,
             "tool_jwks_url": jwks,
         },
@@ -104,14 +112,7 @@ async def test_an_unreachable_jwks_is_503_not_a_bad_token(issuer, tmp_path) -> N
     credential = credential_from(issuer.settings.home, "agent:relying")
     nowhere = f"http://127.0.0.1:{closed_port()}/.well-known/jwks.json"
     relying = await asyncio.to_thread(
-        start_agent,
-        tmp_path / "b",
-        settings_overrides={
-            "jwks_url": nowhere,
-            "token_exchange_url": f"{issuer.base_url}/oauth/token",
-            "agent_credential": credential,
-            "tool_jwks_url": nowhere,
-        },
+        start_relying, tmp_path / "b", issuer, credential, jwks=nowhere
     )
     try:
         body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
@@ -132,16 +133,9 @@ async def test_an_unreachable_token_service_is_not_an_authorization_failure(
     issuer, tmp_path
 ) -> None:
     credential = credential_from(issuer.settings.home, "agent:relying")
-    jwks = f"{issuer.base_url}/.well-known/jwks.json"
+    nowhere = f"http://127.0.0.1:{closed_port()}/oauth/token"
     relying = await asyncio.to_thread(
-        start_agent,
-        tmp_path / "b",
-        settings_overrides={
-            "jwks_url": jwks,
-            "token_exchange_url": f"http://127.0.0.1:{closed_port()}/oauth/token",
-            "agent_credential": credential,
-            "tool_jwks_url": jwks,
-        },
+        start_relying, tmp_path / "b", issuer, credential, exchange=nowhere
     )
     try:
         outcome = await call(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, Column, Integer, MetaData, String, Table, func, select
+from sqlalchemy import JSON, Column, Integer, MetaData, String, Table, case, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from db.types import UTCDateTime
@@ -147,14 +147,15 @@ class AuditLog:
         return [dict(r) for r in rows]
 
     async def usage(self, since: datetime | None = None) -> list[dict[str, Any]]:
-        """Per skill and day: invocations, distinct callers and the last call."""
+        """Per skill and day: invocations run and refused, distinct callers, the last call."""
         table = principal_audit
         day = func.substr(func.cast(table.c.ts, String), 1, 10)
         statement = (
             select(
                 table.c.skill_id,
                 day.label("day"),
-                func.count().label("calls"),
+                func.sum(case((table.c.decision == "allow", 1), else_=0)).label("calls"),
+                func.sum(case((table.c.decision == "allow", 0), else_=1)).label("refused"),
                 func.count(func.distinct(table.c.principal)).label("callers"),
                 func.max(table.c.ts).label("last_call"),
             )

@@ -388,7 +388,8 @@ def usage_command(
     since: Annotated[str | None, typer.Option(help="ISO time, or 30m / 24h / 7d.")] = None,
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Calls per day, callers and last call per capability (is a deprecated skill still used?)."""
+    """Calls run and refused per day, callers and last call per capability (is a deprecated
+    skill still used? who keeps asking for one they may not use?)."""
     moment = _since(since)
     rows = _with_audit(lambda log: log.usage(since=moment), database_url)
     try:
@@ -396,7 +397,7 @@ def usage_command(
     except RegistryError as exc:
         raise _fail(f"registry: {exc}") from None
     table = Table(title="capability usage, from the audit trail")
-    for column in ("skill", "state", "day", "calls", "callers", "last call"):
+    for column in ("skill", "state", "day", "calls", "refused", "callers", "last call"):
         table.add_column(column)
     seen = set()
     for row in rows:
@@ -408,12 +409,14 @@ def usage_command(
             state,
             row["day"],
             str(row["calls"]),
+            str(row["refused"]),
             str(row["callers"]),
             str(row["last_call"])[:19],
         )
     for capability in registry:
         if capability.id not in seen:
-            table.add_row(capability.id, capability.manifest.state.value, "-", "0", "0", "never")
+            state = capability.manifest.state.value
+            table.add_row(capability.id, state, "-", "0", "0", "0", "never")
     console.print(table)
 
 

@@ -831,19 +831,25 @@ async def test_netagent_usage_shows_a_deprecated_skill_still_called(
         )
         assert outcome.state == "TASK_STATE_COMPLETED", why(outcome)
         await rows_of(audit, outcome.task.id)
+    refused = await governed(  # another tenant's link: refused, and counted apart
+        enforce_agent, enforce_agent.token("alice"), "link_headroom", {"link_id": "nosuch-lnk-1"}
+    )
+    assert refused.state == "TASK_STATE_REJECTED", why(refused)
+    await rows_of(audit, refused.task.id)
     run = await asyncio.to_thread(netagent, enforce_agent, "usage")
     assert run.returncode == 0, run.stderr
     lines = [line for line in run.stdout.splitlines() if "link_headroom" in line]
     assert lines, run.stdout
     cells = [[c.strip() for c in re.split(r"[│|]", line) if c.strip()] for line in lines]
     assert all(row[1] == "deprecated" for row in cells), cells
-    calls = sum(int(row[3]) for row in cells)
+    calls, denied = sum(int(row[3]) for row in cells), sum(int(row[4]) for row in cells)
     invocations = [
         r
         for r in await audit.query(limit=100_000)
         if r["tool"] == "agent" and r["skill_id"] == "link_headroom"
     ]
-    assert calls == len(invocations) >= 2
-    assert max(int(row[4]) for row in cells) >= 2, "alice and carl are two callers"
+    assert calls == sum(r["decision"] == "allow" for r in invocations) >= 2
+    assert denied == sum(r["decision"] == "deny" for r in invocations) >= 1
+    assert max(int(row[5]) for row in cells) >= 2, "alice and carl are two callers"
     never = [line for line in run.stdout.splitlines() if "port_report" in line]
     assert never and "never" in never[0]

@@ -127,12 +127,18 @@ class WriteBehindTaskStore(TaskStore):
                     self._flush_after, self._flush_soon, task.id
                 )
             return
+        first = live is None
         if live is None:
             live = _Live(owner, context, _copy(task))
             if task.status.state not in SETTLED_STATES:
                 self._live[task.id] = live
         async with live.lock:
-            await self._store.save(task, context)
+            try:
+                await self._store.save(task, context)
+            except BaseException:
+                if first:  # never stored: nothing may be read or written behind for it
+                    self._forget(task.id, live)
+                raise
             if task.status.state in SETTLED_STATES:
                 self._forget(task.id, live)
             else:

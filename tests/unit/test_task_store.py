@@ -60,13 +60,16 @@ def task(state: TaskState, artifacts: int = 0, task_id: str = "t-1") -> Task:
 
 
 class SlowStore(UpsertDatabaseTaskStore):
-    """The real store, with a pause before each write when asked: to hold a flush mid-write."""
+    """The real store, with a pause before each write, or a failed write, when asked."""
 
     pause = 0.0
+    fail = False
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         if self.pause:
             await asyncio.sleep(self.pause)
+        if self.fail:
+            raise ConnectionError("database unreachable")
         await super().save(task, context)
 
 
@@ -211,3 +214,14 @@ async def test_ids_handed_out_for_new_tasks_need_no_query_until_saved(stores) ->
     assert await store.get(fresh, ALICE) is None  # answered from what it knows: new
     await store.save(task(WORKING, task_id=fresh), ALICE)
     assert state_of(await store.get(fresh, ALICE)) == (WORKING, 0)
+
+
+async def test_a_first_save_that_fails_leaves_nothing_behind(stores) -> None:
+    store, database = stores
+    database.fail = True
+    with pytest.raises(ConnectionError):
+        await store.save(task(SUBMITTED), ALICE)
+    database.fail = False
+    assert await store.get("t-1", ALICE) is None  # not pretended to exist
+    await store.save(task(WORKING), ALICE)  # the next save is a first save again: written now
+    assert state_of(await database.get("t-1", ALICE)) == (WORKING, 0)

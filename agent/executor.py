@@ -111,6 +111,11 @@ class _Run:
 _SERVICE_FAILURES = frozenset({"temporarily_unavailable", "invalid_response"})
 
 
+def _not_cancelable(capability: Capability | None) -> bool:
+    """The capability's interface declares its invocations not cancelable."""
+    return bool(capability and capability.interface and not capability.interface.cancelable)
+
+
 def _exchange_error(failed: ExchangeError, task_id: str) -> SkillError:
     """A refused exchange is the caller's (authorization_failed); an unavailable one is not."""
     if failed.error in _SERVICE_FAILURES:
@@ -506,8 +511,7 @@ class SkillExecutor(AgentExecutor):
 
     def refuses_cancel(self, task_id: str) -> bool:
         """True while ``task_id`` runs here a skill whose interface declares it not cancelable."""
-        capability = self._running.get(task_id)
-        return bool(capability and capability.interface and not capability.interface.cancelable)
+        return _not_cancelable(self._running.get(task_id))
 
     async def refuses_cancel_anywhere(self, task: Task, principal: Principal) -> bool:
         """As refuses_cancel, for a stored task that may be running on another replica.
@@ -522,8 +526,7 @@ class SkillExecutor(AgentExecutor):
         binding = await self._bindings.get(task.id, principal.owner)
         if binding is None or binding.phase is not Phase.BOUND or binding.skill_id is None:
             return False
-        capability = self._registry.get(binding.skill_id)
-        return bool(capability and capability.interface and not capability.interface.cancelable)
+        return _not_cancelable(self._registry.get(binding.skill_id))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """End the task CANCELED; the SDK then cancels the running handler.

@@ -227,18 +227,21 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
     owner changes nothing (merge would have handed the task over).
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        mapper = inspect(self.task_model)
+        self._table = mapper.local_table
+        # (ORM attribute, column): the model's ``task_metadata`` is the column ``metadata``
+        self._columns = [(a.key, a.columns[0].name) for a in mapper.column_attrs]
+        self._dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+
     async def save(self, task: Task, context: ServerCallContext) -> None:
         """Insert the task or replace its row (for the same owner only)."""
         await self._ensure_initialized()
         row = self._to_orm(task, self.owner_resolver(context))
-        mapper = inspect(self.task_model)
-        values: dict[str, Any] = {
-            attribute.columns[0].name: getattr(row, attribute.key)
-            for attribute in mapper.column_attrs
-        }
-        table = mapper.local_table
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        insert = dialect.insert(table).values(values)
+        values: dict[str, Any] = {column: getattr(row, key) for key, column in self._columns}
+        table = self._table
+        insert = self._dialect.insert(table).values(values)
         statement = insert.on_conflict_do_update(
             index_elements=[table.c.id],
             set_={name: insert.excluded[name] for name in values if name != "id"},

@@ -18,8 +18,7 @@ from agent.cards import CardFactory, card_to_json
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
 from agent.principal import Principal
 from agent.registry import DEFAULT_SKILLS_DIR, Registry, load_registry
-from tests.conftest import IDENTITIES
-from tests.registry_view import copy_demo_skills
+from tests.registry_view import copy_demo_skills, identity
 
 BASE = "https://netops.example.net/agent"
 PUBLIC_IDS = ["describe_skill", "lookup_inventory"]
@@ -30,11 +29,6 @@ EXTENDED_ONLY = [
     "plan_link_upgrade",
     "port_report",
 ]
-
-
-def principal(name: str) -> Principal:
-    tenant, scopes = IDENTITIES[name]
-    return Principal(subject=name, tenant=tenant, scopes=frozenset(scopes))
 
 
 @pytest.fixture(scope="module")
@@ -189,14 +183,14 @@ EXTENDED_IDS = {
 def test_extended_card_per_caller(
     factory: CardFactory, registry: Registry, who: str, expected: list[str]
 ) -> None:
-    card = card_to_json(factory.extended_card(principal(who)))
+    card = card_to_json(factory.extended_card(identity(who)))
     assert skill_ids(card) == expected
     assert bindings(card) == registry_bindings(registry, expected)
     assert "port_report" not in json.dumps(card)
 
 
 def test_deprecated_skill_names_its_replacement_and_is_tagged(factory: CardFactory) -> None:
-    card = card_to_json(factory.extended_card(principal("alice")))
+    card = card_to_json(factory.extended_card(identity("alice")))
     by_id = {s["id"]: s for s in card["skills"]}
     headroom = by_id["link_headroom"]
     assert headroom["description"].startswith("Deprecated: use 'check_link_capacity' instead. ")
@@ -209,7 +203,7 @@ def test_deprecated_skill_names_its_replacement_and_is_tagged(factory: CardFacto
 
 
 def test_preview_skill_is_tagged_preview(factory: CardFactory) -> None:
-    card = card_to_json(factory.extended_card(principal("paula")))
+    card = card_to_json(factory.extended_card(identity("paula")))
     plan = next(s for s in card["skills"] if s["id"] == "plan_link_upgrade")
     assert plan["tags"] == ["capacity", "planning", "upgrade", "preview"]
     assert plan["securityRequirements"] == [{"schemes": {"bearer": {"list": ["capacity.plan"]}}}]
@@ -218,15 +212,15 @@ def test_preview_skill_is_tagged_preview(factory: CardFactory) -> None:
 def test_the_extended_card_of_a_public_only_caller_equals_the_public_card(
     factory: CardFactory,
 ) -> None:
-    vic = card_to_json(factory.extended_card(principal("vic")))
+    vic = card_to_json(factory.extended_card(identity("vic")))
     assert vic == card_to_json(factory.public_card)
 
 
 def test_extended_cards_are_cached_per_identity_shape(factory: CardFactory) -> None:
-    first = factory.extended_card(principal("alice"))
-    twin = Principal(subject="alice2", tenant="acme", scopes=principal("alice").scopes)
+    first = factory.extended_card(identity("alice"))
+    twin = Principal(subject="alice2", tenant="acme", scopes=identity("alice").scopes)
     assert factory.extended_card(twin) is first
-    assert factory.extended_card(principal("carl")) is not first
+    assert factory.extended_card(identity("carl")) is not first
 
 
 # -- card versions ----------------------------------------------------------------------------
@@ -238,7 +232,7 @@ def test_card_version_is_stable_for_an_identical_registry(
     copy = CardFactory(load_registry(copy_skills(tmp_path)), "http://127.0.0.1:8000")
     assert copy.public_card.version == factory.public_card.version
     assert copy.public_card.version.startswith("0.1.0+skills.")
-    alice = principal("alice")
+    alice = identity("alice")
     assert copy.extended_card(alice).version == factory.extended_card(alice).version
 
 
@@ -272,15 +266,15 @@ def test_an_extended_only_change_leaves_the_public_card_alone(
     edit_skill_block(root, "evaluate_resource_condition", description="Checks thresholds anew.")
     changed = CardFactory(load_registry(root), BASE + "/")
     assert card_to_json(changed.public_card) == card_to_json(factory.public_card)
-    alice = principal("alice")
+    alice = identity("alice")
     assert changed.extended_card(alice).version != factory.extended_card(alice).version
 
 
 def test_extended_card_version_differs_from_the_public_one(factory: CardFactory) -> None:
-    assert factory.extended_card(principal("alice")).version != factory.public_card.version
+    assert factory.extended_card(identity("alice")).version != factory.public_card.version
     assert (
-        factory.extended_card(principal("paula")).version
-        != factory.extended_card(principal("alice")).version
+        factory.extended_card(identity("paula")).version
+        != factory.extended_card(identity("alice")).version
     )
 
 

@@ -24,16 +24,7 @@ from agent.manifest import Manifest, State, Visibility
 from agent.registry import DEFAULT_SKILLS_DIR, RegistryError, load_registry
 from agent.settings import Settings
 from tests.conftest import free_port
-
-DEMO_IDS = {
-    "check_link_capacity",
-    "describe_skill",
-    "evaluate_resource_condition",
-    "link_headroom",
-    "lookup_inventory",
-    "plan_link_upgrade",
-    "port_report",
-}
+from tests.registry_view import DEMO_SKILLS
 
 
 def copy_skills(tmp_path: Path) -> Path:
@@ -65,7 +56,7 @@ def test_demo_registry_has_the_seven_demo_skills() -> None:
     folders = {p.parent.name for p in DEFAULT_SKILLS_DIR.glob("*/manifest.json")}
     assert len(registry) == len(folders)
     assert {c.id for c in registry} == folders
-    assert folders >= DEMO_IDS
+    assert folders >= DEMO_SKILLS
     assert [c.id for c in registry] == sorted(folders)  # iteration is in id order
     assert [m.id for m in registry.manifests] == sorted(folders)
     assert registry.get("no_such_skill") is None
@@ -85,7 +76,7 @@ def test_every_live_skill_has_a_handler_and_an_interface_of_its_own() -> None:
     registry = load_registry()
     live = [c for c in registry if c.manifest.state is not State.REMOVED]
     live_ids = {c.id for c in live}
-    assert DEMO_IDS - {"port_report"} <= live_ids and "port_report" not in live_ids
+    assert DEMO_SKILLS - {"port_report"} <= live_ids and "port_report" not in live_ids
     for capability in live:
         interface = capability.interface
         assert interface is not None, capability.id

@@ -33,14 +33,26 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
 
-from agent.audit import AuditLog
-from agent.auth import SigningKey, TokenVerifier, load_or_create_signing_key
-from agent.bindings import BindingStore
-from agent.cancel_relay import CancelRelay
-from agent.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
-from agent.conformance_skill import CONFORMANCE_SKILLS_DIR
+from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import mount_console
-from agent.credentials import (
+from agent.edge.error_scrub import ErrorScrubMiddleware
+from agent.edge.extensions import ExtensionEchoMiddleware
+from agent.edge.http_auth import BearerAuthMiddleware
+from agent.edge.limits import BodyLimitMiddleware
+from agent.observability.metrics import (
+    CALL_STATE_KEY,
+    METRICS_PATH,
+    Metrics,
+    RequestObserver,
+    TaskObserver,
+    metrics_endpoint,
+)
+from agent.registry.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
+from agent.registry.loader import Registry, load_registry
+from agent.registry.policy import entitled
+from agent.routing.router import Router
+from agent.security.auth import SigningKey, TokenVerifier, load_or_create_signing_key
+from agent.security.credentials import (
     TOOL_ISSUER,
     LocalIssuer,
     LocalTokenExchanger,
@@ -49,35 +61,23 @@ from agent.credentials import (
     ToolGrant,
     ToolTokenVerifier,
 )
-from agent.error_scrub import ErrorScrubMiddleware
-from agent.executor import SkillExecutor
-from agent.extensions import ExtensionEchoMiddleware
-from agent.http_auth import BearerAuthMiddleware
-from agent.limits import BodyLimitMiddleware
-from agent.metrics import (
-    CALL_STATE_KEY,
-    METRICS_PATH,
-    Metrics,
-    RequestObserver,
-    TaskObserver,
-    metrics_endpoint,
-)
-from agent.oauth import token_endpoint
-from agent.policy import entitled
-from agent.principal import ANONYMOUS, PrincipalUser
-from agent.registry import Registry, load_registry
-from agent.request_handler import GovernedRequestHandler
-from agent.router import Router
+from agent.security.oauth import token_endpoint
+from agent.security.principal import ANONYMOUS, PrincipalUser
+from agent.server.cancel_relay import CancelRelay
+from agent.server.executor import SkillExecutor
+from agent.server.request_handler import GovernedRequestHandler
+from agent.server.skill_context import ToolFactory
 from agent.settings import Settings
-from agent.skill_context import ToolFactory
-from agent.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
-from db.console_topology import InventoryTopology
-from db.coordination import exclusively
-from db.engine import make_engine
+from agent.storage.audit import AuditLog
+from agent.storage.bindings import BindingStore
+from agent.storage.coordination import exclusively
+from agent.storage.engine import make_engine
+from agent.storage.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
 from db.gate import InventoryClient, InventoryGate
 from db.live import extend_telemetry
 from db.migrate import upgrade
 from db.simulator import is_seeded, seed
+from netops.topology import InventoryTopology
 
 log = logging.getLogger(__name__)
 CARD_CACHE_CONTROL = "public, max-age=300"
@@ -192,7 +192,7 @@ def task_stores(
     The versioned store writes every task event to a shared log with optimistic versions, so
     a task parked on one replica can be continued on another and a subscription on one replica
     follows a task running on another. A single process needs none of that, and writes a
-    running task's intermediate states behind (agent/task_store.py).
+    running task's intermediate states behind (agent/storage/task_store.py).
     """
     if settings.cluster_stores:
         return (
@@ -401,7 +401,7 @@ def task_observer(settings: Settings, tracer_provider: Any | None = None) -> Tas
     """Metrics (NETAGENT_METRICS) and skill spans (NETAGENT_OTEL) for the executor's hooks."""
     spans = None
     if settings.otel:
-        from agent.tracing import SkillSpans, tracer_provider_from_env
+        from agent.observability.tracing import SkillSpans, tracer_provider_from_env
 
         spans = SkillSpans(tracer_provider or tracer_provider_from_env())
     return TaskObserver(Metrics() if settings.metrics else None, spans)

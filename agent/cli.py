@@ -21,9 +21,6 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.audit import AuditLog
-from agent.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
-from agent.cards import CardFactory, card_to_json
 from agent.client import (
     ChainResult,
     CompositionRefusedError,
@@ -36,11 +33,14 @@ from agent.client import (
     VerifiedInterface,
     chain,
 )
-from agent.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
-from agent.credentials import LocalIssuer
+from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
 from agent.interfaces import INTERFACE_VERSION, trusted_schema
-from agent.registry import RegistryError, load_registry
+from agent.registry.cards import CardFactory, card_to_json
+from agent.registry.loader import RegistryError, load_registry
+from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
+from agent.security.credentials import LocalIssuer
 from agent.settings import Settings
+from agent.storage.audit import AuditLog
 
 app = typer.Typer(
     help="netops-agent: a reference A2A network-management agent.", no_args_is_help=True
@@ -105,7 +105,7 @@ def serve(
     import uvicorn
 
     from agent.app import create_app
-    from agent.log_format import configure_logging
+    from agent.observability.log_format import configure_logging
 
     settings = _settings(
         host=host,
@@ -164,7 +164,7 @@ def seed_command(
     reset: Annotated[bool, typer.Option(help="Delete existing inventory rows first.")] = False,
 ) -> None:
     """Fill the inventory with the deterministic simulated network."""
-    from db.engine import make_engine
+    from agent.storage.engine import make_engine
     from db.migrate import upgrade
     from db.simulator import SeedError, seed
 
@@ -318,7 +318,7 @@ def _since(value: str | None) -> datetime | None:
 
 
 def _with_audit(work: Callable[[AuditLog], Awaitable[T]], database_url: str | None) -> T:
-    from db.engine import make_engine
+    from agent.storage.engine import make_engine
     from db.migrate import upgrade
 
     settings = _settings(database_url=database_url)
@@ -728,7 +728,7 @@ def invoke_command(
 
 async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url: str | None) -> T:
     """``work(engine)`` on the local database, migrated first (as ``netagent audit`` does)."""
-    from db.engine import make_engine
+    from agent.storage.engine import make_engine
     from db.migrate import upgrade
 
     settings = _settings(database_url=database_url)
@@ -899,8 +899,8 @@ def validate_command(
     Manifests, schemas, interface documents, digests, record kinds, lifecycle pointers, and
     the interface lock (a contract never changes without a version bump).
     """
-    from agent.registry import DEFAULT_SKILLS_DIR, validate_registry
-    from agent.versioning import LOCK_FILE, lock_problems, write_lock
+    from agent.registry.loader import DEFAULT_SKILLS_DIR, validate_registry
+    from agent.registry.versioning import LOCK_FILE, lock_problems, write_lock
 
     settings = _settings()
     lock = (settings.skills_dir or DEFAULT_SKILLS_DIR) / LOCK_FILE
@@ -948,8 +948,8 @@ def new_skill_command(
 
     Refuses (exit 2, nothing written) an id that exists, is malformed or is reserved.
     """
-    from agent.registry import DEFAULT_SKILLS_DIR
-    from agent.scaffold import DEFAULT_OWNER, DEFAULT_SCOPES, ScaffoldError, new_skill, next_steps
+    from agent.registry.loader import DEFAULT_SKILLS_DIR
+    from netops.scaffold import DEFAULT_OWNER, DEFAULT_SCOPES, ScaffoldError, new_skill, next_steps
 
     skills_dir = _settings().skills_dir or DEFAULT_SKILLS_DIR
     try:
@@ -992,7 +992,7 @@ def demo_command(
 
     Starts the agent on its embedded defaults if none answers, and stops it again afterwards.
     """
-    from agent.demo import ensure_agent, run_demo
+    from netops.demo import ensure_agent, run_demo
 
     settings = _settings()
     base_url = (url or settings.resolved_public_url).rstrip("/")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from agent.limits import Limits
+from agent.edge.limits import Limits
 
 N = TypeVar("N", int, float)
 

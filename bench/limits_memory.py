@@ -31,8 +31,8 @@ from pathlib import Path
 
 import httpx
 
-from agent.auth import issue_token, load_or_create_signing_key
-from agent.limits import Limits
+from agent.edge.limits import Limits
+from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 
 

@@ -28,8 +28,8 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
-from agent.audit import AGENT_TOOL
-from db.engine import make_engine
+from agent.storage.audit import AGENT_TOOL
+from agent.storage.engine import make_engine
 from tests.pg_cluster import PostgresCluster
 from tests.replicas import Replica, prepare_shared_database, token_for
 

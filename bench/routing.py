@@ -13,9 +13,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from agent.principal import Principal
-from agent.registry import load_registry
-from agent.router import Action, Router
+from agent.registry.loader import load_registry
+from agent.routing.router import Action, Router
+from agent.security.principal import Principal
 from tests.a2a_helpers import text_message
 
 EVAL = Path(__file__).resolve().parents[1] / "tests" / "routing" / "eval_set.json"

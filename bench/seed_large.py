@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from db.engine import make_engine
+from agent.storage.engine import make_engine
 from db.migrate import upgrade
 from db.scales import resolve_profile
 from db.simulator import seed

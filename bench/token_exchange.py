@@ -20,9 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent.audit import AuditLog
-from agent.auth import TokenVerifier, issue_token, load_or_create_signing_key
-from agent.credentials import (
+from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
+from agent.security.credentials import (
     TOOL_ISSUER,
     LocalIssuer,
     LocalTokenExchanger,
@@ -30,7 +29,8 @@ from agent.credentials import (
     ToolTokenVerifier,
 )
 from agent.settings import Settings
-from db.engine import make_engine
+from agent.storage.audit import AuditLog
+from agent.storage.engine import make_engine
 from db.gate import InventoryGate
 from db.inventory import Inventory
 from db.migrate import upgrade

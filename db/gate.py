@@ -15,11 +15,11 @@ from typing import Any
 import jwt
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.audit import AuditLog, AuditRecord
-from agent.auth import TokenError
-from agent.credentials import ToolClaims, ToolTokenVerifier
-from agent.skill_context import ToolRefusedError
-from agent.token_cache import VerifiedTokens
+from agent.security.auth import TokenError
+from agent.security.credentials import ToolClaims, ToolTokenVerifier
+from agent.security.token_cache import VerifiedTokens
+from agent.server.skill_context import ToolRefusedError
+from agent.storage.audit import AuditLog, AuditRecord
 from db.inventory import Inventory
 
 log = logging.getLogger(__name__)

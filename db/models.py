@@ -26,6 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from agent.storage.types import UTCDateTime
 from db.choices import (
     AdminStatus,
     DeviceRole,
@@ -38,7 +39,6 @@ from db.choices import (
     OperStatus,
     SiteStatus,
 )
-from db.types import UTCDateTime
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",

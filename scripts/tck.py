@@ -70,7 +70,7 @@ def start_agent(home: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
 
 def mint_token(home: Path) -> str:
     """A token the agent accepts: signed with the key it just created in its home."""
-    from agent.auth import issue_token, load_or_create_signing_key
+    from agent.security.auth import issue_token, load_or_create_signing_key
     from agent.settings import Settings
 
     settings = Settings(home=home)

@@ -67,7 +67,7 @@ from agent.interfaces import (
     build_interface,
     digest_of,
 )
-from agent.skill_request import plain_json
+from agent.routing.skill_request import plain_json
 
 SKILLS_DIR: Final = Path(__file__).resolve().parents[1] / "skills"
 SKILL_ID: Final = "evaluate_resource_condition"

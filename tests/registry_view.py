@@ -13,9 +13,9 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from agent.policy import publicly_visible, visible
-from agent.principal import Principal
-from agent.registry import Registry, load_registry
+from agent.registry.loader import Registry, load_registry
+from agent.registry.policy import publicly_visible, visible
+from agent.security.principal import Principal
 from tests.conftest import IDENTITIES
 
 DEMO_SKILLS = frozenset(

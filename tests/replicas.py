@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from agent.auth import issue_token, load_or_create_signing_key
+from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from tests.conftest import IDENTITIES, free_port, seed_database
 

@@ -20,7 +20,7 @@ from agent.client.cache import VerifiedInterface
 from agent.client.errors import CompositionRefusedError
 from agent.client.governed import GovernedClient, Invocation
 from agent.interfaces import reference_identity, verify_reference
-from db.types import UTCDateTime
+from agent.storage.types import UTCDateTime
 
 COMPARED = ("schema_uri", "version", "dialect", "digest")
 

@@ -47,7 +47,7 @@ from agent.interfaces import (
     error_details,
     verify_document,
 )
-from agent.skill_request import plain_json
+from agent.routing.skill_request import plain_json
 
 CARD_PATH = "/.well-known/agent-card.json"
 JSON = "application/json"

@@ -30,8 +30,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from agent.audit import AuditLog, AuditRecord
-from agent.cards import JSONRPC_PATH, CardFactory, card_to_json
 from agent.console.schemas import form, tree
 from agent.console.session import PREFIX, session_cookie
 from agent.console.topology import (
@@ -47,9 +45,11 @@ from agent.console.topology import (
     polyline,
 )
 from agent.interfaces import EXTENSION_URI, error_details
-from agent.policy import entitled, visible
-from agent.principal import Principal, principal_of
-from agent.registry import Capability, Registry
+from agent.registry.cards import JSONRPC_PATH, CardFactory, card_to_json
+from agent.registry.loader import Capability, Registry
+from agent.registry.policy import entitled, visible
+from agent.security.principal import Principal, principal_of
+from agent.storage.audit import AuditLog, AuditRecord
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent

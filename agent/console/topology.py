@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from agent.principal import Principal
+from agent.security.principal import Principal
 
 WINDOWS: dict[str, timedelta] = {
     "1h": timedelta(hours=1),

@@ -22,8 +22,8 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 
+from agent.storage.engine import make_engine
 from bench.perf.scenarios import CAPACITY, WORKED
-from db.engine import make_engine
 from db.inventory import Inventory
 from db.migrate import upgrade
 from db.models import LinkUtilizationSample

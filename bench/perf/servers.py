@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from agent.auth import issue_token, load_or_create_signing_key
+from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -36,11 +36,11 @@ def components() -> list[tuple[str, float]]:
         import agent.app  # noqa: F401  (FastAPI, a2a-sdk, SQLAlchemy, scikit-learn, ...)
 
     _timed(results, "imports (agent.app and what it pulls in)", imports)
-    from agent import registry as reg
-    from agent.cards import CardFactory
-    from agent.manifest import Manifest, State
-    from agent.registry import Capability, Registry
-    from agent.router import Router
+    from agent.registry import loader as reg
+    from agent.registry.cards import CardFactory
+    from agent.registry.loader import Capability, Registry
+    from agent.registry.manifest import Manifest, State
+    from agent.routing.router import Router
 
     root, paths = reg._manifest_paths(None)
     validator = _timed(results, "manifest schema (compile)", reg._manifest_validator)

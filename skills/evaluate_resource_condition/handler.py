@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agent.interfaces import ErrorCode, SkillError
-from agent.skill_context import SkillContext, rfc3339
+from agent.server.skill_context import SkillContext, rfc3339
 from db.inventory import InventoryError
 from skills.evaluate_resource_condition.extract import extract as extract
 

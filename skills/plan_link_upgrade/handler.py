@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from agent.interfaces import ErrorCode, SkillError
-from agent.skill_context import SkillContext, rfc3339
+from agent.server.skill_context import SkillContext, rfc3339
 from skills.plan_link_upgrade.extract import extract as extract
 
 RECORD_KIND = "utilization-peak"

@@ -12,9 +12,9 @@ import uuid
 import pytest
 from sqlalchemy import text
 
-from agent.cancel_relay import CancelRelay
-from agent.principal import Principal
-from db.engine import make_engine
+from agent.security.principal import Principal
+from agent.server.cancel_relay import CancelRelay
+from agent.storage.engine import make_engine
 from tests.conftest import postgres_database
 
 ALICE = Principal("alice", "acme", frozenset({"inventory.read"}))

@@ -24,8 +24,8 @@ from a2a.types import (
     TaskState,
 )
 
-from agent.audit import AuditLog
-from db.engine import make_engine
+from agent.storage.audit import AuditLog
+from agent.storage.engine import make_engine
 from tests.a2a_helpers import (
     BINDINGS,
     binding_of,

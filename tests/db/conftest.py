@@ -9,7 +9,7 @@ import pytest
 from db_support import UNTIL, Seeded, sqlite_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from db.engine import make_engine
+from agent.storage.engine import make_engine
 from db.migrate import upgrade
 from db.simulator import seed
 

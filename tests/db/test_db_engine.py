@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, exc, insert, select
 
-from db.engine import async_url, default_sqlite_url, make_engine
-from db.types import UTCDateTime
+from agent.storage.engine import async_url, default_sqlite_url, make_engine
+from agent.storage.types import UTCDateTime
 
 
 def test_default_sqlite_url_is_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

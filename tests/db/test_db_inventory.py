@@ -9,7 +9,7 @@ import pytest
 from db_support import UNTIL, Seeded, sqlite_url
 from sqlalchemy import insert, select
 
-from db.engine import make_engine
+from agent.storage.engine import make_engine
 from db.inventory import Inventory, InventoryError
 from db.migrate import upgrade
 from db.models import Device, Interface, Link, MetricSample, Site, Tenant

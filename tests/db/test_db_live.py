@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from db.engine import make_engine
+from agent.storage.engine import make_engine
 from db.inventory import Inventory
 from db.live import extend_telemetry
 from db.migrate import upgrade

@@ -8,7 +8,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, inspect
 
-from db.engine import make_engine
+from agent.storage.engine import make_engine
 from db.migrate import (
     MIGRATIONS_DIR,
     VERSION_TABLE,

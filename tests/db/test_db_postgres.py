@@ -16,7 +16,7 @@ from alembic.runtime.migration import MigrationContext
 from db_support import UNTIL, Seeded, table_digests
 from sqlalchemy import Connection, delete, insert, select
 
-from db.engine import make_engine
+from agent.storage.engine import make_engine
 from db.inventory import Inventory
 from db.migrate import current_revision, downgrade, head_revision, upgrade
 from db.models import TABLES, Base, Tenant

@@ -9,7 +9,7 @@ import pytest
 from db_support import UNTIL, Seeded, sqlite_url, table_digests
 from sqlalchemy import func, select
 
-from db.engine import make_engine
+from agent.storage.engine import make_engine
 from db.migrate import upgrade
 from db.models import Base, Device, Link, LinkUtilizationSample, MetricSample
 from db.scales import SCALES, resolve_profile

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agent.metrics import JSONRPC_METHODS
+from agent.observability.metrics import JSONRPC_METHODS
 
 METHODS = JSONRPC_METHODS
 SAFE_METHODS = tuple(m for m in METHODS if m not in ("SendMessage", "SendStreamingMessage"))

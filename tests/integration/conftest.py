@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from a2a.types import AgentExtension
 
-from agent.credentials import ToolGrant
-from agent.registry import Capability, Registry, load_registry
-from agent.skill_context import ToolFactory
+from agent.registry.loader import Capability, Registry, load_registry
+from agent.security.credentials import ToolGrant
+from agent.server.skill_context import ToolFactory
 from tests.conftest import BACKENDS, RunningAgent, postgres_available, start_agent, use_backend
 
 ROOT = Path(__file__).resolve().parents[2]

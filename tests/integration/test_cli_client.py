@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agent.interfaces import canonical_json, digest_of, schema_reference
-from agent.registry import Registry, load_registry
+from agent.registry.loader import Registry, load_registry
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import RunningAgent, free_port, start_agent
 

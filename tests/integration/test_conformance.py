@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent.conformance import (
+from agent.devtools.conformance import (
     AGENT,
     FAIL,
     NOT_APPLICABLE,
@@ -27,7 +27,7 @@ from agent.conformance import (
     invalid_argument,
     is_json_pointer,
 )
-from agent.registry import Registry, load_registry
+from agent.registry.loader import Registry, load_registry
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import RunningAgent, free_port, start_agent
 from tests.integration.conftest import TEST_REQUIRED_EXTENSION

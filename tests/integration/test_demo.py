@@ -1,4 +1,4 @@
-"""The newcomer walkthrough (agent/demo.py) against a real agent, captured as text."""
+"""The newcomer walkthrough (netops/demo.py) against a real agent, captured as text."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import httpx
 import pytest
 from rich.console import Console
 
-import agent.demo as demo
+import netops.demo as demo
 from agent.client import CompositionRefusedError
-from agent.demo import DEMO_CALLERS, STEPS, DemoReport, ensure_agent, run_demo
 from agent.settings import Settings
+from netops.demo import DEMO_CALLERS, STEPS, DemoReport, ensure_agent, run_demo
 from tests.conftest import RunningAgent, free_port, start_agent
 
 STEP_NAMES = [name for name, *_ in STEPS]

@@ -8,7 +8,7 @@ from a2a.types import GetExtendedAgentCardRequest
 from google.protobuf.json_format import MessageToDict
 
 from agent.interfaces import EXTENSION_URI, digest_of, trusted_schema, verify_document
-from agent.registry import load_registry
+from agent.registry.loader import load_registry
 from tests.a2a_helpers import BINDINGS, call_context, describe, make_client
 from tests.registry_view import card_ids, demo_only
 

@@ -26,10 +26,11 @@ from a2a.types import SendMessageRequest, TaskState, TaskStatusUpdateEvent
 from google.protobuf.json_format import MessageToDict
 
 from agent.app import AgentRuntime
-from agent.audit import AuditLog
-from agent.auth import TokenVerifier
-from agent.bindings import BindingStore
-from agent.credentials import (
+from agent.interfaces import ErrorCode, SkillError
+from agent.registry.loader import load_registry
+from agent.routing.router import Action, Decision, Layer, Router
+from agent.security.auth import TokenVerifier
+from agent.security.credentials import (
     ACCESS_TOKEN_TYPE,
     AGENT_SUBJECT,
     TOKEN_EXCHANGE_GRANT,
@@ -37,12 +38,11 @@ from agent.credentials import (
     LocalIssuer,
     ToolTokenVerifier,
 )
-from agent.executor import ROUTE_STATE_KEY, SkillExecutor
-from agent.interfaces import ErrorCode, SkillError
-from agent.principal import ANONYMOUS, Principal, PrincipalUser
-from agent.registry import load_registry
-from agent.router import Action, Decision, Layer, Router
-from db.engine import make_engine
+from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
+from agent.server.executor import ROUTE_STATE_KEY, SkillExecutor
+from agent.storage.audit import AuditLog
+from agent.storage.bindings import BindingStore
+from agent.storage.engine import make_engine
 from db.inventory import Inventory
 from db.migrate import upgrade
 from tests.a2a_helpers import BINDINGS, Outcome, binding_of, data_message, invoke

@@ -17,10 +17,10 @@ from google.protobuf.json_format import MessageToDict
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.interfaces.reference import reference_identity
-from agent.registry import load_registry
-from agent.skill_context import rfc3339
-from agent.skill_request import plain_json
-from db.engine import make_engine
+from agent.registry.loader import load_registry
+from agent.routing.skill_request import plain_json
+from agent.server.skill_context import rfc3339
+from agent.storage.engine import make_engine
 from db.inventory import Inventory
 from tests.a2a_helpers import BINDINGS, Outcome, invoke, make_client, send, text_message
 from tests.conftest import FIXED_NOW, RunningAgent

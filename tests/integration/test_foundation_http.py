@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.auth import issue_token, load_or_create_signing_key
 from agent.cli import SNAPSHOT
-from agent.registry import load_registry
+from agent.registry.loader import load_registry
+from agent.security.auth import issue_token, load_or_create_signing_key
 from tests.conftest import RunningAgent
 from tests.registry_view import card_ids, demo_only
 

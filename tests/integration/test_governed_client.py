@@ -18,7 +18,6 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.audit import AuditLog
 from agent.client import (
     CompositionRefusedError,
     CorrelationStore,
@@ -35,7 +34,8 @@ from agent.client import (
     composition_differences,
 )
 from agent.interfaces import ErrorCode, digest_of
-from db.engine import make_engine
+from agent.storage.audit import AuditLog
+from agent.storage.engine import make_engine
 from db.migrate import upgrade
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import IDENTITIES, RunningAgent

@@ -14,7 +14,7 @@ from a2a.types import (
     TaskState,
 )
 
-from agent.registry import load_registry
+from agent.registry.loader import load_registry
 from tests.a2a_helpers import binding_of, call, call_context, data_message, make_client
 
 ARGUMENTS = {

@@ -30,8 +30,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 from prometheus_client.parser import text_string_to_metric_families
 
-from agent.log_format import JsonFormatter
-from agent.tracing import tracer_provider_from_env
+from agent.observability.log_format import JsonFormatter
+from agent.observability.tracing import tracer_provider_from_env
 from tests.a2a_helpers import binding_of, invoke, send, text_message
 from tests.conftest import RunningAgent, free_port, start_agent
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.audit import AuditLog
-from db.engine import make_engine
+from agent.storage.audit import AuditLog
+from agent.storage.engine import make_engine
 from tests.a2a_helpers import BINDINGS, call, send, text_message
 from tests.conftest import RunningAgent, postgres_database, start_agent
 

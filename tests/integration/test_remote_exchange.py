@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent.audit import AuditLog
-from agent.auth import TokenVerifier, load_or_create_signing_key
-from agent.credentials import LocalIssuer
-from db.engine import make_engine
+from agent.security.auth import TokenVerifier, load_or_create_signing_key
+from agent.security.credentials import LocalIssuer
+from agent.storage.audit import AuditLog
+from agent.storage.engine import make_engine
 from tests.a2a_helpers import call
 from tests.conftest import RunningAgent, start_agent
 

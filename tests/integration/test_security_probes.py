@@ -27,7 +27,7 @@ What is probed here, over real HTTP (JSON-RPC at the card's JSON-RPC URL, HTTP+J
    NUL-bearing identifiers and subjects, bad JSON, a handler that raises), contains a
    traceback, a file path, a module name, SQL or a database driver's name.
 
-The SDK's own parse and version errors quote the input; ``agent/error_scrub.py`` rewrites them
+The SDK's own parse and version errors quote the input; ``agent/edge/error_scrub.py`` rewrites them
 to fixed text naming the field, and the probes here hold it to that. Identifiers the task store
 cannot hold (too long, control characters) are refused before the store: TaskNotFound for a
 lookup by task id, InvalidParams for a context id.
@@ -63,8 +63,12 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from agent.audit import AuditLog
-from agent.auth import (
+from agent.client.errors import InterfaceInvalidError
+from agent.client.governed import GovernedClient
+from agent.edge.error_scrub import parse_error_text
+from agent.interfaces import digest_of
+from agent.registry.loader import RegistryError, load_registry, validate_registry
+from agent.security.auth import (
     MAX_SUBJECT_CHARS,
     MAX_TENANT_CHARS,
     MAX_TOKEN_BYTES,
@@ -72,12 +76,8 @@ from agent.auth import (
     issue_token,
     load_or_create_signing_key,
 )
-from agent.client.errors import InterfaceInvalidError
-from agent.client.governed import GovernedClient
-from agent.error_scrub import parse_error_text
-from agent.interfaces import digest_of
-from agent.registry import RegistryError, load_registry, validate_registry
-from db.engine import make_engine
+from agent.storage.audit import AuditLog
+from agent.storage.engine import make_engine
 from tests.a2a_helpers import BINDINGS, binding_of
 from tests.conftest import RunningAgent, start_agent
 from tests.integration.conftest import enforcement_skills

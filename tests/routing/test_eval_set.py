@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.principal import Principal
-from agent.registry import DEFAULT_SKILLS_DIR, load_registry
-from agent.router import Action, Router
+from agent.registry.loader import DEFAULT_SKILLS_DIR, load_registry
+from agent.routing.router import Action, Router
+from agent.security.principal import Principal
 from tests.a2a_helpers import text_message
 from tests.registry_view import DEMO_SKILLS, copy_demo_skills
 

@@ -7,10 +7,10 @@ from a2a.types import ContentTypeNotSupportedError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.policy import entitled
-from agent.principal import Principal
-from agent.registry import load_registry
-from agent.router import Action, Router
+from agent.registry.loader import load_registry
+from agent.registry.policy import entitled
+from agent.routing.router import Action, Router
+from agent.security.principal import Principal
 from tests.a2a_helpers import data_message, text_message
 
 REGISTRY = load_registry()

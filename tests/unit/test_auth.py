@@ -14,7 +14,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from agent.auth import (
+from agent.security.auth import (
     MAX_TOKEN_BYTES,
     SIGNING_ALGORITHM,
     SigningKey,

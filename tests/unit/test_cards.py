@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from agent.cards import CardFactory, card_to_json
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
-from agent.principal import Principal
-from agent.registry import DEFAULT_SKILLS_DIR, Registry, load_registry
+from agent.registry.cards import CardFactory, card_to_json
+from agent.registry.loader import DEFAULT_SKILLS_DIR, Registry, load_registry
+from agent.security.principal import Principal
 from tests.registry_view import copy_demo_skills, identity
 
 BASE = "https://netops.example.net/agent"

@@ -18,9 +18,15 @@ from cryptography.hazmat.primitives import serialization
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from agent.auth import SIGNING_ALGORITHM, SigningKey, TokenError, TokenVerifier, issue_token
-from agent.auth import load_or_create_signing_key as load_key
-from agent.credentials import (
+from agent.security.auth import (
+    SIGNING_ALGORITHM,
+    SigningKey,
+    TokenError,
+    TokenVerifier,
+    issue_token,
+)
+from agent.security.auth import load_or_create_signing_key as load_key
+from agent.security.credentials import (
     AGENT_SUBJECT,
     EXCHANGE_AUDIENCE,
     TOOL_ISSUER,
@@ -34,8 +40,8 @@ from agent.credentials import (
     ToolTokenVerifier,
     scope_intersection,
 )
-from agent.oauth import token_endpoint
-from agent.principal import ANONYMOUS, Principal
+from agent.security.oauth import token_endpoint
+from agent.security.principal import ANONYMOUS, Principal
 from agent.settings import Settings
 
 CALLER_SCOPES = ["inventory.read", "assurance.read"]

@@ -18,13 +18,13 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.audit import AuditLog, principal_audit
-from agent.auth import SIGNING_ALGORITHM, SigningKey, TokenVerifier, issue_token
-from agent.auth import load_or_create_signing_key as load_key
-from agent.credentials import AGENT_SUBJECT, TOOL_ISSUER, LocalIssuer, ToolTokenVerifier
+from agent.security.auth import SIGNING_ALGORITHM, SigningKey, TokenVerifier, issue_token
+from agent.security.auth import load_or_create_signing_key as load_key
+from agent.security.credentials import AGENT_SUBJECT, TOOL_ISSUER, LocalIssuer, ToolTokenVerifier
+from agent.server.skill_context import ToolRefusedError
 from agent.settings import Settings
-from agent.skill_context import ToolRefusedError
-from db.engine import make_engine
+from agent.storage.audit import AuditLog, principal_audit
+from agent.storage.engine import make_engine
 from db.gate import InventoryClient, InventoryGate
 from db.inventory import Inventory, InventoryError
 from db.migrate import upgrade

@@ -10,7 +10,7 @@ from a2a.types import InvalidParamsError, Message, Role, SendMessageRequest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.limits import Limits, check_message, json_too_deep
+from agent.edge.limits import Limits, check_message, json_too_deep
 from agent.settings import Settings
 
 

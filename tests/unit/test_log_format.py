@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from agent.log_format import (
+from agent.observability.log_format import (
     JsonFormatter,
     TaskIds,
     bind_task,
@@ -20,7 +20,9 @@ from agent.log_format import (
 
 
 def record(message: str, *args: object, **extra: object) -> logging.LogRecord:
-    made = logging.LogRecord("agent.executor", logging.WARNING, __file__, 1, message, args, None)
+    made = logging.LogRecord(
+        "agent.server.executor", logging.WARNING, __file__, 1, message, args, None
+    )
     for key, value in extra.items():
         setattr(made, key, value)
     return made
@@ -34,7 +36,7 @@ def formatted(made: logging.LogRecord) -> dict[str, object]:
 
 def test_a_plain_record_has_time_level_logger_and_message() -> None:
     entry = formatted(record("tool %s refused", "inventory"))
-    assert entry["level"] == "warning" and entry["logger"] == "agent.executor"
+    assert entry["level"] == "warning" and entry["logger"] == "agent.server.executor"
     assert entry["message"] == "tool inventory refused"
     assert str(entry["ts"]).endswith("+00:00")
     assert "task_id" not in entry and "request_id" not in entry

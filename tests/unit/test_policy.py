@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent.manifest import Manifest
-from agent.policy import entitled, publicly_visible, visible
-from agent.principal import ANONYMOUS, Principal
-from agent.registry import load_registry
+from agent.registry.loader import load_registry
+from agent.registry.manifest import Manifest
+from agent.registry.policy import entitled, publicly_visible, visible
+from agent.security.principal import ANONYMOUS, Principal
 from tests.conftest import IDENTITIES
 from tests.registry_view import DEMO_SKILLS
 

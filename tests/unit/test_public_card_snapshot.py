@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from agent.cards import CardFactory, card_to_json
 from agent.cli import SNAPSHOT
-from agent.registry import load_registry
+from agent.registry.cards import CardFactory, card_to_json
+from agent.registry.loader import load_registry
 
 
 def test_generated_public_card_matches_committed_snapshot() -> None:

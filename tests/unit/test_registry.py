@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from agent.app import create_app
-from agent.manifest import Manifest, State, Visibility
-from agent.registry import DEFAULT_SKILLS_DIR, RegistryError, load_registry
+from agent.registry.loader import DEFAULT_SKILLS_DIR, RegistryError, load_registry
+from agent.registry.manifest import Manifest, State, Visibility
 from agent.settings import Settings
 from tests.conftest import free_port
 from tests.registry_view import DEMO_SKILLS

@@ -1,4 +1,4 @@
-"""`netagent new-skill` (agent/scaffold.py), in a temporary copy of skills/ and tests/.
+"""`netagent new-skill` (netops/scaffold.py), in a temporary copy of skills/ and tests/.
 
 The copy's skills/ is appended to the `skills` package path for the duration of a test, so the
 generated `skills.<id>.handler` imports the way it would in the repository. Nothing is ever
@@ -26,9 +26,11 @@ import pytest
 import skills
 from agent.interfaces import ErrorCode, SkillError
 from agent.interfaces.validation import error_details
-from agent.principal import Principal
-from agent.registry import load_registry, validate_registry
-from agent.scaffold import (
+from agent.registry.loader import load_registry, validate_registry
+from agent.registry.versioning import LOCK_FILE, lock_problems
+from agent.security.principal import Principal
+from agent.server.skill_context import SkillContext
+from netops.scaffold import (
     OTHER_RECORD_KIND,
     RECORD_KIND,
     ScaffoldError,
@@ -36,8 +38,6 @@ from agent.scaffold import (
     next_steps,
     with_skill_id,
 )
-from agent.skill_context import SkillContext
-from agent.versioning import LOCK_FILE, lock_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache")

@@ -1,9 +1,9 @@
 """The write-behind task store over the one-statement database store, on SQLite and PostgreSQL.
 
-What it promises (agent/task_store.py): a task's first state and its settled states are in the
-database when save returns; the states in between are read from memory and reach the database
-after ``flush_after``, before a ListTasks of their owner, and at shutdown; nothing written late
-ever overwrites a settled state; another owner sees nothing of a running task.
+What it promises (agent/storage/task_store.py): a task's first state and its settled states are
+in the database when save returns; the states in between are read from memory and reach the
+database after ``flush_after``, before a ListTasks of their owner, and at shutdown; nothing
+written late ever overwrites a settled state; another owner sees nothing of a running task.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from a2a.types import (
     TaskStatus,
 )
 
-from agent.principal import Principal, PrincipalUser
-from agent.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
-from db.engine import make_engine
+from agent.security.principal import Principal, PrincipalUser
+from agent.storage.engine import make_engine
+from agent.storage.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
 from tests.conftest import postgres_database
 
 pytestmark = pytest.mark.asyncio

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
+from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
+from agent.security.token_cache import VerifiedTokens
 from agent.settings import Settings
-from agent.token_cache import VerifiedTokens
 
 
 class Clock:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.registry import DEFAULT_SKILLS_DIR, load_registry, validate_registry
-from agent.versioning import (
+from agent.registry.loader import DEFAULT_SKILLS_DIR, load_registry, validate_registry
+from agent.registry.versioning import (
     LOCK_FILE,
     breaking_changes,
     is_next_version,

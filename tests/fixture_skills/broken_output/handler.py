@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.skill_context import SkillContext
+from agent.server.skill_context import SkillContext
 
 
 async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:

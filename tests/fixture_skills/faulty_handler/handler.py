@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.skill_context import SkillContext
+from agent.server.skill_context import SkillContext
 
 FOREIGN_LINK = "globex-lnk-00006"
 STOLEN: dict[str, Any] = {}

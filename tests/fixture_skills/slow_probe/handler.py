@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from agent.skill_context import SkillContext
+from agent.server.skill_context import SkillContext
 
 
 async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""Skills that ship with the core rather than with a deployment."""

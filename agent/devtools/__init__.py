@@ -1,0 +1,1 @@
+"""Tools for people building or testing agents: the conformance checker."""

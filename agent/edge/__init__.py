@@ -1,0 +1,1 @@
+"""ASGI middleware at the edge: authentication, body limits, extensions, error scrubbing."""

@@ -1,0 +1,206 @@
+"""Authenticate every HTTP request at the edge, deny by default.
+
+Open without a token: the public card, the JWKS, health, and a message that explicitly asks
+for a skill an anonymous caller is entitled to (the policy decides which). Everything else
+needs a valid bearer token; a missing or bad one gets 401 with ``WWW-Authenticate``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agent.security.auth import IssuerUnavailableError, TokenError, TokenVerifier
+from agent.security.principal import ANONYMOUS, PrincipalUser
+
+log = logging.getLogger(__name__)
+
+OPEN_PATHS = frozenset(
+    {
+        "/.well-known/agent-card.json",
+        "/.well-known/jwks.json",
+        "/healthz",
+        "/metrics",
+        "/oauth/token",
+    }
+)
+"""The token endpoint authenticates its client by the actor token, not a bearer header;
+/metrics is open as scrapers expect (bounded labels, no tenant data; NETAGENT_METRICS=off)."""
+SEND_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
+REST_SEND_SUFFIXES = ("/message:send", "/message:stream")
+MAX_ANONYMOUS_BODY = 256 * 1024
+RETRY_AFTER_SECONDS = 5
+CONSOLE_OPEN_PATHS = frozenset({"/console/login"})
+CONSOLE_OPEN_PREFIX = "/console/static/"
+"""The console's login page and its assets (docs/console.md); its other pages need a token."""
+
+
+def _json_response(status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> tuple:
+    payload = json.dumps(body).encode()
+    return (
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *headers,
+            ],
+        },
+        {"type": "http.response.body", "body": payload},
+    )
+
+
+def _requested_skill(path: str, body: bytes, jsonrpc_path: str, rest_path: str) -> str | None:
+    """The skill an anonymous send names in its Data Part, if the request is such a send."""
+    try:
+        request = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(request, dict):
+        return None
+    if path.rstrip("/") == jsonrpc_path:
+        if request.get("method") not in SEND_METHODS or not isinstance(request.get("params"), dict):
+            return None
+        request = request["params"]
+    elif not (path.startswith(rest_path) and path.endswith(REST_SEND_SUFFIXES)):
+        return None
+    message = request.get("message")
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(parts, list) or len(parts) != 1 or not isinstance(parts[0], dict):
+        return None
+    data = parts[0].get("data")
+    skill = data.get("skill") if isinstance(data, dict) else None
+    return skill if isinstance(skill, str) else None
+
+
+class BearerAuthMiddleware:
+    """Pure ASGI, so it works for JSON, SSE and every mounted sub-app alike."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        verifier: TokenVerifier,
+        anonymous_skill: Callable[[str], bool],
+        jsonrpc_path: str,
+        rest_path: str,
+    ) -> None:
+        self.app = app
+        self.verifier = verifier
+        self.anonymous_skill = anonymous_skill
+        self.jsonrpc_path = jsonrpc_path
+        self.rest_path = rest_path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        # Every Authorization header counts: with dict() the last one would win, and a bad token
+        # sent before a good one would be silently dropped (RFC 6750 §2: one method, one token).
+        credentials = [value for name, value in scope["headers"] if name == b"authorization"]
+        if len(credentials) > 1:
+            description = "expected exactly one Authorization header"
+            await _unauthorized(send, description, "invalid_request")
+            return
+        authorization = credentials[0] if credentials else None
+        if authorization is not None:
+            await self._authenticated(scope, receive, send, authorization)
+            return
+        console_open = path in CONSOLE_OPEN_PATHS or path.startswith(CONSOLE_OPEN_PREFIX)
+        if path in OPEN_PATHS or console_open or scope["method"] == "OPTIONS":
+            scope["user"] = PrincipalUser(ANONYMOUS)
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "POST":
+            body, receive = await _buffer(receive, MAX_ANONYMOUS_BODY)
+            skill = body is not None and _requested_skill(
+                path, body, self.jsonrpc_path, self.rest_path
+            )
+            if skill and self.anonymous_skill(skill):
+                scope["user"] = PrincipalUser(ANONYMOUS)
+                await self.app(scope, receive, send)
+                return
+        await _unauthorized(send, "authentication required", error=None)
+
+    async def _authenticated(
+        self, scope: Scope, receive: Receive, send: Send, authorization: bytes
+    ) -> None:
+        scheme, _, token = authorization.decode("latin-1").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            await _unauthorized(send, "expected 'Authorization: Bearer <token>'", "invalid_request")
+            return
+        try:
+            principal = self.verifier.verify(token.strip())
+        except TokenError as exc:
+            await _unauthorized(send, exc.description, "invalid_token")
+            return
+        except IssuerUnavailableError:
+            log.warning("token issuer's JWKS unreachable; answering 503")
+            await _unavailable(send, "the token issuer cannot be reached to verify the token")
+            return
+        except Exception:  # a JWKS outage must not become a 500 or let the caller in
+            log.exception("token verification failed unexpectedly")
+            await _unauthorized(send, "token could not be verified", "invalid_token")
+            return
+        scope["user"] = PrincipalUser(principal)
+        scope["auth"] = sorted(principal.scopes)
+        await self.app(scope, receive, send)
+
+
+async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
+    """Read the body (up to ``limit``) and hand back a receive that replays it."""
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None, receive
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, replay
+
+
+async def _unavailable(send: Send, description: str) -> None:
+    """Verification could not be done (its dependency is down): retry, nothing is wrong yet."""
+    start, body = _json_response(
+        503,
+        {"error": {"code": "unavailable", "message": description}},
+        [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
+    )
+    await send(start)
+    await send(body)
+
+
+async def _unauthorized(send: Send, description: str, error: str | None) -> None:
+    challenge = 'Bearer realm="netagent"'
+    if error:
+        safe = description.replace('"', "'")
+        challenge += f', error="{error}", error_description="{safe}"'
+    start, body = _json_response(
+        401,
+        {"error": {"code": "unauthenticated", "message": description}},
+        [(b"www-authenticate", challenge.encode())],
+    )
+    await send(start)
+    await send(body)

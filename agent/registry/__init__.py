@@ -1,0 +1,1 @@
+"""The registry: manifests, their loading, the one policy, versions and the cards it projects."""

@@ -1,0 +1,132 @@
+"""Pick a skill from free text, among the candidates a caller may use, or admit uncertainty.
+
+TF-IDF over words and character n-grams (robust to typos and abbreviations) feeding a
+logistic regression, trained at start-up from the manifests (name, description, tags,
+examples, routing utterances) plus an out-of-scope class of generic text. One model per
+distinct candidate set, built on first use and cached; a model only knows its candidates, so
+it can never return a skill outside them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import FeatureUnion, Pipeline
+
+from agent.registry.manifest import Manifest, thawed
+
+OUT_OF_SCOPE = "__out_of_scope__"
+OUT_OF_SCOPE_FILE = Path(__file__).resolve().parent / "data" / "out_of_scope.txt"
+_WITH_DIGIT = re.compile(r"\S*\d\S*")
+
+
+def normalize(text: str) -> str:
+    """Lower-case, and fold every token holding a digit (ids, figures) into one placeholder.
+
+    An identifier says which resource, not what the caller wants: without the fold, a bare id
+    such as a link name pulls confidently towards whichever skill's examples used such ids.
+    """
+    return _WITH_DIGIT.sub(" 0 ", text.lower())
+
+
+def training_texts(manifest: Manifest) -> list[str]:
+    """What a manifest says about the requests it serves."""
+    skill = thawed(manifest.skill)
+    texts = [skill["name"], skill["description"], " ".join(skill["tags"])]
+    texts += skill.get("examples", [])
+    texts += list(manifest.utterances)
+    return [t for t in texts if t.strip()]
+
+
+def out_of_scope_texts(path: Path = OUT_OF_SCOPE_FILE) -> list[str]:
+    """Generic non-network text, one per line; comments start with '#'."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The best candidate and how sure the model is; ``skill_id`` None means out of scope."""
+
+    skill_id: str | None
+    confidence: float
+    ranking: tuple[tuple[str, float], ...]
+
+
+def _pipeline() -> Pipeline:
+    features = FeatureUnion(
+        [
+            ("words", TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)),
+            (
+                "chars",
+                TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True),
+            ),
+        ]
+    )
+    # Weak regularisation sharpens the probabilities of well-supported intents; balanced
+    # weights keep the large out-of-scope class from drowning the skills.
+    model = LogisticRegression(C=300.0, max_iter=5000, random_state=0, class_weight="balanced")
+    return Pipeline([("features", features), ("model", model)])
+
+
+class SkillClassifier:
+    """A cache of models, one per candidate set."""
+
+    def __init__(self, examples: Mapping[str, Sequence[str]], out_of_scope: Sequence[str]) -> None:
+        self._examples = {k: [normalize(t) for t in v] for k, v in examples.items()}
+        self._out_of_scope = [normalize(t) for t in out_of_scope]
+        self._models: dict[frozenset[str], Pipeline] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_manifests(cls, manifests: Iterable[Manifest]) -> SkillClassifier:
+        """Train data from the registry's routable manifests."""
+        return cls({m.id: training_texts(m) for m in manifests}, out_of_scope_texts())
+
+    @property
+    def known(self) -> frozenset[str]:
+        """Skill ids the classifier has training data for."""
+        return frozenset(self._examples)
+
+    def trained(self, candidates: Iterable[str]) -> bool:
+        """Whether predicting among ``candidates`` needs no training first."""
+        allowed = frozenset(candidates) & self.known
+        return not allowed or allowed in self._models
+
+    def model_for(self, candidates: frozenset[str]) -> Pipeline:
+        """The model for exactly these candidates (trained once, then reused)."""
+        model = self._models.get(candidates)
+        if model is not None:
+            return model
+        with self._lock:
+            model = self._models.get(candidates)
+            if model is None:
+                texts, labels = list(self._out_of_scope), [OUT_OF_SCOPE] * len(self._out_of_scope)
+                for skill_id in sorted(candidates):
+                    texts += self._examples[skill_id]
+                    labels += [skill_id] * len(self._examples[skill_id])
+                model = _pipeline().fit(texts, labels)
+                self._models[candidates] = model
+        return model
+
+    def predict(self, text: str, candidates: Iterable[str]) -> Prediction:
+        """Rank the candidates for ``text``; unknown candidates are ignored."""
+        allowed = frozenset(candidates) & self.known
+        if not allowed or not text.strip():
+            return Prediction(None, 0.0, ())
+        model = self.model_for(allowed)
+        probabilities = model.predict_proba([normalize(text)])[0]
+        ranked = sorted(
+            zip(model.classes_, probabilities, strict=True), key=lambda p: (-p[1], p[0])
+        )
+        ranking = tuple((str(label), float(p)) for label, p in ranked if label != OUT_OF_SCOPE)
+        best, confidence = str(ranked[0][0]), float(ranked[0][1])
+        if best == OUT_OF_SCOPE:
+            return Prediction(None, confidence, ranking)
+        return Prediction(best, confidence, ranking)

@@ -1,0 +1,434 @@
+"""Which capability a message is for: cheapest signal first, and a question when unsure.
+
+Layers, in order: (1) the task's binding, (2) an explicit skill request, (3) a ``skill_id``
+hint in the message metadata (entitled callers only), (4) entitlement filter, (5) media-type
+filter, (6) a single candidate, (7) the classifier, restricted to the candidates, with a
+clarification below the confidence threshold. The router only decides; the executor enforces
+entitlement again before anything runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+from a2a.types import ContentTypeNotSupportedError, Message
+
+from agent.interfaces import ErrorCode, SkillError, error_details
+from agent.registry.loader import Capability, Registry
+from agent.registry.manifest import State, thawed
+from agent.registry.policy import entitled, visible
+from agent.routing.classifier import SkillClassifier
+from agent.routing.skill_request import SkillRequest, data_parts, explicit_request, plain_json
+from agent.security.principal import Principal
+from agent.storage.bindings import Binding, Phase
+
+DEFAULT_THRESHOLD = 0.6
+HINT_KEY = "skill_id"
+JSON = "application/json"
+TEXT = "text/plain"
+NOT_ADVERTISED = "no such skill is advertised to you"
+
+
+class Layer(Enum):
+    """The layer that decided; recorded in the task's routing metadata."""
+
+    TASK_BINDING = "task_binding"
+    EXPLICIT = "explicit_request"
+    METADATA_HINT = "metadata_hint"
+    ENTITLEMENT = "entitlement_filter"
+    SINGLE_CANDIDATE = "single_candidate"
+    CLASSIFIER = "classifier"
+    CLARIFICATION = "clarification"
+
+
+class Action(Enum):
+    """What the executor does with a decision."""
+
+    RUN = "run"
+    CLARIFY = "clarify"  # input-required: which skill?
+    ASK = "ask"  # input-required: which arguments?
+    REFUSE = "refuse"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The router's answer for one message."""
+
+    action: Action
+    layer: Layer
+    capability: Capability | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    request: SkillRequest | None = None
+    confidence: float | None = None
+    candidates: tuple[Capability, ...] = ()
+    missing: tuple[dict[str, str], ...] = ()
+    error: SkillError | None = None
+    text: str = ""
+
+    def routing_metadata(self) -> dict[str, Any]:
+        """Why the message went where it went (task metadata under ``routing``)."""
+        routing: dict[str, Any] = {"layer": self.layer.value}
+        if self.capability is not None:
+            routing["skill_id"] = self.capability.id
+        if self.action is Action.CLARIFY:
+            routing["candidates"] = [c.id for c in self.candidates]
+        if self.confidence is not None:
+            routing["confidence"] = round(self.confidence, 4)
+        if self.missing:
+            routing["missing"] = [m["pointer"] for m in self.missing]
+        return {"routing": routing}
+
+
+def part_media_types(message: Message) -> set[str]:
+    """Media types of a message's parts; untyped text and data parts get the obvious ones."""
+    kinds = set()
+    for part in message.parts:
+        content = part.WhichOneof("content")
+        if part.media_type:
+            kinds.add(part.media_type.split(";")[0].strip().lower())
+        elif content == "text":
+            kinds.add(TEXT)
+        elif content == "data":
+            kinds.add(JSON)
+        else:
+            kinds.add("application/octet-stream")
+    return kinds
+
+
+def message_text(message: Message | None) -> str:
+    """The text of a message's text parts, joined."""
+    if message is None:
+        return ""
+    return "\n".join(p.text for p in message.parts if p.WhichOneof("content") == "text").strip()
+
+
+def _argument_parts(message: Message | None) -> dict[str, Any]:
+    """Plain-object Data Parts that are not skill requests: arguments, merged in order."""
+    merged: dict[str, Any] = {}
+    for data in data_parts(message):
+        if isinstance(data, dict):
+            merged.update(data.get("arguments", data) if "skill" in data else data)
+    return merged
+
+
+def _schema_at(schema: dict[str, Any], pointer: str) -> dict[str, Any]:
+    node: Any = schema
+    for token in [t for t in pointer.split("/") if t]:
+        node = node.get("properties", {}).get(token.replace("~1", "/").replace("~0", "~"), {})
+    return node if isinstance(node, dict) else {}
+
+
+def missing_fields(capability: Capability, arguments: dict[str, Any]) -> list[dict[str, str]]:
+    """Required members the arguments lack, by JSON Pointer, with the schema's description.
+
+    Only absences count: a present but invalid value is the caller's input error, reported as
+    ``input_invalid`` when the skill runs, not asked for again.
+    """
+    interface = capability.interface
+    if interface is None:
+        return []
+    details = error_details(interface.input_validator, arguments)
+    if not details or any(d["keyword"] not in ("required", "oneOf", "anyOf") for d in details):
+        return []
+    schema = interface.document["input_schema"]["resolution"]["schema"]
+    missing: list[dict[str, str]] = []
+    for detail in details:
+        if detail["keyword"] == "required":
+            node = _schema_at(schema, detail["instance_path"])
+            description = node.get("description") or f"a {node.get('type', 'value')}"
+            missing.append({"pointer": detail["instance_path"], "description": description})
+        else:
+            branches = _schema_at(schema, detail["instance_path"]).get(detail["keyword"]) or (
+                schema.get(detail["keyword"], []) if detail["instance_path"] == "" else []
+            )
+            options = [" and ".join(b["required"]) for b in branches if b.get("required")]
+            first = branches[0]["required"][0] if options else ""
+            missing.append(
+                {
+                    "pointer": f"{detail['instance_path']}/{first}",
+                    "description": "one of: " + "; or ".join(options),
+                }
+            )
+    return missing
+
+
+_DEFER_TRAINING: ContextVar[bool] = ContextVar("netagent_defer_training", default=False)
+
+
+class _UntrainedError(Exception):
+    """The classifier has no model for these candidates yet (see ``Router.route_async``)."""
+
+    def __init__(self, candidates: frozenset[str]) -> None:
+        super().__init__(sorted(candidates))
+        self.candidates = candidates
+
+
+class Router:
+    """Decides, per message, which capability runs, or what to ask the caller."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        classifier: SkillClassifier | None = None,
+        threshold: float = DEFAULT_THRESHOLD,
+    ) -> None:
+        self._registry = registry
+        routable = [c.manifest for c in registry if c.interface is not None]
+        self._classifier = classifier or SkillClassifier.from_manifests(routable)
+        self.threshold = threshold
+
+    def warm(self) -> None:
+        """Train the model for the widest candidate set now rather than on the first message."""
+        ids = [c.id for c in self._registry if c.interface is not None and c.handler is not None]
+        if len(ids) > 1:
+            self._classifier.model_for(frozenset(ids) & self._classifier.known)
+
+    async def route_async(
+        self, message: Message | None, principal: Principal, binding: Binding | None = None
+    ) -> Decision:
+        """As ``route``; but the model for a candidate set met for the first time (a caller
+        with other scopes than any before) is trained in a worker thread, not on the event
+        loop, which it would otherwise hold for a second or more, stalling every request."""
+        token = _DEFER_TRAINING.set(True)
+        try:
+            return self.route(message, principal, binding)
+        except _UntrainedError as untrained:
+            candidates = untrained.candidates
+        finally:
+            _DEFER_TRAINING.reset(token)
+        await asyncio.to_thread(self._classifier.model_for, candidates)
+        return self.route(message, principal, binding)
+
+    @property
+    def classifier(self) -> SkillClassifier:
+        """The text classifier (exposed for benchmarks)."""
+        return self._classifier
+
+    def candidates(self, principal: Principal) -> list[Capability]:
+        """Layer 4: what this caller may use (removed never; preview only when opted in)."""
+        return [
+            c
+            for c in self._registry
+            if c.interface is not None and c.handler is not None and entitled(c.manifest, principal)
+        ]
+
+    def route(
+        self, message: Message | None, principal: Principal, binding: Binding | None = None
+    ) -> Decision:
+        """The decision for one message; raises ContentTypeNotSupportedError when nothing fits."""
+        if message is None:
+            return _refuse(Layer.EXPLICIT, SkillError(ErrorCode.INPUT_INVALID, "empty message"))
+        if binding is not None:
+            return self._continue(message, principal, binding)
+        try:
+            request = explicit_request(message)
+        except SkillError as error:
+            return _refuse(Layer.EXPLICIT, error)
+        if request is not None:
+            return self._explicit(request, principal)
+        text = message_text(message)
+        hinted = self._hint(message, principal)
+        if hinted is not None:
+            return self._resolve(hinted, message, text, Layer.METADATA_HINT)
+        allowed = self.candidates(principal)
+        if not allowed:
+            return _refuse(
+                Layer.ENTITLEMENT,
+                SkillError(ErrorCode.AUTHORIZATION_FAILED, "no skill is available to you"),
+            )
+        kinds = part_media_types(message)
+        fitting = [c for c in allowed if kinds <= set(c.manifest.input_modes)]
+        if not fitting:
+            raise ContentTypeNotSupportedError(
+                message="no skill you may use accepts " + ", ".join(sorted(kinds))
+            )
+        if len(fitting) == 1:
+            return self._resolve(fitting[0], message, text, Layer.SINGLE_CANDIDATE)
+        return self._classify(message, text, fitting)
+
+    # -- layers --------------------------------------------------------------------------
+
+    def _explicit(self, request: SkillRequest, principal: Principal) -> Decision:
+        capability = self._registry.get(request.skill)
+        if capability is not None and capability.manifest.state is State.REMOVED:
+            replacement = capability.manifest.replacement
+            return _refuse(
+                Layer.EXPLICIT,
+                SkillError(
+                    ErrorCode.SKILL_NOT_ADVERTISED,
+                    f"skill {request.skill!r} was removed; use {replacement!r}",
+                ),
+            )
+        if capability is None or not visible(capability.manifest, principal):
+            return _refuse(
+                Layer.EXPLICIT, SkillError(ErrorCode.SKILL_NOT_ADVERTISED, NOT_ADVERTISED)
+            )
+        if not entitled(capability.manifest, principal):
+            return _refuse(
+                Layer.EXPLICIT,
+                SkillError(
+                    ErrorCode.AUTHORIZATION_FAILED,
+                    f"skill {capability.id!r} needs scopes: "
+                    + " ".join(sorted(capability.manifest.requires_scopes)),
+                ),
+            )
+        return Decision(
+            Action.RUN, Layer.EXPLICIT, capability, dict(request.arguments), request=request
+        )
+
+    def _hint(self, message: Message, principal: Principal) -> Capability | None:
+        hint = dict(message.metadata).get(HINT_KEY) if message.metadata else None
+        capability = self._registry.get(hint) if isinstance(hint, str) else None
+        if capability is None or capability.interface is None:
+            return None
+        return capability if entitled(capability.manifest, principal) else None
+
+    def _classify(self, message: Message, text: str, fitting: Sequence[Capability]) -> Decision:
+        if _DEFER_TRAINING.get() and not self._classifier.trained(c.id for c in fitting):
+            raise _UntrainedError(frozenset(c.id for c in fitting) & self._classifier.known)
+        prediction = self._classifier.predict(
+            text or _data_as_text(message), [c.id for c in fitting]
+        )
+        chosen = next((c for c in fitting if c.id == prediction.skill_id), None)
+        if chosen is None or prediction.confidence < self.threshold:
+            best_skill = prediction.ranking[0][1] if prediction.ranking else 0.0
+            return Decision(
+                Action.CLARIFY,
+                Layer.CLARIFICATION,
+                candidates=tuple(fitting),
+                confidence=best_skill,  # how sure it was of the best skill, not of "none"
+                text=text,
+                arguments=_argument_parts(message),
+            )
+        decision = self._resolve(chosen, message, text, Layer.CLASSIFIER)
+        return replace(decision, confidence=prediction.confidence)
+
+    def _resolve(
+        self,
+        capability: Capability,
+        message: Message | None,
+        text: str,
+        layer: Layer,
+        base: dict[str, Any] | None = None,
+    ) -> Decision:
+        """Arguments for a chosen skill: what the text yields, overlaid by Data Part arguments."""
+        arguments = dict(base or {})
+        extract = capability.handler.extract if capability.handler else None
+        if extract is not None and text:
+            arguments = _merge(arguments, extract(text))
+        arguments = _merge(arguments, _argument_parts(message))
+        missing = missing_fields(capability, arguments)
+        action = Action.ASK if missing else Action.RUN
+        return Decision(action, layer, capability, arguments, missing=tuple(missing), text=text)
+
+    def _continue(self, message: Message, principal: Principal, binding: Binding) -> Decision:
+        """Layer 1: a follow-up goes where its task is bound."""
+        text = message_text(message)
+        if binding.phase is Phase.CLARIFY:
+            offered = [c for c in self.candidates(principal) if c.id in binding.candidates]
+            chosen = self._pick(message, text, offered)
+            if chosen is None:
+                return Decision(
+                    Action.CLARIFY,
+                    Layer.CLARIFICATION,
+                    candidates=tuple(offered),
+                    text=binding.text,
+                    arguments=binding.arguments,
+                )
+            decision = self._resolve(
+                chosen, message, binding.text, Layer.TASK_BINDING, base=binding.arguments
+            )
+            return decision
+        capability = self._registry.get(binding.skill_id or "")
+        if capability is None or capability.interface is None:
+            return _refuse(
+                Layer.TASK_BINDING, SkillError(ErrorCode.SKILL_NOT_ADVERTISED, NOT_ADVERTISED)
+            )
+        try:
+            request = explicit_request(message)
+        except SkillError as error:
+            return _refuse(Layer.TASK_BINDING, error)
+        reply = message
+        if request is not None:
+            if request.skill != capability.id:
+                return _refuse(
+                    Layer.TASK_BINDING,
+                    SkillError(ErrorCode.INPUT_INVALID, f"this task is bound to {capability.id!r}"),
+                )
+            base = _merge(binding.arguments, request.arguments)
+            reply = None
+        else:
+            base = binding.arguments
+        return self._resolve(capability, reply, text, Layer.TASK_BINDING, base=base)
+
+    def _pick(
+        self, message: Message, text: str, offered: Sequence[Capability]
+    ) -> Capability | None:
+        """Which offered candidate a clarification reply chose: id, number, name, or the model."""
+        answer = text.strip().lower().rstrip(".")
+        for data in data_parts(message):
+            if isinstance(data, dict) and isinstance(data.get("skill"), str):
+                answer = data["skill"].lower()
+        for index, capability in enumerate(offered, start=1):
+            name = str(capability.manifest.skill["name"]).lower()
+            if answer in (capability.id, str(index), name):
+                return capability
+        mentioned = [c for c in offered if c.id in answer]
+        if len(mentioned) == 1:
+            return mentioned[0]
+        if not answer:
+            return None
+        prediction = self._classifier.predict(answer, [c.id for c in offered])
+        if prediction.skill_id is not None and prediction.confidence >= self.threshold:
+            return next(c for c in offered if c.id == prediction.skill_id)
+        return None
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge of argument objects; ``extra`` wins."""
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = plain_json(value)
+    return merged
+
+
+def _data_as_text(message: Message) -> str:
+    return " ".join(json.dumps(d) for d in data_parts(message))
+
+
+def _refuse(layer: Layer, error: SkillError) -> Decision:
+    return Decision(Action.REFUSE, layer, error=error)
+
+
+def clarification_text(candidates: Iterable[Capability]) -> str:
+    """The question put to the caller when the router is unsure."""
+    lines = ["Which of these did you mean?"]
+    for index, capability in enumerate(candidates, start=1):
+        skill = thawed(capability.manifest.skill)
+        first = skill["description"].split(". ")[0].rstrip(".")
+        lines.append(f"{index}. {capability.id} ({skill['name']}): {first}.")
+    lines.append(
+        "Reply with the skill id or its number in this task, or send a skill request "
+        'Data Part {"skill": <id>, "arguments": {...}}.'
+    )
+    return "\n".join(lines)
+
+
+def missing_text(capability: Capability, missing: Iterable[dict[str, str]]) -> str:
+    """The question put to the caller when arguments are missing."""
+    lines = [f"To run {capability.id} I still need:"]
+    lines += [f"- {m['pointer']}: {m['description']}" for m in missing]
+    lines.append(
+        "Reply in this task with text, or with a Data Part holding the arguments "
+        "(skill_version and interface_digest are in this message's data)."
+    )
+    return "\n".join(lines)

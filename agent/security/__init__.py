@@ -1,0 +1,1 @@
+"""Principals, tokens, token exchange, the embedded token endpoint and token cache."""

@@ -1,0 +1,1 @@
+"""The governed request path: request handler, executor and the skill context."""

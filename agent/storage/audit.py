@@ -1,0 +1,170 @@
+"""The principal audit trail: who did what, through which tool, for which task, and the verdict.
+
+Append-only (the database refuses updates and deletes), one row per tool call and per skill
+invocation, plus one structured JSON log line each. Tokens are never stored, only their ids.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sqlalchemy import JSON, Column, Integer, MetaData, String, Table, case, func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.storage.types import UTCDateTime
+
+log = logging.getLogger("netagent.audit")
+metadata = MetaData()
+principal_audit = Table(
+    "principal_audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ts", UTCDateTime, nullable=False),
+    Column("tenant", String(64)),
+    Column("principal", String(255), nullable=False),
+    Column("actor_chain", JSON, nullable=False),
+    Column("skill_id", String(64)),
+    Column("skill_version", String(16)),
+    Column("interface_digest", String(80)),
+    Column("task_id", String(64)),
+    Column("tool", String(64), nullable=False),
+    Column("operation", String(64), nullable=False),
+    Column("resource_ids", JSON, nullable=False),
+    Column("decision", String(8), nullable=False),
+    Column("reason", String(255), nullable=False),
+    Column("token_id", String(64)),
+)
+
+Decision = Literal["allow", "deny"]
+AGENT_TOOL = "agent"  # rows for skill invocations themselves, not tool calls
+_PENDING: ContextVar[list[AuditRecord] | None] = ContextVar("netagent_audit_pending", default=None)
+"""Rows of the current invocation not yet inserted (see ``AuditLog.batched``)."""
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One audited action; ``principal`` is the subject, ``actor_chain`` who acted for it."""
+
+    principal: str
+    tenant: str | None
+    tool: str
+    operation: str
+    decision: Decision
+    reason: str
+    actor_chain: tuple[str, ...] = ()
+    skill_id: str | None = None
+    skill_version: str | None = None
+    interface_digest: str | None = None
+    task_id: str | None = None
+    resource_ids: tuple[str, ...] = ()
+    token_id: str | None = None
+    ts: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def as_row(self) -> dict[str, Any]:
+        """Column values for the insert (a shallow copy: every field is immutable)."""
+        row = {name: getattr(self, name) for name in _FIELDS}
+        row["actor_chain"] = list(self.actor_chain)
+        row["resource_ids"] = list(self.resource_ids)
+        return row
+
+
+_FIELDS = tuple(f.name for f in fields(AuditRecord))
+
+
+class AuditLog:
+    """Writes audit rows (and log lines) and reads them back for the CLI."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def write(self, record: AuditRecord) -> None:
+        """Append one record; the log line goes out even if the insert fails.
+
+        Inside ``batched()`` the row waits for the batch's next ``flush()`` (one transaction for
+        several rows); elsewhere it is inserted at once.
+        """
+        row = record.as_row()
+        if log.isEnabledFor(logging.INFO):  # the JSON line costs as much as the insert
+            log.info(json.dumps(row | {"ts": record.ts.isoformat()}, sort_keys=True, default=str))
+        pending = _PENDING.get()
+        if pending is not None:
+            pending.append(record)
+            return
+        async with self._engine.begin() as connection:
+            await connection.execute(principal_audit.insert(), [row])
+
+    @staticmethod
+    @contextmanager
+    def batched() -> Iterator[None]:
+        """Collect this context's rows (one invocation's tool calls and its own row) so that
+        ``flush()`` inserts them in one transaction. The executor flushes before any artifact
+        leaves and when the invocation ends, so no result goes out before its audit rows are
+        stored; rows not flushed when the block ends are dropped (flush first)."""
+        token = _PENDING.set([])
+        try:
+            yield
+        finally:
+            _PENDING.reset(token)
+
+    async def flush(self) -> None:
+        """Insert the current batch's rows, if any, in one transaction."""
+        pending = _PENDING.get()
+        if not pending:
+            return
+        rows = [record.as_row() for record in pending]
+        pending.clear()
+        async with self._engine.begin() as connection:
+            await connection.execute(principal_audit.insert(), rows)
+
+    async def query(
+        self,
+        *,
+        tenant: str | None = None,
+        principal: str | None = None,
+        task_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        """Newest first, filtered as asked."""
+        statement = select(principal_audit).order_by(principal_audit.c.id.desc()).limit(limit)
+        if tenant is not None:
+            statement = statement.where(principal_audit.c.tenant == tenant)
+        if principal is not None:
+            statement = statement.where(principal_audit.c.principal == principal)
+        if task_id is not None:
+            statement = statement.where(principal_audit.c.task_id == task_id)
+        if since is not None:
+            statement = statement.where(principal_audit.c.ts >= since)
+        async with self._engine.connect() as connection:
+            rows = (await connection.execute(statement)).mappings().all()
+        return [dict(r) for r in rows]
+
+    async def usage(self, since: datetime | None = None) -> list[dict[str, Any]]:
+        """Per skill and day: invocations run and refused, distinct callers, the last call."""
+        table = principal_audit
+        day = func.substr(func.cast(table.c.ts, String), 1, 10)
+        statement = (
+            select(
+                table.c.skill_id,
+                day.label("day"),
+                func.sum(case((table.c.decision == "allow", 1), else_=0)).label("calls"),
+                func.sum(case((table.c.decision == "allow", 0), else_=1)).label("refused"),
+                func.count(func.distinct(table.c.principal)).label("callers"),
+                func.max(table.c.ts).label("last_call"),
+            )
+            .where(table.c.tool == AGENT_TOOL, table.c.operation == "invoke")
+            .group_by(table.c.skill_id, day)
+            .order_by(table.c.skill_id, day)
+        )
+        if since is not None:
+            statement = statement.where(table.c.ts >= since)
+        async with self._engine.connect() as connection:
+            rows: Sequence[Any] = (await connection.execute(statement)).mappings().all()
+        return [dict(r) for r in rows]

@@ -1,0 +1,103 @@
+"""Task bindings: the skill (or the open question) a task is bound to, kept in the database.
+
+A follow-up message names only its task; the binding says where it goes. Being a table on the
+shared database, it survives a restart and holds on every replica.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any
+
+from sqlalchemy import JSON, Column, Insert, MetaData, String, Table, Text, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.storage.types import UTCDateTime
+
+metadata = MetaData()
+task_binding = Table(
+    "task_binding",
+    metadata,
+    Column("task_id", String(64), primary_key=True),
+    Column("owner", String(255), nullable=False),
+    Column("phase", String(16), nullable=False),
+    Column("skill_id", String(64), nullable=True),
+    Column("candidates", JSON, nullable=False),
+    Column("arguments", JSON, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+
+class Phase(Enum):
+    """Where a task stands with the router."""
+
+    CLARIFY = "clarify"  # waiting for the caller to pick one of ``candidates``
+    ARGUMENTS = "arguments"  # skill chosen; waiting for missing arguments
+    BOUND = "bound"  # skill chosen and run
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One task's routing state."""
+
+    task_id: str
+    owner: str
+    phase: Phase
+    skill_id: str | None = None
+    candidates: tuple[str, ...] = ()
+    arguments: dict[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+class BindingStore:
+    """Reads and writes bindings; a binding is visible only to the owner that made it."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def get(self, task_id: str, owner: str) -> Binding | None:
+        """The binding of ``task_id`` if ``owner`` made it."""
+        async with self._engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    select(task_binding).where(
+                        task_binding.c.task_id == task_id, task_binding.c.owner == owner
+                    )
+                )
+            ).first()
+        if row is None:
+            return None
+        return Binding(
+            task_id=row.task_id,
+            owner=row.owner,
+            phase=Phase(row.phase),
+            skill_id=row.skill_id,
+            candidates=tuple(row.candidates),
+            arguments=dict(row.arguments),
+            text=row.text,
+        )
+
+    async def put(self, binding: Binding) -> None:
+        """Insert or replace, in one statement (one writer per task at a time: its runner)."""
+        values = {
+            "task_id": binding.task_id,
+            "owner": binding.owner,
+            "phase": binding.phase.value,
+            "skill_id": binding.skill_id,
+            "candidates": list(binding.candidates),
+            "arguments": binding.arguments,
+            "text": binding.text,
+            "updated_at": datetime.now(UTC),
+        }
+        async with self._engine.begin() as connection:
+            await connection.execute(self._upsert(values))
+
+    def _upsert(self, values: dict[str, Any]) -> Insert:
+        dialect = postgresql if self._engine.dialect.name == "postgresql" else sqlite
+        insert = dialect.insert(task_binding).values(values)
+        changed = {k: insert.excluded[k] for k in values if k != "task_id"}
+        return insert.on_conflict_do_update(index_elements=["task_id"], set_=changed)

@@ -1,0 +1,1 @@
+"""The network agent: wires the core with the inventory tool, topology, seeding, demo."""

@@ -1,0 +1,861 @@
+"""The newcomer walkthrough: nine short steps against a running agent, each explained.
+
+``run_demo`` drives a live agent the way a newcomer would explore it: the public card, demo
+tokens and the extended card each caller sees, a verified ``describe_skill``, the draft's worked
+example through the schema-governed client, streamed records, refusals (local and remote), plain
+text routing with a clarification, a direct composition and finally the audit trail those tasks
+left. Every step prints a short panel saying what it does and why, then what came back. A step
+that fails is reported and the walkthrough goes on; ``DemoReport`` says how each step ended.
+
+``ensure_agent`` starts ``netagent serve`` in a subprocess when nothing answers at the URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import rich.console
+from a2a.client import ClientConfig, ClientFactory
+from a2a.client.client import ClientCallContext
+from a2a.client.service_parameters import with_a2a_extensions
+from a2a.helpers import new_text_part
+from a2a.types import GetTaskRequest, Message, Role, SendMessageRequest, Task, TaskState
+from google.protobuf.json_format import MessageToDict
+from rich import box
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.client import (
+    CompositionRefusedError,
+    CorrelationStore,
+    GovernedClient,
+    InputInvalidError,
+    Invocation,
+    Record,
+    RemoteTaskError,
+    chain,
+    composition_differences,
+)
+from agent.interfaces import (
+    EXTENSION_URI,
+    TRUSTED_SCHEMA_PATH,
+    digest_of,
+    verify_document,
+    verify_reference,
+)
+from agent.security.auth import issue_token, load_or_create_signing_key
+from agent.settings import Settings
+from agent.storage.audit import AuditLog
+
+Status = Literal["ok", "refused", "failed"]
+CARD_PATH = "/.well-known/agent-card.json"
+HEALTH_TIMEOUT_S = 60.0
+STEP_TIMEOUT_S = 90.0
+
+# The demo callers (the same identities ``netagent serve`` prints tokens for).
+DEMO_CALLERS: dict[str, tuple[str, list[str]]] = {
+    "alice": ("acme", ["inventory.read", "assurance.read", "capacity.read"]),
+    "paula": (
+        "acme",
+        ["inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"],
+    ),
+    "gary": ("globex", ["inventory.read", "assurance.read", "capacity.read"]),
+}
+WORKED_SKILL = "evaluate_resource_condition"
+WORKED_ARGUMENTS: dict[str, Any] = {
+    "resource_id": "network-resource-123",
+    "condition": {"metric": "utilization", "operator": "gte", "threshold": 80, "unit": "percent"},
+}
+HOT_LINK = "acme-lnk-00002"
+CLEAR_TEXT = "is the cpu of nyc1-core-01 above 90%?"
+AMBIGUOUS_TEXT = f"check {HOT_LINK}"
+CLARIFICATION_ANSWER = "check_link_capacity"
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """How one step ended: ``ok``, ``refused`` (an expected, explained refusal) or ``failed``."""
+
+    number: int
+    name: str
+    status: Status
+    summary: str
+
+
+@dataclass
+class DemoReport:
+    """Every step of the walkthrough, in order."""
+
+    steps: list[StepResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no step failed (a refused composition is an outcome, not a failure)."""
+        return all(step.status != "failed" for step in self.steps)
+
+    def status(self, name: str) -> Status:
+        """The status of the step called ``name``."""
+        for step in self.steps:
+            if step.name == name:
+                return step.status
+        raise KeyError(name)
+
+    def summary_lines(self) -> list[str]:
+        """One line per step: number, name, status and summary."""
+        return [f"{s.number} {s.name}: {s.status} - {s.summary}" for s in self.steps]
+
+
+# -- small formatting helpers ---------------------------------------------------------------
+
+
+def _short(digest: str | None) -> str:
+    if not digest:
+        return "-"
+    algorithm, _, value = digest.partition(":")
+    return f"{algorithm}:{value[:12]}…" if value else digest[:20]
+
+
+def _bps(value: Any) -> str:
+    if not isinstance(value, int | float):
+        return str(value)
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:.1f}{unit}bit/s"
+    return f"{value}bit/s"
+
+
+def _state(task: Task) -> str:
+    return TaskState.Name(task.status.state)
+
+
+def _status_parts(task: Task) -> tuple[list[str], list[dict[str, Any]]]:
+    parts = [MessageToDict(p) for p in task.status.message.parts]
+    texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
+    datas = [p["data"] for p in parts if isinstance(p.get("data"), dict)]
+    return texts, datas
+
+
+def _artifact_data(task: Task, name: str) -> dict[str, Any] | None:
+    for artifact in task.artifacts:
+        if artifact.name == name:
+            for part in MessageToDict(artifact).get("parts", []):
+                if isinstance(part.get("data"), dict):
+                    return dict(part["data"])
+    return None
+
+
+def _routing(task: Task) -> dict[str, Any]:
+    routing = MessageToDict(task.metadata).get("routing", {})
+    return routing if isinstance(routing, dict) else {}
+
+
+def _compact(value: Any, limit: int = 110) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- the walkthrough --------------------------------------------------------------------------
+
+
+class _Walkthrough:
+    """The state the steps share: tokens, one governed client per caller, collected task ids."""
+
+    def __init__(self, base_url: str, settings: Settings, console: rich.console.Console) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.settings = settings
+        self.console = console
+        self.tokens: dict[str, str] = {}
+        self.clients: dict[str, GovernedClient] = {}
+        self.advertised: dict[str, dict[str, tuple[str, str]]] = {}
+        self.public_skills: set[str] = set()
+        self.task_ids: list[str] = []
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        self.console.print(*objects, highlight=False, **kwargs)
+
+    def line(self, label: str, value: Any) -> None:
+        self.print(f"  [bold]{escape(label)}[/] {escape(str(value))}")
+
+    def token(self, caller: str) -> str:
+        if caller not in self.tokens:
+            raise RuntimeError(f"no token for {caller} (step 2 did not mint it)")
+        return self.tokens[caller]
+
+    def client(self, caller: str) -> GovernedClient:
+        if caller not in self.clients:
+            self.clients[caller] = GovernedClient(self.base_url, token=self.token(caller))
+        return self.clients[caller]
+
+    def remember(self, task_id: str | None) -> None:
+        if task_id and task_id not in self.task_ids:
+            self.task_ids.append(task_id)
+
+    async def aclose(self) -> None:
+        for client in self.clients.values():
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    # -- step 1 -----------------------------------------------------------------------------
+
+    async def public_card(self) -> tuple[Status, str]:
+        async with httpx.AsyncClient(timeout=15) as http:
+            response = await http.get(self.base_url + CARD_PATH)
+            response.raise_for_status()
+            card = response.json()
+        skills = [str(s.get("id")) for s in card.get("skills", [])]
+        self.public_skills = set(skills)
+        self.line("agent:", f"{card.get('name')} {card.get('version', '')}".strip())
+        self.line("skills anyone may know:", ", ".join(map(str, skills)))
+        bindings = _binding_rows(card)
+        table = Table(title="schema-interface extension bindings", title_justify="left")
+        for column in ("skill_id", "skill_version", "interface_digest"):
+            table.add_column(column)
+        for skill_id, version, digest in bindings:
+            table.add_row(skill_id, version, _short(digest))
+        self.print(table)
+        interfaces = [
+            f"{i.get('protocolBinding')} {i.get('url')}"
+            for i in card.get("supportedInterfaces", [])
+        ]
+        self.line("interfaces:", "; ".join(interfaces))
+        extended = card.get("capabilities", {}).get("extendedAgentCard", False)
+        self.line("extended card for authenticated callers:", extended)
+        return "ok", f"{len(skills)} public skills, {len(bindings)} extension bindings"
+
+    # -- step 2 -----------------------------------------------------------------------------
+
+    async def tokens_and_extended_cards(self) -> tuple[Status, str]:
+        if not self.settings.embedded_issuer:
+            raise RuntimeError("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
+        key = load_or_create_signing_key(self.settings.home)
+        self.line("signing key:", f"{self.settings.home / 'signing-key.pem'} (kid {key.kid[:12]}…)")
+        for subject, (tenant, scopes) in DEMO_CALLERS.items():
+            self.tokens[subject] = issue_token(
+                key, self.settings, subject=subject, tenant=tenant, scopes=scopes, ttl_seconds=3600
+            )
+        self.line(
+            "minted:",
+            f"{len(self.tokens)} tokens (ES256, valid 1 h, iss {self.settings.issuer!r}, "
+            f"aud {self.settings.audience!r}, claims sub/tenant/scope)",
+        )
+        table = Table(title="the extended card, per caller", title_justify="left")
+        for column in ("caller", "scopes", "skills", "beyond the public card"):
+            table.add_column(column, overflow="fold")
+        seen: dict[str, list[str]] = {}
+        for subject, (tenant, scopes) in DEMO_CALLERS.items():
+            advertised = await self.client(subject).fetch_card()
+            seen[subject] = [s.id for s in advertised.card.skills]
+            self.advertised[subject] = dict(advertised.bindings)
+            extra = [s for s in seen[subject] if s not in self.public_skills]
+            table.add_row(
+                f"{subject}@{tenant}",
+                " ".join(scopes),
+                str(len(seen[subject])),
+                ", ".join(extra) or "-",
+            )
+        self.print(table)
+        base = set(seen["alice"])
+        differences = []
+        for subject in ("paula", "gary"):
+            more, fewer = sorted(set(seen[subject]) - base), sorted(base - set(seen[subject]))
+            change = [f"+{s}" for s in more] + [f"-{s}" for s in fewer]
+            differences.append(f"{subject} vs alice: {' '.join(change) or 'same skills'}")
+        for difference in differences:
+            self.line("differs:", difference)
+        self.line(
+            "note:",
+            "gary sees alice's skills, but every tool call is filtered by his tenant (globex).",
+        )
+        return "ok", "; ".join(differences)
+
+    # -- step 3 -----------------------------------------------------------------------------
+
+    async def describe(self) -> tuple[Status, str]:
+        client = self.client("alice")
+        before = client.stats.describe_calls
+        interface = await client.describe(WORKED_SKILL)
+        document = interface.document
+        advertised = self.advertised.get("alice", {}).get(WORKED_SKILL, ("?", "?"))[1]
+        computed = digest_of(document)
+        self.line("skill:", f"{interface.skill_id} v{interface.skill_version}")
+        self.line("advertised (extended card):", advertised)
+        self.line("returned by describe_skill:", interface.interface_digest)
+        self.line("computed here (JCS + SHA-256):", computed)
+        agree = advertised == interface.interface_digest == computed
+        self.line("three-way check:", "all three agree" if agree else "MISMATCH")
+        problems = verify_document(
+            document,
+            expected_digest=interface.interface_digest,
+            skill_id=interface.skill_id,
+            skill_version=interface.skill_version,
+        )
+        self.line(
+            f"trusted schema ({TRUSTED_SCHEMA_PATH.name}):",
+            "document is valid" if not problems else "; ".join(problems),
+        )
+        table = Table(title="embedded schemas, each digest recomputed", title_justify="left")
+        for column in ("member", "schema_uri", "version", "digest", "recomputed"):
+            table.add_column(column, overflow="fold")
+        references = [
+            ("input_schema", document["input_schema"]),
+            ("output_schema", document["output_schema"]),
+            *(
+                (f"record {kind}", ref)
+                for kind, ref in document["supporting_record_schemas"].items()
+            ),
+        ]
+        bad = 0
+        for member, ref in references:
+            fine = not verify_reference(ref)
+            bad += not fine
+            table.add_row(
+                member,
+                str(ref.get("schema_uri")),
+                str(ref.get("version")),
+                _short(ref.get("digest")),
+                "matches" if fine else "MISMATCH",
+            )
+        self.print(table)
+        interaction = document.get("interaction", {})
+        self.line("interaction:", _compact(interaction))
+        self.line("describe_skill calls made by the client:", client.stats.describe_calls - before)
+        status: Status = "ok" if agree and not problems and not bad else "failed"
+        return status, (
+            f"{interface.skill_id} v{interface.skill_version} {_short(computed)}: digests "
+            f"{'agree' if agree else 'differ'}, {len(references) - bad}/{len(references)} "
+            "embedded schemas verified"
+        )
+
+    # -- step 4 -----------------------------------------------------------------------------
+
+    async def worked_example(self) -> tuple[Status, str]:
+        invocation = await self.client("alice").invoke(WORKED_SKILL, WORKED_ARGUMENTS)
+        self.remember(invocation.task_id)
+        output = invocation.output
+        self.line("arguments:", WORKED_ARGUMENTS)
+        self.line("task:", f"{invocation.task_id} (completed, via {invocation.endpoint})")
+        self.line("result:", output)
+        references = output.get("supporting_record_refs", [])
+        linked = True
+        for record in invocation.records:
+            self.line(f"record {record.kind}:", f"artifactId {record.artifact_id}")
+            self.line("  data:", record.data)
+            referenced = record.artifact_id in references
+            linked = linked and referenced
+            self.line(
+                "  referenced by the output:",
+                "yes, supporting_record_refs names this artifactId" if referenced else "NO",
+            )
+        linked = linked and bool(invocation.records) and len(references) == len(invocation.records)
+        summary = (
+            f"{output.get('result')}, observed {output.get('observed_value')} "
+            f"{output.get('unit')}, {len(invocation.records)} record(s) referenced by artifactId"
+        )
+        return ("ok" if linked else "failed"), summary
+
+    # -- step 5 -----------------------------------------------------------------------------
+
+    async def streamed_records(self) -> tuple[Status, str]:
+        arguments = {"link_id": HOT_LINK, "requested_bps": 20_000_000_000}
+        self.line("arguments:", arguments)
+        records = 0
+        invocation: Invocation | None = None
+        async for item in self.client("alice").stream("check_link_capacity", arguments):
+            if isinstance(item, Record):
+                records += 1
+                self.print(f"  [dim]record {records:>3}[/] {escape(_sample_line(item))}")
+            else:
+                invocation = item
+        if invocation is None:
+            raise RuntimeError("the stream ended without a result")
+        self.remember(invocation.task_id)
+        output = invocation.output
+        self.line(
+            "verdict:",
+            f"{output.get('verdict')} (fits={output.get('fits')}, available "
+            f"{_bps(output.get('available_bps'))} of {_bps(output.get('capacity_bps'))}, "
+            f"window {output.get('window_seconds')} s)",
+        )
+        referenced = set(output.get("supporting_record_refs", []))
+        matched = sum(r.artifact_id in referenced for r in invocation.records)
+        self.line("records referenced by the result:", f"{matched} of {records}")
+        return "ok", f"{records} records streamed, verdict {output.get('verdict')!r}"
+
+    # -- step 6 -----------------------------------------------------------------------------
+
+    async def refusals(self) -> tuple[Status, str]:
+        client = self.client("alice")
+        bad = {
+            "resource_id": WORKED_ARGUMENTS["resource_id"],
+            "condition": {k: v for k, v in WORKED_ARGUMENTS["condition"].items() if k != "unit"},
+        }
+        self.line("alice sends the worked example without condition.unit:", bad)
+        sent_before = client.stats.invocations
+        local = "not refused"
+        try:
+            invocation = await client.invoke(WORKED_SKILL, bad)
+            self.remember(invocation.task_id)
+        except InputInvalidError as exc:
+            local = exc.code.value
+            self.line("refused locally:", f"{exc.code.value}: {exc.message}")
+            for detail in exc.details:
+                self.line("  detail:", detail)
+        sent = client.stats.invocations - sent_before
+        self.line("requests sent to the agent:", sent)
+        self.line("gary (globex) sends the correct worked example:", WORKED_ARGUMENTS)
+        remote = "not refused"
+        try:
+            invocation = await self.client("gary").invoke(WORKED_SKILL, WORKED_ARGUMENTS)
+            self.remember(invocation.task_id)
+        except RemoteTaskError as exc:
+            self.remember(exc.task_id)
+            remote = str(exc.code)
+            self.line("refused by the agent:", f"task {exc.task_id} ended {exc.state}")
+            self.line("error object:", exc.error)
+        ok = local == "input_invalid" and sent == 0 and remote == "authorization_failed"
+        return ("ok" if ok else "failed"), (
+            f"missing unit: {local} (nothing sent: {sent == 0}); globex caller: {remote}"
+        )
+
+    # -- step 7 -----------------------------------------------------------------------------
+
+    async def text_routing(self) -> tuple[Status, str]:
+        headers = {"Authorization": f"Bearer {self.token('alice')}"}
+        async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+            config = ClientConfig(
+                streaming=False, httpx_client=http, supported_protocol_bindings=["JSONRPC"]
+            )
+            client = await ClientFactory(config).create_from_url(self.base_url)
+            async with client:
+                self.line("alice says:", repr(CLEAR_TEXT))
+                clear = await _send_text(client, CLEAR_TEXT)
+                self.remember(clear.id)
+                self.line("  state:", _state(clear))
+                self.line("  metadata.routing:", _routing(clear))
+                routed = _routing(clear).get("skill_id", "")
+                self.line("  result:", _artifact_data(clear, routed) or _status_parts(clear)[0])
+
+                self.line("alice says:", repr(AMBIGUOUS_TEXT))
+                first = await _send_text(client, AMBIGUOUS_TEXT)
+                self.remember(first.id)
+                texts, datas = _status_parts(first)
+                self.line("  state:", _state(first))
+                self.line("  metadata.routing:", _routing(first))
+                question = "\n".join(texts).splitlines() or [""]
+                self.line("  the agent asks:", question[0])
+                if len(question) > 1:
+                    self.line("  ... and ends:", question[-1])
+                candidates = [
+                    c.get("skill_id") for d in datas for c in d.get("candidates", []) if c
+                ]
+                self.line("  candidates (only alice's skills):", ", ".join(map(str, candidates)))
+
+                self.line("alice answers in the same task:", repr(CLARIFICATION_ANSWER))
+                reply = await _send_text(client, CLARIFICATION_ANSWER, task_id=first.id)
+                self.line("  task:", f"{reply.id} (same task: {reply.id == first.id})")
+                self.line("  state:", _state(reply))
+                self.line("  metadata.routing:", _routing(reply))
+                result = _artifact_data(reply, CLARIFICATION_ANSWER) or {}
+                self.line(
+                    "  result:",
+                    f"{result.get('link_id')}: {result.get('verdict')} "
+                    f"(available {_bps(result.get('available_bps'))})",
+                )
+        ok = (
+            _state(clear) == "TASK_STATE_COMPLETED"
+            and _state(first) == "TASK_STATE_INPUT_REQUIRED"
+            and reply.id == first.id
+            and _state(reply) == "TASK_STATE_COMPLETED"
+        )
+        return ("ok" if ok else "failed"), (
+            f"{CLEAR_TEXT!r} -> {routed or '?'} {_state(clear)}; {AMBIGUOUS_TEXT!r} -> "
+            f"{_state(first)} ({len(candidates)} candidates) -> {_state(reply)}"
+        )
+
+    # -- step 8 -----------------------------------------------------------------------------
+
+    def engine(self) -> AsyncEngine:
+        """The agent's own database (migrated by the agent at start; never created here)."""
+        from agent.storage.engine import make_engine
+
+        embedded = self.settings.home / "netagent.db"
+        if not self.settings.database_url and not embedded.exists():
+            raise RuntimeError(f"no agent database at {embedded} (is NETAGENT_HOME the agent's?)")
+        return make_engine(self.settings.resolved_database_url)
+
+    async def composition(self) -> tuple[Status, str]:
+        engine = self.engine()
+        try:
+            return await self._compose(CorrelationStore(engine))
+        finally:
+            await engine.dispose()
+
+    async def _compose(self, store: CorrelationStore) -> tuple[Status, str]:
+        paula = self.client("paula")
+        arguments = {"link_id": HOT_LINK}
+        self.line("paula chains:", f"check_link_capacity {arguments} -> plan_link_upgrade")
+        try:
+            result = await chain(
+                paula, "check_link_capacity", arguments, paula, "plan_link_upgrade", store
+            )
+        except RemoteTaskError as exc:
+            self.remember(exc.task_id)  # its audit rows belong to step 9
+            raise
+        except CompositionRefusedError as exc:
+            self.line("composition refused (nothing was invoked):", "")
+            for difference in exc.differences:
+                self.line("  differs:", difference)
+            up = await paula.describe("check_link_capacity")
+            down = await paula.describe("plan_link_upgrade")
+            produced = _properties(up.document["output_schema"])
+            accepted = _properties(down.document["input_schema"])
+            self.line(
+                "  fields only in check_link_capacity's output:",
+                ", ".join(sorted(produced - accepted)) or "-",
+            )
+            self.line(
+                "  fields only in plan_link_upgrade's input:",
+                ", ".join(sorted(accepted - produced)) or "-",
+            )
+            self.line(
+                "why:",
+                "composition needs the same schema by reference (schema_uri, version, dialect, "
+                "digest); looking alike is not enough",
+            )
+            return "refused", f"refused: {len(exc.differences)} reference member(s) differ"
+        self.remember(result.upstream.task_id)
+        self.remember(result.downstream.task_id)
+        self.line(
+            "upstream:",
+            f"check_link_capacity task {result.upstream.task_id}: "
+            f"{result.upstream.output.get('verdict')}",
+        )
+        self.line(
+            "downstream:",
+            f"plan_link_upgrade task {result.downstream.task_id}: "
+            f"{_compact(result.downstream.output)}",
+        )
+        leftover = composition_differences(result.upstream.interface, result.downstream.interface)
+        self.line("references identical:", not leftover)
+        links = await store.query(workflow_id=result.workflow_id)
+        table = Table(
+            title=f"task_correlation, workflow {result.workflow_id}", title_justify="left"
+        )
+        for column in ("upstream", "task", "downstream", "task"):
+            table.add_column(column, overflow="fold")
+        for link in links:
+            table.add_row(
+                link["upstream_skill"],
+                link["upstream_task_id"],
+                link["downstream_skill"],
+                link["downstream_task_id"],
+            )
+        self.print(table)
+        return "ok", f"workflow {result.workflow_id[:8]}: {len(links)} correlation recorded"
+
+    # -- step 9 -----------------------------------------------------------------------------
+
+    async def audit_trail(self) -> tuple[Status, str]:
+        engine = self.engine()
+        try:
+            log = AuditLog(engine)
+            rows: list[dict[str, Any]] = []
+            for task_id in self.task_ids:
+                rows += await log.query(task_id=task_id, limit=50)
+        finally:
+            await engine.dispose()
+        rows.sort(key=lambda r: r["id"], reverse=True)
+        table = Table(
+            title=f"principal audit ({len(rows)} rows, newest first)",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+        )
+        principal = max([9, *(len(f"{r['principal']}@{r['tenant'] or '-'}") for r in rows)])
+        widths = {"time": 8, "principal": principal, "skill": 22, "task": 8, "tool.op": 23}
+        widths["decision"] = max(20, self.console.width - sum(widths.values()) - 20)
+        for column in ("time", "principal", "skill", "task", "tool.op", "decision"):
+            table.add_column(column, no_wrap=True, overflow="ellipsis", width=widths.get(column))
+        for row in rows:
+            table.add_row(
+                row["ts"].strftime("%H:%M:%S") if row["ts"] else "",
+                f"{row['principal']}@{row['tenant'] or '-'}",
+                row["skill_id"] or "",
+                (row["task_id"] or "")[:8],
+                f"{row['tool']}.{row['operation']}",
+                f"{row['decision']}: {row['reason']}",
+            )
+        self.print(table)
+        actors = sorted({a for r in rows for a in r["actor_chain"] or []})
+        self.line(
+            "agent.invoke rows are the invocations; the others are tool calls made for the "
+            "principal with an exchanged token, acting:",
+            ", ".join(actors) or "-",
+        )
+        self.line("the same view from the shell:", "netagent audit --task <id>")
+        denied = sum(r["decision"] == "deny" for r in rows)
+        status: Status = "ok" if rows else "failed"
+        return status, f"{len(rows)} rows for {len(self.task_ids)} tasks ({denied} denied)"
+
+
+def _binding_rows(card: dict[str, Any]) -> list[tuple[str, str, str]]:
+    for extension in card.get("capabilities", {}).get("extensions", []):
+        if extension.get("uri") == EXTENSION_URI:
+            return [
+                (
+                    str(b.get("skill_id")),
+                    str(b.get("skill_version")),
+                    str(b.get("interface_digest")),
+                )
+                for b in extension.get("params", {}).get("skills", [])
+            ]
+    return []
+
+
+def _properties(reference: dict[str, Any]) -> set[str]:
+    schema = reference.get("resolution", {}).get("schema", {})
+    properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    return set(properties) if isinstance(properties, dict) else set()
+
+
+def _sample_line(record: Record) -> str:
+    data = record.data
+    if "utilization_ratio" in data:
+        return (
+            f"{record.kind} {data.get('direction')} {data.get('observed_at')} "
+            f"utilization {data.get('utilization_ratio', 0):.0%} "
+            f"available {_bps(data.get('available_bps'))}"
+        )
+    return f"{record.kind} {_compact(data, 90)}"
+
+
+async def _send_text(client: Any, text: str, task_id: str = "") -> Task:
+    """One text message (with the schema-interface extension activated), the resulting task."""
+    message = Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.ROLE_USER,
+        parts=[new_text_part(text, media_type="text/plain")],
+        task_id=task_id,
+    )
+    parameters: dict[str, str] = {}
+    with_a2a_extensions([EXTENSION_URI])(parameters)  # the A2A-Extensions header
+    context = ClientCallContext(service_parameters=parameters)
+    task: Task | None = None
+    seen_id = task_id
+    async for event in client.send_message(SendMessageRequest(message=message), context=context):
+        kind = event.WhichOneof("payload")
+        if kind == "task":
+            task = event.task
+        elif kind in ("status_update", "artifact_update"):
+            seen_id = getattr(event, kind).task_id
+    if task is None:
+        if not seen_id:
+            raise RuntimeError("no task came back")
+        task = await client.get_task(GetTaskRequest(id=seen_id), context=context)
+    return task
+
+
+_Step = tuple[str, str, str, Callable[[_Walkthrough], Awaitable[tuple[Status, str]]]]
+STEPS: list[_Step] = [
+    (
+        "public_card",
+        "The public card",
+        "What anyone may know before authenticating: the public skills and, in the "
+        "schema-interface extension, each skill's version and interface digest.",
+        _Walkthrough.public_card,
+    ),
+    (
+        "extended_cards",
+        "Tokens and the extended card",
+        "Bearer tokens for three demo callers, signed with this agent's local key. The extended "
+        "card is the projection each caller is entitled to, so callers see different skills.",
+        _Walkthrough.tokens_and_extended_cards,
+    ),
+    (
+        "describe_skill",
+        "describe_skill, verified by the client",
+        "Before trusting a skill the governed client fetches its Skill Interface Document and "
+        "checks it: advertised, returned and recomputed digests agree, the document fits the "
+        "trusted schema, and every embedded schema matches its digest.",
+        _Walkthrough.describe,
+    ),
+    (
+        "worked_example",
+        "The draft's worked example",
+        "evaluate_resource_condition through GovernedClient: arguments validated locally, sent "
+        "with skill_version and interface_digest, result and record validated on return.",
+        _Walkthrough.worked_example,
+    ),
+    (
+        "streaming",
+        "Streamed supporting records",
+        f"check_link_capacity on {HOT_LINK}, streamed: each telemetry record is validated and "
+        "shown as it arrives, then the verdict that references them.",
+        _Walkthrough.streamed_records,
+    ),
+    (
+        "refusals",
+        "Refusals, local and remote",
+        "A bad input is caught by the client against the input schema and never sent; a caller "
+        "from another tenant is refused by the agent, which reveals nothing about the resource.",
+        _Walkthrough.refusals,
+    ),
+    (
+        "text_routing",
+        "Plain text routing",
+        "A2A messages name no skill: the router picks one among the caller's skills and says so "
+        "in metadata.routing; when unsure it asks, and the answer continues the same task.",
+        _Walkthrough.text_routing,
+    ),
+    (
+        "chain",
+        "Direct composition",
+        "One skill's output as another's input, only if both name the same schema by reference; "
+        "the link between the two tasks is recorded in the agent's database.",
+        _Walkthrough.composition,
+    ),
+    (
+        "audit",
+        "The audit trail",
+        "Every invocation and every tool call made for a caller is audited: who, for which task, "
+        "through which tool, allowed or denied. These are the rows the tasks above left.",
+        _Walkthrough.audit_trail,
+    ),
+]
+
+
+async def run_demo(
+    base_url: str,
+    settings: Settings,
+    console: rich.console.Console,
+    *,
+    pause: bool = False,
+) -> DemoReport:
+    """Walk a newcomer through the agent at ``base_url``; never stops at a failed step."""
+    walk = _Walkthrough(base_url, settings, console)
+    report = DemoReport()
+    console.print(
+        Panel(
+            f"netops-agent at {escape(walk.base_url)}: nine steps, each says what it does and "
+            "why, then shows what came back.",
+            title="netops-agent walkthrough",
+            border_style="magenta",
+        )
+    )
+    try:
+        for number, (name, title, why, step) in enumerate(STEPS, start=1):
+            if pause and number > 1:
+                await asyncio.to_thread(console.input, "[dim]Enter for the next step… [/]")
+            console.print(Panel(why, title=f"{number}/{len(STEPS)} · {title}", border_style="cyan"))
+            try:
+                status, summary = await asyncio.wait_for(step(walk), STEP_TIMEOUT_S)
+            except Exception as exc:  # one failed step must not end the walkthrough
+                status, summary = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0]
+            style = {"ok": "green", "refused": "yellow", "failed": "red"}[status]
+            console.print(f"[{style}]{status}[/] {escape(summary)}", highlight=False)
+            report.steps.append(StepResult(number, name, status, summary))
+    finally:
+        await walk.aclose()
+    table = Table(title="walkthrough summary")
+    for column in ("#", "step", "status", "summary"):
+        table.add_column(column, overflow="fold")
+    for step in report.steps:
+        table.add_row(str(step.number), step.name, step.status, step.summary)
+    console.print(table)
+    return report
+
+
+# -- starting an agent when none answers ------------------------------------------------------
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url.rstrip('/')}/healthz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _serve_command() -> list[str]:
+    script = Path(sys.executable).with_name("netagent")
+    if script.exists():
+        return [str(script), "serve"]
+    found = shutil.which("netagent")
+    if found:
+        return [found, "serve"]
+    return [sys.executable, "-c", "from agent.cli import main; main()", "serve"]
+
+
+def _settings_env(settings: Settings) -> dict[str, str]:
+    """The NETAGENT_* variables that make ``netagent serve`` run with ``settings``."""
+    values: dict[str, object | None] = {
+        "HOME": settings.home,
+        "HOST": settings.host,
+        "PORT": settings.port,
+        "DATABASE_URL": settings.database_url,
+        "PUBLIC_URL": settings.public_url,
+        "ISSUER": settings.issuer,
+        "AUDIENCE": settings.audience,
+        "JWKS_URL": settings.jwks_url,
+        "SKILLS_DIR": settings.skills_dir,
+        "SEED": "1" if settings.seed_on_start else "0",
+        "LOG_LEVEL": settings.log_level,
+        "ROUTE_THRESHOLD": settings.route_threshold,
+        "TOKEN_EXCHANGE_URL": settings.token_exchange_url,
+        "AGENT_CREDENTIAL": settings.agent_credential,
+        "TOOL_ISSUER": settings.tool_issuer,
+        "TOOL_JWKS_URL": settings.tool_jwks_url,
+    }
+    return {f"NETAGENT_{k}": str(v) for k, v in values.items() if v is not None}
+
+
+def ensure_agent(settings: Settings, url: str) -> subprocess.Popen[bytes] | None:
+    """None if an agent answers at ``url``; otherwise start ``netagent serve`` and return it.
+
+    The subprocess gets ``settings`` as NETAGENT_* variables (``NETAGENT_HOME``,
+    ``NETAGENT_PORT``, ...); its output goes to ``serve.log`` in the home folder. It must answer
+    ``/healthz`` within 60 s, else it is stopped and RuntimeError says why. The caller stops the
+    returned process (``terminate()``) when done.
+    """
+    if _healthy(url):
+        return None
+    settings.home.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **_settings_env(settings)}
+    log_path = settings.home / "serve.log"
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(
+            _serve_command(), env=env, stdout=log_file, stderr=subprocess.STDOUT
+        )
+    deadline = time.monotonic() + HEALTH_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        if _healthy(url):
+            return process
+        time.sleep(0.25)
+    if process.poll() is None:
+        process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=10)
+    tail = log_path.read_text(errors="replace").splitlines()[-15:]
+    raise RuntimeError(
+        f"netagent serve did not become healthy at {url} within {HEALTH_TIMEOUT_S:.0f} s; "
+        f"{log_path}:\n" + "\n".join(tail)
+    )
+
+
+__all__ = ["DEMO_CALLERS", "DemoReport", "StepResult", "ensure_agent", "run_demo"]

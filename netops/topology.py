@@ -1,0 +1,159 @@
+"""The console's network view: the inventory seen through the caller's tenant and scopes.
+
+Domain-specific, so it lives with the inventory rather than in ``agent/console`` (which only
+knows groups, nodes and edges). Every read goes through the tenant-scoped read layer
+(``db/inventory.py``, tenant from the caller's verified token, filtered in SQL), and each read
+is allowed only when the caller holds a scope the inventory gate (``db/gate.py``) would accept
+for that operation: utilization needs ``capacity.read`` or ``capacity.plan`` here exactly as it
+does for a skill's tool token.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.console.topology import (
+    Edge,
+    EdgeDetail,
+    Graph,
+    Group,
+    Node,
+    Series,
+    TopologyRefusedError,
+)
+from agent.security.principal import Principal
+from db.gate import OPERATION_SCOPES
+from db.inventory import Inventory
+from db.records import LinkRecord, UtilizationSampleRecord
+
+ROLE_RANK = {"core": 0, "edge": 1, "aggregation": 2, "access": 3}
+CURRENT_LOOKBACK = timedelta(minutes=15)
+"""How far back "current" utilization looks for the newest sample (samples are 5 min apart)."""
+
+
+def _may(principal: Principal, operation: str) -> bool:
+    """The gate's rule for ``operation``, applied to the caller's own scopes."""
+    return bool(principal.scopes & OPERATION_SCOPES[operation])
+
+
+def _needs(operation: str) -> str:
+    return " or ".join(sorted(OPERATION_SCOPES[operation]))
+
+
+def _bps(value: int) -> str:
+    """Capacity for people: 200 Gbit/s, 1 Gbit/s, 500 Mbit/s."""
+    for unit, size in (("Tbit/s", 10**12), ("Gbit/s", 10**9), ("Mbit/s", 10**6)):
+        if value >= size:
+            return f"{value / size:g} {unit}"
+    return f"{value} bit/s"
+
+
+def _latest_ratio(samples: list[UtilizationSampleRecord]) -> float | None:
+    """The newest sample time's highest ratio over both directions."""
+    if not samples:
+        return None
+    newest = max(s["observed_at"] for s in samples)
+    return max(float(s["utilization_ratio"]) for s in samples if s["observed_at"] == newest)
+
+
+def _edge(link: LinkRecord, ratio: float | None) -> Edge:
+    return Edge(
+        id=link["link_id"],
+        a=link["a_device_resource_id"],
+        b=link["b_device_resource_id"],
+        label=f"{link['a_device']} {link['a_interface']} - "
+        f"{link['b_device']} {link['b_interface']}",
+        status=link["status"],
+        ratio=ratio,
+        capacity=_bps(link["capacity_bps"]),
+    )
+
+
+class InventoryTopology:
+    """A TopologySource over the simulated inventory."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    def _inventory(self, principal: Principal) -> Inventory:
+        if not principal.authenticated or not principal.tenant:
+            raise TopologyRefusedError("the network view needs an authenticated caller")
+        if not _may(principal, "links"):
+            raise TopologyRefusedError(f"the network view needs one of: {_needs('links')}")
+        return Inventory(self._engine, principal.tenant)
+
+    async def graph(self, principal: Principal, now: datetime) -> Graph:
+        """Sites, devices and links of the caller's tenant, links with their current load."""
+        inventory = self._inventory(principal)
+        sites = await inventory.sites()
+        devices = await inventory.devices()
+        links = await inventory.links()
+        with_load = _may(principal, "utilization_samples")
+        edges = []
+        for link in links:
+            ratio = None
+            if with_load and link["status"] == "connected":
+                samples = await inventory.utilization_samples(
+                    link["link_id"], now - CURRENT_LOOKBACK, now
+                )
+                ratio = _latest_ratio(samples)
+            edges.append(_edge(link, ratio))
+        note = "" if with_load else f"Utilization needs one of: {_needs('utilization_samples')}."
+        return Graph(
+            groups=[
+                Group(s["slug"], f"{s['slug']} ({s['name']})", f"{s['device_count']} devices")
+                for s in sites
+            ],
+            nodes=[
+                Node(
+                    d["resource_id"],
+                    d["name"],
+                    d["site"],
+                    ROLE_RANK.get(d["role"], len(ROLE_RANK)),
+                    f"{d['role']}, {d['platform']}, {d['status']}, {d['resource_id']}",
+                )
+                for d in devices
+            ],
+            edges=edges,
+            note=note,
+        )
+
+    async def edge(
+        self, principal: Principal, edge_id: str, since: datetime, until: datetime
+    ) -> EdgeDetail | None:
+        """One link of the caller's tenant, with both directions' utilization in the window."""
+        inventory = self._inventory(principal)
+        link = await inventory.link(edge_id)
+        if link is None:
+            return None
+        facts = [
+            ("Link", link["link_id"]),
+            ("Capacity", _bps(link["capacity_bps"])),
+            ("Kind", link["kind"]),
+            ("Status", link["status"]),
+            ("A end", f"{link['a_device']} {link['a_interface']} ({link['a_site']})"),
+            ("B end", f"{link['b_device']} {link['b_interface']} ({link['b_site']})"),
+        ]
+        if link["label"]:
+            facts.append(("Label", link["label"]))
+        if not _may(principal, "utilization_samples"):
+            note = f"Utilization needs one of: {_needs('utilization_samples')}."
+            return EdgeDetail(_edge(link, None), facts, note=note)
+        samples = await inventory.utilization_samples(edge_id, since, until)
+        by_direction: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
+        for sample in samples:
+            by_direction[sample["direction"]].append(
+                (sample["observed_at"], float(sample["utilization_ratio"]))
+            )
+        recent = [s for s in samples if s["observed_at"] >= until - CURRENT_LOOKBACK]
+        series = [
+            Series(direction.replace("_", " "), points)
+            for direction, points in sorted(by_direction.items())
+        ]
+        note = "" if samples else "No utilization samples in this window."
+        return EdgeDetail(
+            _edge(link, _latest_ratio(recent)), facts, series, note=note, samples=len(samples)
+        )

@@ -1,17 +1,17 @@
 """Assemble the FastAPI application: storage, registry, cards, executor and the A2A routes.
 
 Everything expensive (registry, digests, validators, cards, keys) happens once here, before
-the first request.
+the first request. The domain (skills folder, tools, topology, its own tables, services) comes
+in as a :class:`~agent.ports.Deployment`; nothing here knows which domain it is.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any, Protocol
 
 import httpx
@@ -47,6 +47,7 @@ from agent.observability.metrics import (
     TaskObserver,
     metrics_endpoint,
 )
+from agent.ports import Deployment, ToolEnvironment
 from agent.registry.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
 from agent.registry.loader import Registry, load_registry
 from agent.registry.policy import entitled
@@ -73,17 +74,10 @@ from agent.storage.bindings import BindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
 from agent.storage.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
-from db.gate import InventoryClient, InventoryGate
-from db.live import extend_telemetry
-from db.migrate import upgrade
-from db.simulator import is_seeded, seed
-from netops.topology import InventoryTopology
 
 log = logging.getLogger(__name__)
 CARD_CACHE_CONTROL = "public, max-age=300"
 OAUTH_TOKEN_PATH = "/oauth/token"
-LIVE_TELEMETRY_SECONDS = 300
-TOOL_AUDIENCE = "inventory"
 SHUTDOWN_GRACE_SECONDS = 5.0
 # A task parked in input-required lives on in the store; its in-memory runner is released after
 # this long, so parked tasks cannot pile up in a process (the follow-up reloads it from the
@@ -121,26 +115,40 @@ class AgentRuntime:
     audit: AuditLog
 
 
-def gated_tools(exchanger: TokenExchanger, gate: InventoryGate) -> ToolFactory:
-    """Handlers' tools: a client that presents a token exchanged for the caller, per grant."""
+def gated_tools(
+    deployment: Deployment,
+    exchanger: TokenExchanger,
+    environments: Mapping[str, ToolEnvironment],
+) -> ToolFactory:
+    """Handlers' tools: each port's client, presenting a token exchanged for the caller."""
+    clients = {
+        port.name: (port.audience, port.connect(environments[port.audience]))
+        for port in deployment.tools
+    }
 
     def make(name: str, grant: ToolGrant) -> Any:
-        if name != "inventory":
+        if name not in clients:
             raise LookupError(f"no tool named {name!r}")
+        audience, client = clients[name]
+        target = replace(grant, audience=audience)
 
         async def token() -> str:
-            return (await exchanger.exchange(grant)).access_token
+            return (await exchanger.exchange(target)).access_token
 
-        return InventoryClient(gate, token)
+        return client(token)
 
     return make
 
 
 def build_exchanger(
-    settings: Settings, runtime: AgentRuntime, subject_verifier: TokenVerifier
-) -> tuple[TokenExchanger, ToolTokenVerifier, LocalIssuer]:
-    """The embedded exchange (default) or an external token service, and the tool's verifier."""
-    issuer = LocalIssuer(runtime.tool_key, subject_verifier)
+    settings: Settings,
+    runtime: AgentRuntime,
+    subject_verifier: TokenVerifier,
+    audiences: frozenset[str],
+) -> tuple[TokenExchanger, dict[str, ToolTokenVerifier], LocalIssuer]:
+    """The embedded exchange (default) or an external token service, and each tool's verifier."""
+    issuer = LocalIssuer(runtime.tool_key, subject_verifier, audiences)
+    own_key = runtime.tool_key.private_key.public_key()
     if settings.token_exchange_url:
         if not settings.agent_credential:
             raise ValueError("NETAGENT_TOKEN_EXCHANGE_URL needs NETAGENT_AGENT_CREDENTIAL")
@@ -149,33 +157,39 @@ def build_exchanger(
             settings.agent_credential,
             httpx.AsyncClient(timeout=10),
         )
-        verifier = ToolTokenVerifier(
-            TOOL_AUDIENCE,
-            settings.tool_issuer or TOOL_ISSUER,
-            jwks_url=settings.tool_jwks_url,
-            key=None if settings.tool_jwks_url else runtime.tool_key.private_key.public_key(),
-        )
-        return exchanger, verifier, issuer
-    verifier = ToolTokenVerifier(
-        TOOL_AUDIENCE, TOOL_ISSUER, key=runtime.tool_key.private_key.public_key()
-    )
-    return LocalTokenExchanger(issuer), verifier, issuer
+        verifiers = {
+            audience: ToolTokenVerifier(
+                audience,
+                settings.tool_issuer or TOOL_ISSUER,
+                jwks_url=settings.tool_jwks_url,
+                key=None if settings.tool_jwks_url else own_key,
+            )
+            for audience in audiences
+        }
+        return exchanger, verifiers, issuer
+    verifiers = {
+        audience: ToolTokenVerifier(audience, TOOL_ISSUER, key=own_key) for audience in audiences
+    }
+    return LocalTokenExchanger(issuer), verifiers, issuer
 
 
 async def prepare_storage(
-    settings: Settings, engine: AsyncEngine, stores: Iterable[Initializable] = ()
+    settings: Settings,
+    engine: AsyncEngine,
+    deployment: Deployment,
+    stores: Iterable[Initializable] = (),
 ) -> None:
-    """Migrate, create the task tables and seed the demo inventory on first start.
+    """Create the core's task tables, then let the deployment migrate (and seed) its own.
 
     Under one cluster-wide lock, so replicas starting together do this once, one at a time.
     """
     async with exclusively(engine, "prepare-storage"):
-        await upgrade(settings.resolved_database_url)
         for store in stores:
             await store.initialize()
-        if settings.seed_on_start and not await is_seeded(engine):
-            report = await seed(engine, scale="small")
-            log.info("seeded demo inventory: %s", report)
+        if deployment.migrate is not None:
+            await deployment.migrate(settings, engine)
+        if settings.seed_on_start and deployment.seed is not None:
+            await deployment.seed(settings, engine)
 
 
 class Initializable(Protocol):
@@ -212,35 +226,27 @@ def new_task_ids(store: TaskStore | VersionedDatabaseTaskStore) -> dict[str, Any
     return {"request_context_builder": builder}
 
 
-async def keep_telemetry_live(engine: AsyncEngine) -> None:
-    """Demo only: extend the simulated series up to now, at start and every few minutes."""
-    while True:
-        try:
-            added = await extend_telemetry(engine, datetime.now(UTC))
-            if added:
-                log.info("simulated telemetry extended by %d samples", added)
-        except Exception:  # a failed refresh must not take the agent down
-            log.exception("could not extend the simulated telemetry")
-        await asyncio.sleep(LIVE_TELEMETRY_SECONDS)
-
-
 def build_runtime(
     settings: Settings,
+    deployment: Deployment,
     registry: Registry | None = None,
     extra_extensions: Iterable[AgentExtension] = (),
 ) -> AgentRuntime:
     """Load everything the app needs; raises on a bad registry before anything listens."""
     settings.home.mkdir(parents=True, exist_ok=True)
-    registry = registry or load_registry(settings.skills_dir)
+    registry = registry or load_registry(settings.skills_dir or deployment.skills_dir)
     tool_key = load_or_create_signing_key(settings.home)
     key = tool_key if settings.embedded_issuer else None
     engine = make_engine(settings.resolved_database_url)
-    cards = CardFactory(registry, settings.resolved_public_url, extra_extensions)
+    cards = CardFactory(
+        registry, settings.resolved_public_url, extra_extensions, deployment.identity
+    )
     return AgentRuntime(settings, registry, engine, key, cards, tool_key, AuditLog(engine))
 
 
 def create_app(
     settings: Settings,
+    deployment: Deployment,
     *,
     registry: Registry | None = None,
     clock: Callable[[], datetime] | None = None,
@@ -255,11 +261,15 @@ def create_app(
     e.g. a required one; ``tracer_provider`` is where skill spans go with ``settings.otel``
     (default: the global one, built from OTEL_* if there is none).
     """
-    runtime = build_runtime(settings, registry, extra_extensions)
+    runtime = build_runtime(settings, deployment, registry, extra_extensions)
     verifier = TokenVerifier(settings, runtime.signing_key)
-    exchanger, tool_verifier, issuer = build_exchanger(settings, runtime, verifier)
-    gate = InventoryGate(runtime.engine, tool_verifier, runtime.audit)
-    tool_factory = gated_tools(exchanger, gate)
+    audiences = deployment.audiences
+    exchanger, tool_verifiers, issuer = build_exchanger(settings, runtime, verifier, audiences)
+    environments = {
+        audience: ToolEnvironment(settings, runtime.engine, tool_verifiers[audience], runtime.audit)
+        for audience in audiences
+    }
+    tool_factory = gated_tools(deployment, exchanger, environments)
     if tools is not None:
         tool_factory = tools(tool_factory)
     store, event_stream = task_stores(settings, runtime.engine)
@@ -293,21 +303,22 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await prepare_storage(
-            settings, runtime.engine, [s for s in (store, event_stream) if s is not None]
+            settings,
+            runtime.engine,
+            deployment,
+            [s for s in (store, event_stream) if s is not None],
         )
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
         router.warm()
-        live = (
-            asyncio.create_task(keep_telemetry_live(runtime.engine))
-            if (settings.live_telemetry)
-            else None
-        )
+        services = list(deployment.services())
+        for service in services:
+            await service.start(settings, runtime.engine)
         try:
             yield
         finally:
-            if live is not None:
-                live.cancel()
+            for service in reversed(services):
+                await service.stop()
             if relay is not None:
                 await relay.stop()
             await handler.aclose()
@@ -382,7 +393,8 @@ def create_app(
         jsonrpc_path=JSONRPC_PATH,
         rest_path=REST_PATH,
     )
-    mount_console(app, runtime, topology=InventoryTopology(runtime.engine), clock=clock)
+    topology = deployment.topology(runtime.engine) if deployment.topology is not None else None
+    mount_console(app, runtime, topology=topology, clock=clock)
     app.add_middleware(  # outermost: bounds every body before anything reads it
         BodyLimitMiddleware, limits=settings.limits, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH
     )

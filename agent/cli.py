@@ -1,5 +1,9 @@
-"""The ``netagent`` command: serve, seed, token, card, audit, usage (agent side) and
+"""The ``netagent`` command's core: serve, token, card, audit, usage, validate (agent side) and
 describe, invoke, chain, check (client side: the schema-governed procedure against any agent).
+
+A deployment runs it with :func:`run`, handing in its :class:`~agent.ports.Deployment`, and
+may add commands of its own to :data:`app`
+(``netops/cli.py`` adds ``seed``, ``demo`` and ``new-skill``).
 """
 
 from __future__ import annotations
@@ -8,7 +12,7 @@ import asyncio
 import difflib
 import json
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -35,8 +39,9 @@ from agent.client import (
 )
 from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
 from agent.interfaces import INTERFACE_VERSION, trusted_schema
+from agent.ports import DemoCaller, Deployment
 from agent.registry.cards import CardFactory, card_to_json
-from agent.registry.loader import RegistryError, load_registry
+from agent.registry.loader import Registry, RegistryError, load_registry
 from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
 from agent.security.credentials import LocalIssuer
 from agent.settings import Settings
@@ -51,32 +56,44 @@ console = Console()
 T = TypeVar("T")
 SNAPSHOT = Path(__file__).resolve().parent.parent / "tests" / "snapshots" / "public-agent-card.json"
 
-DEMO_IDENTITIES: list[tuple[str, str, list[str]]] = [
-    ("alice", "acme", ["inventory.read", "assurance.read", "capacity.read"]),
-    (
-        "paula",
-        "acme",
-        ["inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"],
-    ),
-    ("gary", "globex", ["inventory.read", "assurance.read", "capacity.read"]),
-    ("vic", "acme", ["inventory.read"]),
-]
-
 DatabaseUrl = Annotated[
     str | None,
     typer.Option("--database-url", help="SQLAlchemy async URL (default: SQLite in NETAGENT_HOME)."),
 ]
 
 
-def _settings(**overrides: object) -> Settings:
+def cli_settings(**overrides: object) -> Settings:
     """NETAGENT_* and the command's options; a value that cannot work is one line, exit 2."""
     try:
         return Settings.from_env().with_overrides(**overrides)
     except ValueError as exc:
-        raise _fail(f"settings: {exc}") from None
+        raise fail(f"settings: {exc}") from None
 
 
-def _fail(message: str) -> typer.Exit:
+_running: list[Deployment] = []
+"""The deployment :func:`run` was given: one process serves one deployment."""
+
+
+def _deployment() -> Deployment:
+    """The deployment this command line runs for."""
+    if not _running:
+        raise RuntimeError("agent.cli commands run through agent.cli.run(deployment)")
+    return _running[-1]
+
+
+def skills_dir_of(settings: Settings) -> Path:
+    """NETAGENT_SKILLS_DIR, else the deployment's own skills folder."""
+    return settings.skills_dir or _deployment().skills_dir
+
+
+def _load_registry(settings: Settings) -> Registry:
+    try:
+        return load_registry(skills_dir_of(settings))
+    except RegistryError as exc:
+        raise fail(f"registry: {exc}") from None
+
+
+def fail(message: str) -> typer.Exit:
     """Print an error unwrapped (paths stay greppable) and return the exit to raise."""
     print(f"error: {message}", file=sys.stderr, flush=True)
     return typer.Exit(code=2)
@@ -107,7 +124,7 @@ def serve(
     from agent.app import create_app
     from agent.observability.log_format import configure_logging
 
-    settings = _settings(
+    settings = cli_settings(
         host=host,
         port=port,
         database_url=database_url,
@@ -118,16 +135,17 @@ def serve(
     try:
         log_config = configure_logging(settings.log_level, settings.log_format)
     except ValueError as exc:
-        raise _fail(f"settings: {exc}") from None
+        raise fail(f"settings: {exc}") from None
+    deployment = _deployment()
     try:
-        application = create_app(settings)
+        application = create_app(settings, deployment)
     except RegistryError as exc:
-        raise _fail(f"registry: {exc}") from None
+        raise fail(f"registry: {exc}") from None
     except ValueError as exc:  # a setting that cannot work, e.g. an exchange URL without credential
-        raise _fail(f"settings: {exc}") from None
+        raise fail(f"settings: {exc}") from None
     runtime = application.state.runtime
     if runtime.signing_key is not None:
-        _print_demo_tokens(settings)
+        _print_demo_tokens(settings, deployment.demo_callers)
     console.print(
         f"Agent card: [bold]{settings.resolved_public_url}/.well-known/agent-card.json[/]",
         highlight=False,
@@ -141,56 +159,21 @@ def serve(
     )
 
 
-def _print_demo_tokens(settings: Settings) -> None:
+def _print_demo_tokens(settings: Settings, callers: Sequence[DemoCaller]) -> None:
     """One shell line per demo identity, unwrapped so it can be pasted as it is."""
+    if not callers:
+        return
     key = load_or_create_signing_key(settings.home)
     console.print("[bold]Demo bearer tokens[/] (valid 8 h; `netagent token` makes more):")
-    for subject, tenant, scopes in DEMO_IDENTITIES:
-        token = issue_token(key, settings, subject=subject, tenant=tenant, scopes=scopes)
-        console.print(f"# {subject}@{tenant}: {' '.join(scopes)}", style="dim", highlight=False)
-        print(f"export {subject.upper()}_TOKEN={token}", flush=True)
-
-
-@app.command("seed")
-def seed_command(
-    scale: Annotated[str, typer.Option(help="small | medium | large")] = "small",
-    links: Annotated[
-        int | None, typer.Option(help="Exact number of links (overrides --scale).")
-    ] = None,
-    database_url: DatabaseUrl = None,
-    until: Annotated[
-        datetime | None, typer.Option(help="End of the time series (UTC); default: now.")
-    ] = None,
-    reset: Annotated[bool, typer.Option(help="Delete existing inventory rows first.")] = False,
-) -> None:
-    """Fill the inventory with the deterministic simulated network."""
-    from agent.storage.engine import make_engine
-    from db.migrate import upgrade
-    from db.simulator import SeedError, seed
-
-    if scale not in ("small", "medium", "large"):
-        raise _fail("--scale must be small, medium or large")
-    settings = _settings(database_url=database_url)
-    settings.home.mkdir(parents=True, exist_ok=True)
-
-    if until is not None and until.tzinfo is None:  # typer parses without a zone: it is UTC
-        until = until.replace(tzinfo=UTC)
-
-    async def run() -> object:
-        await upgrade(settings.resolved_database_url)
-        engine = make_engine(settings.resolved_database_url)
-        try:
-            return await seed(
-                engine, scale=scale, links=links, until=until, progress=True, reset=reset
-            )
-        finally:
-            await engine.dispose()
-
-    try:
-        report = asyncio.run(run())
-    except SeedError as exc:
-        raise _fail(str(exc)) from None
-    console.print(report)
+    for caller in callers:
+        scopes = list(caller.scopes)
+        token = issue_token(
+            key, settings, subject=caller.subject, tenant=caller.tenant, scopes=scopes
+        )
+        console.print(
+            f"# {caller.subject}@{caller.tenant}: {' '.join(scopes)}", style="dim", highlight=False
+        )
+        print(f"export {caller.subject.upper()}_TOKEN={token}", flush=True)
 
 
 @app.command()
@@ -211,22 +194,22 @@ def token(
     ] = False,
 ) -> None:
     """Print a bearer token signed by this agent's embedded key."""
-    settings = _settings()
+    settings = cli_settings()
     if ttl <= 0:
-        raise _fail("--ttl must be positive")
+        raise fail("--ttl must be positive")
     key = load_or_create_signing_key(settings.home)
     if agent_credential:
         if not subject.startswith("agent:"):
-            raise _fail("an agent credential's --subject starts with 'agent:'")
+            raise fail("an agent credential's --subject starts with 'agent:'")
         issuer = LocalIssuer(
-            key, TokenVerifier(settings, key if settings.embedded_issuer else None)
+            key, TokenVerifier(settings, key if settings.embedded_issuer else None), audiences=()
         )
         print(issuer.agent_credential(subject, ttl_seconds=ttl))
         return
     if not settings.embedded_issuer:
-        raise _fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
+        raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
     if tenant is None:
-        raise _fail("--tenant is required for a caller's token")
+        raise fail("--tenant is required for a caller's token")
     print(
         issue_token(
             key, settings, subject=subject, tenant=tenant, scopes=scope or [], ttl_seconds=ttl
@@ -235,12 +218,11 @@ def token(
 
 
 def _card_factory(public_url: str | None) -> CardFactory:
-    settings = _settings(public_url=public_url)
-    try:
-        registry = load_registry(settings.skills_dir)
-    except RegistryError as exc:
-        raise _fail(f"registry: {exc}") from None
-    return CardFactory(registry, settings.resolved_public_url)
+    settings = cli_settings(public_url=public_url)
+    deployment = _deployment()
+    return CardFactory(
+        _load_registry(settings), settings.resolved_public_url, identity=deployment.identity
+    )
 
 
 @card_app.callback()
@@ -260,13 +242,13 @@ def card(
         print(json.dumps(card_to_json(factory.public_card), indent=2))
         return
     if not bearer:
-        raise _fail("--extended needs --token")
-    settings = _settings()
+        raise fail("--extended needs --token")
+    settings = cli_settings()
     key = load_or_create_signing_key(settings.home) if settings.embedded_issuer else None
     try:
         principal = TokenVerifier(settings, key).verify(bearer)
     except TokenError as exc:
-        raise _fail(f"token refused: {exc.description}") from None
+        raise fail(f"token refused: {exc.description}") from None
     print(json.dumps(card_to_json(factory.extended_card(principal)), indent=2))
 
 
@@ -313,25 +295,15 @@ def _since(value: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise _fail("--since takes an ISO time or a look-back like 30m, 24h, 7d") from None
+        raise fail("--since takes an ISO time or a look-back like 30m, 24h, 7d") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _with_audit(work: Callable[[AuditLog], Awaitable[T]], database_url: str | None) -> T:
-    from agent.storage.engine import make_engine
-    from db.migrate import upgrade
+    async def run(engine: AsyncEngine) -> T:
+        return await work(AuditLog(engine))
 
-    settings = _settings(database_url=database_url)
-
-    async def run() -> T:
-        await upgrade(settings.resolved_database_url)
-        engine = make_engine(settings.resolved_database_url)
-        try:
-            return await work(AuditLog(engine))
-        finally:
-            await engine.dispose()
-
-    return asyncio.run(run())
+    return asyncio.run(_on_database(run, database_url))
 
 
 @app.command("audit")
@@ -392,10 +364,7 @@ def usage_command(
     skill still used? who keeps asking for one they may not use?)."""
     moment = _since(since)
     rows = _with_audit(lambda log: log.usage(since=moment), database_url)
-    try:
-        registry = load_registry(_settings().skills_dir)
-    except RegistryError as exc:
-        raise _fail(f"registry: {exc}") from None
+    registry = _load_registry(cli_settings())
     table = Table(title="capability usage, from the audit trail")
     for column in ("skill", "state", "day", "calls", "refused", "callers", "last call"):
         table.add_column(column)
@@ -444,7 +413,7 @@ def _binding(value: str) -> str:
     for name in BINDING_NAMES:
         if value.upper() == name:
             return name
-    raise _fail(f"--binding must be one of {', '.join(BINDING_NAMES)}, not {value!r}")
+    raise fail(f"--binding must be one of {', '.join(BINDING_NAMES)}, not {value!r}")
 
 
 def _arguments(value: str) -> dict[str, Any]:
@@ -454,13 +423,13 @@ def _arguments(value: str) -> dict[str, Any]:
         try:
             text = Path(value[1:]).read_text(encoding="utf-8")
         except OSError as exc:
-            raise _fail(f"--args: cannot read {value[1:]}: {exc.strerror}") from None
+            raise fail(f"--args: cannot read {value[1:]}: {exc.strerror}") from None
     try:
         parsed = json.loads(text)
     except ValueError as exc:
-        raise _fail(f"--args is not JSON: {exc}") from None
+        raise fail(f"--args is not JSON: {exc}") from None
     if not isinstance(parsed, dict):
-        raise _fail("--args must be a JSON object")
+        raise fail("--args must be a JSON object")
     return parsed
 
 
@@ -727,16 +696,17 @@ def invoke_command(
 
 
 async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url: str | None) -> T:
-    """``work(engine)`` on the local database, migrated first (as ``netagent audit`` does)."""
+    """``work(engine)`` on the local database, migrated first (as ``netagent serve`` does)."""
     from agent.storage.engine import make_engine
-    from db.migrate import upgrade
 
-    settings = _settings(database_url=database_url)
+    settings = cli_settings(database_url=database_url)
     if settings.database_url is None:
         settings.home.mkdir(parents=True, exist_ok=True)
-    await upgrade(settings.resolved_database_url)
     engine = make_engine(settings.resolved_database_url)
     try:
+        migrate = _deployment().migrate
+        if migrate is not None:
+            await migrate(settings, engine)
         return await work(engine)
     finally:
         await engine.dispose()
@@ -771,7 +741,7 @@ def chain_command(
     """
     if target == "list":
         if upstream or downstream or args is not None:
-            raise _fail("`chain list` takes --workflow and --task, not --from, --to or --args")
+            raise fail("`chain list` takes --workflow and --task, not --from, --to or --args")
 
         async def query(engine: AsyncEngine) -> list[dict[str, Any]]:
             store = CorrelationStore(engine)
@@ -780,9 +750,9 @@ def chain_command(
         _print_correlations(asyncio.run(_on_database(query, database_url)), as_json)
         return
     if task is not None:
-        raise _fail("--task only filters `chain list`")
+        raise fail("--task only filters `chain list`")
     if not (upstream and downstream and args is not None):
-        raise _fail("chain needs --from SKILL, --args JSON and --to SKILL")
+        raise fail("chain needs --from SKILL, --args JSON and --to SKILL")
     chosen = _binding(binding)
     arguments = _arguments(args)
 
@@ -880,7 +850,7 @@ def check_command(
         try:
             json_file.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
-            raise _fail(f"--json: cannot write {json_file}: {exc.strerror}") from None
+            raise fail(f"--json: cannot write {json_file}: {exc.strerror}") from None
     if not report.ok:
         raise typer.Exit(code=1)
 
@@ -899,12 +869,12 @@ def validate_command(
     Manifests, schemas, interface documents, digests, record kinds, lifecycle pointers, and
     the interface lock (a contract never changes without a version bump).
     """
-    from agent.registry.loader import DEFAULT_SKILLS_DIR, validate_registry
+    from agent.registry.loader import validate_registry
     from agent.registry.versioning import LOCK_FILE, lock_problems, write_lock
 
-    settings = _settings()
-    lock = (settings.skills_dir or DEFAULT_SKILLS_DIR) / LOCK_FILE
-    registry, problems = validate_registry(settings.skills_dir)
+    skills_dir = skills_dir_of(cli_settings())
+    lock = skills_dir / LOCK_FILE
+    registry, problems = validate_registry(skills_dir)
     if registry is not None:
         problems += lock_problems(registry, lock)
     if registry is not None and update_lock:
@@ -924,91 +894,10 @@ def validate_command(
     console.print(f"registry valid: {len(registry or [])} skills, interfaces match the lock")
 
 
-@app.command("new-skill")
-def new_skill_command(
-    skill_id: Annotated[
-        str, typer.Argument(metavar="ID", help="The new skill's id, e.g. site_report.")
-    ],
-    name: Annotated[
-        str | None, typer.Option(help="Its display name (default: from the id).")
-    ] = None,
-    visibility: Annotated[
-        str, typer.Option(help="public | extended (listed only to entitled callers).")
-    ] = "extended",
-    scope: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--scope",
-            help="A scope callers need; repeat for more (default inventory.read).",
-        ),
-    ] = None,
-    owner: Annotated[str | None, typer.Option(help="The owning team.")] = None,
-) -> None:
-    """Create a working skill (manifest, schemas, handler, extractor), its test, and its lock entry.
-
-    Refuses (exit 2, nothing written) an id that exists, is malformed or is reserved.
-    """
-    from agent.registry.loader import DEFAULT_SKILLS_DIR
-    from netops.scaffold import DEFAULT_OWNER, DEFAULT_SCOPES, ScaffoldError, new_skill, next_steps
-
-    skills_dir = _settings().skills_dir or DEFAULT_SKILLS_DIR
+def run(deployment: Deployment) -> None:
+    """Run the command line for ``deployment`` (a deployment's console-script entry point)."""
+    _running.append(deployment)
     try:
-        result = new_skill(
-            skill_id,
-            skills_dir,
-            skills_dir.parent / "tests",
-            name=name,
-            visibility=visibility,
-            scopes=scope or DEFAULT_SCOPES,
-            owner=owner or DEFAULT_OWNER,
-        )
-    except ScaffoldError as exc:
-        raise _fail(str(exc)) from None
-
-    def shown(path: Path) -> str:
-        return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
-
-    for path in result.created:
-        print(f"created {shown(path)}")
-    for path in result.updated:
-        print(f"updated {shown(path)}")
-    for note in result.notes:
-        print(f"note: {note}")
-    print("next steps:")
-    for number, step in enumerate(
-        next_steps(result, visibility=visibility, owner=owner or DEFAULT_OWNER), start=1
-    ):
-        print(f"  {number}. {step}")
-
-
-@app.command("demo")
-def demo_command(
-    url: Annotated[
-        str | None, typer.Option(help="An agent to walk through (default: the local one).")
-    ] = None,
-    pause: Annotated[bool, typer.Option(help="Wait for Enter between steps.")] = False,
-) -> None:
-    """Walk through the whole story: cards, describe, verify, invoke, stream, clarify, chain, audit.
-
-    Starts the agent on its embedded defaults if none answers, and stops it again afterwards.
-    """
-    from netops.demo import ensure_agent, run_demo
-
-    settings = _settings()
-    base_url = (url or settings.resolved_public_url).rstrip("/")
-    try:
-        process = ensure_agent(settings, base_url)
-    except RuntimeError as exc:
-        raise _fail(str(exc)) from None
-    try:
-        report = asyncio.run(run_demo(base_url, settings, console, pause=pause))
+        app()
     finally:
-        if process is not None:
-            process.terminate()
-            process.wait(timeout=30)
-    raise typer.Exit(code=0 if report.ok else 1)
-
-
-def main() -> None:
-    """Console-script entry point."""
-    app()
+        _running.remove(deployment)

@@ -16,6 +16,7 @@ from pathlib import Path
 from agent.registry.loader import load_registry
 from agent.routing.router import Action, Router
 from agent.security.principal import Principal
+from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import text_message
 
 EVAL = Path(__file__).resolve().parents[1] / "tests" / "routing" / "eval_set.json"
@@ -46,7 +47,7 @@ def main() -> None:
     texts = [e["text"] for e in evaluation["clear"]] + [e["text"] for e in evaluation["ambiguous"]]
 
     started = time.perf_counter()
-    router = Router(load_registry())
+    router = Router(load_registry(SKILLS_DIR))
     router.warm()
     print(f"registry + classifier training: {(time.perf_counter() - started) * 1000:.0f} ms")
     candidates = {c.id for c in router.candidates(CALLER)}

@@ -79,7 +79,7 @@ async def run(exchanges: int, reads: int, budget_s: float) -> None:
         home = Path(tmp)
         settings = Settings(home=home)
         key = load_or_create_signing_key(home)
-        issuer = LocalIssuer(key, TokenVerifier(settings, key))
+        issuer = LocalIssuer(key, TokenVerifier(settings, key), audiences={"inventory"})
         exchanger = LocalTokenExchanger(issuer)
         caller = issue_token(key, settings, subject="alice", tenant="acme", scopes=SCOPES)
         principal = TokenVerifier(settings, key).verify(caller)

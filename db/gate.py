@@ -15,11 +15,15 @@ from typing import Any
 import jwt
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.security.auth import TokenError
-from agent.security.credentials import ToolClaims, ToolTokenVerifier
-from agent.security.token_cache import VerifiedTokens
-from agent.server.skill_context import ToolRefusedError
-from agent.storage.audit import AuditLog, AuditRecord
+from agent.sdk import (
+    AuditLog,
+    AuditRecord,
+    TokenError,
+    ToolClaims,
+    ToolRefusedError,
+    ToolTokenVerifier,
+    VerifiedTokens,
+)
 from db.inventory import Inventory
 
 log = logging.getLogger(__name__)

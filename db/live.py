@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.storage.coordination import claim_for_transaction
+from agent.sdk import claim_for_transaction
 from db.models import LinkUtilizationSample, MetricSample
 
 DAY = timedelta(days=1)

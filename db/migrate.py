@@ -18,7 +18,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from agent.storage.engine import async_url, make_engine
+from agent.sdk import async_url, make_engine
 
 VERSION_TABLE = "alembic_version_inventory"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"

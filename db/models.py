@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from agent.storage.types import UTCDateTime
+from agent.sdk import UTCDateTime
 from db.choices import (
     AdminStatus,
     DeviceRole,

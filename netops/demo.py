@@ -797,7 +797,7 @@ def _serve_command() -> list[str]:
     found = shutil.which("netagent")
     if found:
         return [found, "serve"]
-    return [sys.executable, "-c", "from agent.cli import main; main()", "serve"]
+    return [sys.executable, "-c", "from netops.cli import main; main()", "serve"]
 
 
 def _settings_env(settings: Settings) -> dict[str, str]:

@@ -21,13 +21,13 @@ import pytest
 import uvicorn
 from sqlalchemy.engine import make_url
 
-from agent.app import create_app
 from agent.registry.loader import Registry
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from agent.storage.engine import make_engine
 from db.migrate import upgrade
 from db.simulator import seed
+from netops.app import create_app
 
 _CLUSTER: Any = None
 

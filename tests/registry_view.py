@@ -16,6 +16,7 @@ from pathlib import Path
 from agent.registry.loader import Registry, load_registry
 from agent.registry.policy import publicly_visible, visible
 from agent.security.principal import Principal
+from netops.deployment import SKILLS_DIR
 from tests.conftest import IDENTITIES
 
 DEMO_SKILLS = frozenset(
@@ -40,7 +41,7 @@ def identity(name: str) -> Principal:
 
 def card_ids(who: str | Principal | None, registry: Registry | None = None) -> list[str]:
     """Sorted ids the card lists: the public card for None, else that caller's extended card."""
-    registry = registry if registry is not None else load_registry()
+    registry = registry if registry is not None else load_registry(SKILLS_DIR)
     if who is None:
         return sorted(m.id for m in registry.manifests if publicly_visible(m))
     principal = identity(who) if isinstance(who, str) else who

@@ -14,7 +14,6 @@ from email.utils import formatdate, parsedate_to_datetime
 from importlib.metadata import PackageNotFoundError, version
 
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
-from a2a.server.routes.agent_card_routes import _etag_for, _if_none_match_hits
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -33,17 +32,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from agent._sdk import card_etag, etag_matches
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
+from agent.ports import AgentIdentity
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import Manifest, State, Visibility, thawed
 from agent.registry.policy import publicly_visible, visible
 from agent.security.principal import Principal
 
-AGENT_NAME = "NetOps Agent"
-AGENT_DESCRIPTION = (
-    "A reference network-management agent: schema-governed skills over a simulated "
-    "network inventory (sites, devices, interfaces, links and their utilization)."
-)
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"
 BEARER_SCHEME = "bearer"
@@ -118,8 +114,10 @@ class CardFactory:
         registry: Registry,
         base_url: str,
         extra_extensions: Iterable[AgentExtension] = (),
+        identity: AgentIdentity | None = None,
     ) -> None:
         self._registry = registry
+        self._identity = identity or AgentIdentity()
         self._base_url = base_url.rstrip("/")
         self._extra_extensions = list(extra_extensions)
         self._has_extended = any(
@@ -134,10 +132,10 @@ class CardFactory:
         skills = [_skill_block(c.manifest) for c in listed]
         extension = _extension(listed)
         return AgentCard(
-            name=AGENT_NAME,
-            description=AGENT_DESCRIPTION,
+            name=self._identity.name,
+            description=self._identity.description,
             version=card_version(skills, extension),
-            provider=AgentProvider(organization="netops-agent", url=self._base_url),
+            provider=AgentProvider(organization=self._identity.organization, url=self._base_url),
             supported_interfaces=[
                 AgentInterface(
                     url=f"{self._base_url}{JSONRPC_PATH}",
@@ -201,7 +199,7 @@ def card_routes(card: AgentCard, cache_control: str) -> list[Route]:
     body = JSONResponse(rendered).body
     generated = int(time.time())
     headers = {
-        "ETag": _etag_for(rendered),
+        "ETag": card_etag(rendered),
         "Cache-Control": cache_control,
         "Last-Modified": formatdate(generated, usegmt=True),
     }
@@ -209,7 +207,7 @@ def card_routes(card: AgentCard, cache_control: str) -> list[Route]:
     async def get_card(request: Request) -> Response:
         asked = request.headers.get("if-none-match")
         if asked is not None:  # RFC 9110 13.2.2: If-Modified-Since is ignored beside it
-            if _if_none_match_hits(asked, headers["ETag"]):
+            if etag_matches(asked, headers["ETag"]):
                 return Response(status_code=304, headers=headers)
         elif _not_modified_since(request.headers.get("if-modified-since"), generated):
             return Response(status_code=304, headers=headers)

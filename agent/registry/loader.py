@@ -21,7 +21,6 @@ from agent.interfaces import InterfaceBuildError, SkillInterface, build_interfac
 from agent.registry.manifest import Manifest, State, thawed
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
-DEFAULT_SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
 MANIFEST_FILE = "manifest.json"
 
 Handle = Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]]
@@ -196,14 +195,14 @@ def _load_capability(path: Path, data: Any) -> Capability:
     return Capability(manifest, _load_handler(manifest, label), _load_interface(manifest, label))
 
 
-def _manifest_paths(skills_dir: Path | None) -> tuple[Path, list[Path]]:
-    root = (skills_dir or DEFAULT_SKILLS_DIR).resolve()
+def _manifest_paths(skills_dir: Path) -> tuple[Path, list[Path]]:
+    root = skills_dir.resolve()
     if not root.is_dir():
         raise RegistryError(f"{root}: skills directory not found")
     return root, sorted(root.glob(f"*/{MANIFEST_FILE}"))
 
 
-def load_registry(skills_dir: Path | None = None) -> Registry:
+def load_registry(skills_dir: Path) -> Registry:
     """Read, validate and freeze every manifest below ``skills_dir``; the first problem stops it."""
     root, paths = _manifest_paths(skills_dir)
     validator = _manifest_validator()
@@ -220,7 +219,7 @@ def load_registry(skills_dir: Path | None = None) -> Registry:
     return Registry(capabilities)
 
 
-def validate_registry(skills_dir: Path | None = None) -> tuple[Registry | None, list[str]]:
+def validate_registry(skills_dir: Path) -> tuple[Registry | None, list[str]]:
     """Every problem of the registry, not just the first (``netagent validate``).
 
     Returns the registry as well when there is none, so callers can go on to check it.

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent.registry.loader import DEFAULT_SKILLS_DIR, Registry
+from agent.registry.loader import Registry
 
 LOCK_FILE = "interfaces.lock.json"
 
@@ -75,9 +75,9 @@ def breaking_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return changes
 
 
-def lock_problems(registry: Registry, lock_path: Path | None = None) -> list[str]:
+def lock_problems(registry: Registry, lock_path: Path) -> list[str]:
     """Every way the registry departs from the lock without the version saying so."""
-    path = lock_path or DEFAULT_SKILLS_DIR / LOCK_FILE
+    path = lock_path
     try:
         locked: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -130,8 +130,8 @@ def lock_problems(registry: Registry, lock_path: Path | None = None) -> list[str
     return problems
 
 
-def write_lock(registry: Registry, lock_path: Path | None = None) -> Path:
+def write_lock(registry: Registry, lock_path: Path) -> Path:
     """Record the current interfaces as released."""
-    path = lock_path or DEFAULT_SKILLS_DIR / LOCK_FILE
+    path = lock_path
     path.write_text(json.dumps(lock_entries(registry), indent=2, sort_keys=True) + "\n")
     return path

@@ -39,7 +39,6 @@ TOOL_ISSUER = "netagent-token-exchange"
 EXCHANGE_AUDIENCE = "netagent-token-exchange"
 TOOL_TOKEN_TTL_SECONDS = 300
 AGENT_CREDENTIAL_TTL_SECONDS = 24 * 3600
-KNOWN_TOOLS = frozenset({"inventory"})
 JWKS_ALGORITHMS = (SIGNING_ALGORITHM, "RS256", "EdDSA")
 
 
@@ -60,6 +59,13 @@ class ToolGrant:
     tool: str
     scopes: frozenset[str]
     context: Mapping[str, str | None] = field(default_factory=dict)
+    audience: str | None = None
+    """Whom the exchanged token is for: the tool port's audience (its name if unset)."""
+
+    @property
+    def target(self) -> str:
+        """The audience to ask the exchange for."""
+        return self.audience or self.tool
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,10 @@ def scope_intersection(caller: Iterable[str], declared: Iterable[str]) -> frozen
 class LocalIssuer:
     """The embedded issuer: mints the agent credential and performs exchanges in-process."""
 
-    def __init__(self, key: SigningKey, subject_verifier: TokenVerifier) -> None:
+    def __init__(
+        self, key: SigningKey, subject_verifier: TokenVerifier, audiences: Iterable[str]
+    ) -> None:
+        self._audiences = frozenset(audiences)
         self._key = key
         self._issuer = TOOL_ISSUER
         self._subject_verifier = subject_verifier
@@ -150,7 +159,7 @@ class LocalIssuer:
     ) -> IssuedToken:
         """RFC 8693 exchange; the issued token carries ``act`` and the downscoped scopes."""
         actor = self._actor(actor_token)
-        if audience not in KNOWN_TOOLS:
+        if audience not in self._audiences:
             raise ExchangeError("invalid_target", "unknown audience")
         try:
             subject = self._subject_verifier.verify(subject_token)
@@ -202,7 +211,7 @@ class LocalTokenExchanger:
         return self._issuer.exchange_tokens(
             subject_token=grant.principal.token,
             actor_token=self._credential,
-            audience=grant.tool,
+            audience=grant.target,
             scopes=grant.scopes,
             context=grant.context,
         )
@@ -230,7 +239,7 @@ class RemoteTokenExchanger:
             "subject_token_type": ACCESS_TOKEN_TYPE,
             "actor_token": self._credential,
             "actor_token_type": JWT_TOKEN_TYPE,
-            "audience": grant.tool,
+            "audience": grant.target,
             "scope": " ".join(sorted(grant.scopes)),
         }
         for key, value in grant.context.items():

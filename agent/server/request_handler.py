@@ -39,6 +39,7 @@ from a2a.types import (
 )
 from a2a.utils.errors import A2AError
 
+from agent._sdk import running_here, versioned_store
 from agent.builtin.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import Limits, check_message
@@ -175,7 +176,7 @@ class GovernedRequestHandler(DefaultRequestHandler):
         if message.task_id:
             # Owner-scoped: another caller's task is answered exactly like a missing one, and
             # in fixed text (the SDK's own answers quote the ids back).
-            stored = await self._versioned_store.get(message.task_id, context)
+            stored = await versioned_store(self).get(message.task_id, context)
             if stored is None:
                 raise TaskNotFoundError(message=TASK_NOT_FOUND)
             if not message.context_id:
@@ -221,7 +222,7 @@ class GovernedRequestHandler(DefaultRequestHandler):
         _check_task_id(params.id)
         if not params.id:
             return await super().on_cancel_task(params, context)  # the SDK's InvalidParams
-        stored = await self._versioned_store.get(params.id, context)
+        stored = await versioned_store(self).get(params.id, context)
         if stored is None:
             raise TaskNotFoundError(message=TASK_NOT_FOUND)
         if await self._skills.refuses_cancel_anywhere(stored.task, principal_of(context.user)):
@@ -229,7 +230,7 @@ class GovernedRequestHandler(DefaultRequestHandler):
         if (
             self._relay is not None
             and stored.task.status.state in _RUNNING
-            and await self._active_task_registry.get(params.id) is None
+            and not await running_here(self, params.id)
         ):
             return await self._cancel_where_it_runs(params, context)
         return await super().on_cancel_task(params, context)
@@ -249,7 +250,7 @@ class GovernedRequestHandler(DefaultRequestHandler):
         deadline = loop.time() + RELAY_WAIT_SECONDS
         while loop.time() < deadline:
             await asyncio.sleep(RELAY_POLL_SECONDS)
-            stored = await self._versioned_store.get(params.id, context)
+            stored = await versioned_store(self).get(params.id, context)
             if stored is not None and stored.task.status.state not in _RUNNING:
                 if stored.task.status.state == TaskState.TASK_STATE_CANCELED:
                     return stored.task
@@ -259,7 +260,7 @@ class GovernedRequestHandler(DefaultRequestHandler):
 
     async def cancel_if_running_here(self, task_id: str, principal: Principal) -> None:
         """A cancel relayed by a peer: act on it only for a task this replica runs."""
-        if await self._active_task_registry.get(task_id) is None:
+        if not await running_here(self, task_id):
             return
         context = ServerCallContext(user=PrincipalUser(principal))
         try:

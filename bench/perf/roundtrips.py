@@ -27,10 +27,10 @@ async def _count() -> None:
     import httpx
     from sqlalchemy import event
 
-    from agent.app import create_app
     from agent.settings import Settings
     from bench.perf.scenarios import governed_targets
     from bench.perf.servers import tokens
+    from netops.app import create_app
 
     with tempfile.TemporaryDirectory(prefix="netagent-roundtrips-") as tmp:
         home = Path(tmp)

@@ -41,6 +41,7 @@ def components() -> list[tuple[str, float]]:
     from agent.registry.loader import Capability, Registry
     from agent.registry.manifest import Manifest, State
     from agent.routing.router import Router
+    from netops.deployment import IDENTITY
 
     root, paths = reg._manifest_paths(None)
     validator = _timed(results, "manifest schema (compile)", reg._manifest_validator)
@@ -79,15 +80,15 @@ def components() -> list[tuple[str, float]]:
     _timed(
         results,
         "cards (public card, extension params)",
-        lambda: CardFactory(registry, "http://127.0.0.1:8000"),
+        lambda: CardFactory(registry, "http://127.0.0.1:8000", identity=IDENTITY),
     )
     router = Router(registry)
     _timed(results, "router: classifier training (warm)", router.warm)
-    _timed(results, "load_registry() again (imports cached)", reg.load_registry)
+    _timed(results, "load_registry(SKILLS_DIR) again (imports cached)", reg.load_registry)
 
     def app() -> None:
-        from agent.app import create_app
         from agent.settings import Settings
+        from netops.app import create_app
 
         with tempfile.TemporaryDirectory(prefix="netagent-startup-") as tmp:
             create_app(Settings(home=Path(tmp), live_telemetry=False, seed_on_start=False))

@@ -14,7 +14,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy import Connection
 
-from agent.storage.engine import make_engine
+from agent.sdk import make_engine
 from db.migrate import VERSION_TABLE
 from db.models import Base
 

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from agent.interfaces import ErrorCode, SkillError
-from agent.server.skill_context import SkillContext, rfc3339
+from agent.sdk import ErrorCode, SkillContext, SkillError, rfc3339
 from skills.check_link_capacity.extract import extract as extract
 
 RECORD_KIND = "link-utilization-sample"

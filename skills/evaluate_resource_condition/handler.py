@@ -6,8 +6,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agent.interfaces import ErrorCode, SkillError
-from agent.server.skill_context import SkillContext, rfc3339
+from agent.sdk import ErrorCode, SkillContext, SkillError, rfc3339
 from db.inventory import InventoryError
 from skills.evaluate_resource_condition.extract import extract as extract
 

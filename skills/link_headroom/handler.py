@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from agent.interfaces import ErrorCode, SkillError
-from agent.server.skill_context import SkillContext, rfc3339
+from agent.sdk import ErrorCode, SkillContext, SkillError, rfc3339
 from skills.link_headroom.extract import extract as extract
 
 NOT_ACCESSIBLE = "resource not found or not accessible"

@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from agent.interfaces import ErrorCode, SkillError
-from agent.server.skill_context import SkillContext, rfc3339
+from agent.sdk import ErrorCode, SkillContext, SkillError, rfc3339
 from skills.lookup_inventory.extract import extract as extract
 
 NOT_ACCESSIBLE = "resource not found or not accessible"

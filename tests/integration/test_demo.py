@@ -12,7 +12,7 @@ from rich.console import Console
 import netops.demo as demo
 from agent.client import CompositionRefusedError
 from agent.settings import Settings
-from netops.demo import DEMO_CALLERS, STEPS, DemoReport, ensure_agent, run_demo
+from netops.demo import STEPS, DemoReport, ensure_agent, run_demo
 from tests.conftest import RunningAgent, free_port, start_agent
 
 STEP_NAMES = [name for name, *_ in STEPS]
@@ -105,9 +105,9 @@ def test_ensure_agent_leaves_a_running_agent_alone(demo_agent: RunningAgent) -> 
 
 
 def test_demo_callers_are_the_cli_demo_identities() -> None:
-    from agent.cli import DEMO_IDENTITIES
+    from netops.deployment import DEMO_CALLERS
 
-    served = {subject: (tenant, scopes) for subject, tenant, scopes in DEMO_IDENTITIES}
+    served = {subject: (tenant, scopes) for subject, tenant, scopes in DEMO_CALLERS}
     for subject, identity in DEMO_CALLERS.items():
         assert served[subject] == identity
 

@@ -9,10 +9,11 @@ from google.protobuf.json_format import MessageToDict
 
 from agent.interfaces import EXTENSION_URI, digest_of, trusted_schema, verify_document
 from agent.registry.loader import load_registry
+from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import BINDINGS, call_context, describe, make_client
 from tests.registry_view import card_ids, demo_only
 
-SKILLS = [c.id for c in load_registry() if c.interface is not None]
+SKILLS = [c.id for c in load_registry(SKILLS_DIR) if c.interface is not None]
 
 
 async def advertised(agent, token: str) -> dict[str, dict]:

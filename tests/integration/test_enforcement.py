@@ -45,6 +45,7 @@ from agent.storage.bindings import BindingStore
 from agent.storage.engine import make_engine
 from db.inventory import Inventory
 from db.migrate import upgrade
+from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import BINDINGS, Outcome, binding_of, data_message, invoke
 from tests.conftest import FIXED_NOW, IDENTITIES, RunningAgent
 from tests.fixture_skills.faulty_handler import handler as faulty
@@ -93,7 +94,7 @@ def agent_credential(agent: RunningAgent) -> str:
     """A service credential of this agent, minted with its own key as its exchanger does."""
     runtime = runtime_of(agent)
     verifier = TokenVerifier(agent.settings, runtime.signing_key)
-    return LocalIssuer(runtime.tool_key, verifier).agent_credential()
+    return LocalIssuer(runtime.tool_key, verifier, audiences=()).agent_credential()
 
 
 def assert_no_token_text(rows: list[dict[str, Any]]) -> None:
@@ -188,7 +189,7 @@ async def direct(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
     url = f"sqlite+aiosqlite:///{home / 'netagent.db'}"
     await upgrade(url)
     engine = make_engine(url)
-    registry = load_registry()
+    registry = load_registry(SKILLS_DIR)
     built: list[tuple[str, Any]] = []
 
     def tools(name: str, grant: Any) -> Any:

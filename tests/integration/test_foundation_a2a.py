@@ -22,6 +22,7 @@ from agent.routing.skill_request import plain_json
 from agent.server.skill_context import rfc3339
 from agent.storage.engine import make_engine
 from db.inventory import Inventory
+from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import BINDINGS, Outcome, invoke, make_client, send, text_message
 from tests.conftest import FIXED_NOW, RunningAgent
 from tests.registry_view import card_ids, demo_only
@@ -448,7 +449,7 @@ def check_plan(outcome: Outcome, truth: dict[str, Any]) -> dict[str, Any]:
 
 def test_capacity_result_and_plan_input_are_the_same_schema_reference() -> None:
     """Direct composition: check_link_capacity's output reference is plan_link_upgrade's input."""
-    registry = load_registry()
+    registry = load_registry(SKILLS_DIR)
     capacity, plan = registry.get("check_link_capacity"), registry.get("plan_link_upgrade")
     assert capacity is not None and capacity.interface is not None
     assert plan is not None and plan.interface is not None
@@ -477,7 +478,7 @@ async def test_plan_link_upgrade_recommends_upgrading_the_hot_link(
     assert result["recommended_capacity_bps"] == expected > capacity
     assert expected * 0.5 >= capacity * truth["peak"]
     assert "above 80%" in result["reason"]
-    plan = load_registry().get("plan_link_upgrade")
+    plan = load_registry(SKILLS_DIR).get("plan_link_upgrade")
     assert plan is not None and plan.handler is not None and plan.handler.summarize is not None
     assert plan.handler.summarize(result) == (
         f"{HOT_LINK}: upgrade to {expected // 1_000_000_000} Gbit/s "

@@ -19,6 +19,7 @@ import pytest
 from agent.cli import SNAPSHOT
 from agent.registry.loader import load_registry
 from agent.security.auth import issue_token, load_or_create_signing_key
+from netops.deployment import SKILLS_DIR
 from tests.conftest import RunningAgent
 from tests.registry_view import card_ids, demo_only
 
@@ -117,7 +118,8 @@ def test_public_card_needs_no_token(http: httpx.Client) -> None:
 def test_healthz(http: httpx.Client) -> None:
     response = http.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "skills": len(load_registry())}  # removed too
+    skills = len(load_registry(SKILLS_DIR))  # removed ones too
+    assert response.json() == {"status": "ok", "skills": skills}
 
 
 # -- 401 for everything that needs a token ----------------------------------------------------

@@ -15,6 +15,7 @@ from a2a.types import (
 )
 
 from agent.registry.loader import load_registry
+from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import binding_of, call, call_context, data_message, make_client
 
 ARGUMENTS = {
@@ -50,7 +51,7 @@ ARGUMENTS = {
 }
 DECLARED = [
     (c.id, mode)
-    for c in load_registry()
+    for c in load_registry(SKILLS_DIR)
     if c.interface is not None
     for mode in c.interface.response_modes
 ]
@@ -124,7 +125,7 @@ async def test_streamed_records_all_arrive_before_the_result(agent) -> None:
     assert refs == [a["artifactId"] for a in outcome.artifacts("link-utilization-sample")]
 
 
-CANCELABLE = [c.id for c in load_registry() if c.interface and c.interface.cancelable]
+CANCELABLE = [c.id for c in load_registry(SKILLS_DIR) if c.interface and c.interface.cancelable]
 
 
 def test_cancelable_skills_are_the_expected_ones() -> None:

@@ -33,7 +33,7 @@ CHANGED = (
     TEST_FILE,
     "skills/describe_skill/extract.py",
 )
-NETAGENT = ("-c", "from agent.cli import main; main()")
+NETAGENT = ("-c", "from netops.cli import main; main()")
 
 
 @dataclass

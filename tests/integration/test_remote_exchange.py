@@ -34,9 +34,9 @@ def credential_from(issuer_home: Path, subject: str) -> str:
     from agent.settings import Settings
 
     key = load_or_create_signing_key(issuer_home)
-    return LocalIssuer(key, TokenVerifier(Settings(home=issuer_home), key)).agent_credential(
-        subject
-    )
+    return LocalIssuer(
+        key, TokenVerifier(Settings(home=issuer_home), key), audiences=()
+    ).agent_credential(subject)
 
 
 @pytest.fixture(scope="module")

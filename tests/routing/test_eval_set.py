@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.registry.loader import DEFAULT_SKILLS_DIR, load_registry
+from agent.registry.loader import load_registry
 from agent.routing.router import Action, Router
 from agent.security.principal import Principal
+from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import text_message
 from tests.registry_view import DEMO_SKILLS, copy_demo_skills
 
@@ -28,7 +29,7 @@ EVERYTHING = Principal(
 
 @pytest.fixture(scope="module")
 def router(tmp_path_factory: pytest.TempPathFactory) -> Router:
-    demo = copy_demo_skills(DEFAULT_SKILLS_DIR, tmp_path_factory.mktemp("demo") / "skills")
+    demo = copy_demo_skills(SKILLS_DIR, tmp_path_factory.mktemp("demo") / "skills")
     return Router(load_registry(demo))
 
 
@@ -40,7 +41,7 @@ def routed_to(router: Router, text: str) -> str:
 
 
 def test_the_set_is_big_enough_and_covers_every_routable_skill() -> None:
-    routable = {c.id for c in load_registry() if c.interface is not None}
+    routable = {c.id for c in load_registry(SKILLS_DIR) if c.interface is not None}
     assert len(EVAL["clear"]) >= 80 and len(EVAL["ambiguous"]) >= 20
     covered = {e["skill"] for e in EVAL["clear"]}
     assert covered <= routable  # no item for a skill that is not there
@@ -69,9 +70,9 @@ def test_ambiguous_requests_are_clarified(router: Router) -> None:
 
 def test_classifier_is_deterministic() -> None:
     texts = [e["text"] for e in EVAL["clear"][:20]]
-    first, second = Router(load_registry()), Router(load_registry())
+    first, second = Router(load_registry(SKILLS_DIR)), Router(load_registry(SKILLS_DIR))
     assert [routed_to(first, t) for t in texts] == [routed_to(second, t) for t in texts]
-    ids = {c.id for c in load_registry() if c.interface is not None}
+    ids = {c.id for c in load_registry(SKILLS_DIR) if c.interface is not None}
     a = first.classifier.predict("free bandwidth on the link", ids)
     b = second.classifier.predict("free bandwidth on the link", ids)
     assert a == b

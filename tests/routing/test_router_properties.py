@@ -11,9 +11,10 @@ from agent.registry.loader import load_registry
 from agent.registry.policy import entitled
 from agent.routing.router import Action, Router
 from agent.security.principal import Principal
+from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import data_message, text_message
 
-REGISTRY = load_registry()
+REGISTRY = load_registry(SKILLS_DIR)
 ROUTER = Router(REGISTRY)
 SCOPES = sorted(
     {s for c in REGISTRY for s in c.manifest.requires_scopes} | {"preview", "other.scope"}

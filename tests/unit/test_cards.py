@@ -16,8 +16,9 @@ import pytest
 
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
 from agent.registry.cards import CardFactory, card_to_json
-from agent.registry.loader import DEFAULT_SKILLS_DIR, Registry, load_registry
+from agent.registry.loader import Registry, load_registry
 from agent.security.principal import Principal
+from netops.deployment import IDENTITY, SKILLS_DIR
 from tests.registry_view import copy_demo_skills, identity
 
 BASE = "https://netops.example.net/agent"
@@ -38,11 +39,11 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Registry:
 
 @pytest.fixture(scope="module")
 def factory(registry: Registry) -> CardFactory:
-    return CardFactory(registry, BASE + "/")
+    return CardFactory(registry, BASE + "/", identity=IDENTITY)
 
 
 def copy_skills(tmp_path: Path) -> Path:
-    return copy_demo_skills(DEFAULT_SKILLS_DIR, tmp_path / "skills")
+    return copy_demo_skills(SKILLS_DIR, tmp_path / "skills")
 
 
 def edit_skill_block(root: Path, skill: str, **members: Any) -> None:
@@ -229,7 +230,9 @@ def test_extended_cards_are_cached_per_identity_shape(factory: CardFactory) -> N
 def test_card_version_is_stable_for_an_identical_registry(
     tmp_path: Path, factory: CardFactory
 ) -> None:
-    copy = CardFactory(load_registry(copy_skills(tmp_path)), "http://127.0.0.1:8000")
+    copy = CardFactory(
+        load_registry(copy_skills(tmp_path)), "http://127.0.0.1:8000", identity=IDENTITY
+    )
     assert copy.public_card.version == factory.public_card.version
     assert copy.public_card.version.startswith("0.1.0+skills.")
     alice = identity("alice")
@@ -239,7 +242,7 @@ def test_card_version_is_stable_for_an_identical_registry(
 def test_card_version_changes_with_a_public_skill(tmp_path: Path, factory: CardFactory) -> None:
     root = copy_skills(tmp_path)
     edit_skill_block(root, "lookup_inventory", description="Lists inventory, differently.")
-    changed = CardFactory(load_registry(root), BASE)
+    changed = CardFactory(load_registry(root), BASE, identity=IDENTITY)
     assert changed.public_card.version != factory.public_card.version
     assert changed.public_card.skills[1].description == "Lists inventory, differently."
 
@@ -252,7 +255,7 @@ def test_card_version_changes_with_a_public_skills_schema(
     schema = json.loads(schema_path.read_text())
     schema["properties"]["limit"]["maximum"] = 400
     schema_path.write_text(json.dumps(schema, indent=2))
-    changed = CardFactory(load_registry(root), BASE)
+    changed = CardFactory(load_registry(root), BASE, identity=IDENTITY)
     old_digest = bindings(card_to_json(factory.public_card))[1]["interface_digest"]
     new_digest = bindings(card_to_json(changed.public_card))[1]["interface_digest"]
     assert new_digest != old_digest
@@ -264,7 +267,7 @@ def test_an_extended_only_change_leaves_the_public_card_alone(
 ) -> None:
     root = copy_skills(tmp_path)
     edit_skill_block(root, "evaluate_resource_condition", description="Checks thresholds anew.")
-    changed = CardFactory(load_registry(root), BASE + "/")
+    changed = CardFactory(load_registry(root), BASE + "/", identity=IDENTITY)
     assert card_to_json(changed.public_card) == card_to_json(factory.public_card)
     alice = identity("alice")
     assert changed.extended_card(alice).version != factory.extended_card(alice).version
@@ -283,6 +286,6 @@ def test_a_registry_without_extended_skills_offers_no_extended_card(tmp_path: Pa
     for skill in ("check_link_capacity", "evaluate_resource_condition", "link_headroom"):
         shutil.rmtree(root / skill)
     shutil.rmtree(root / "plan_link_upgrade")
-    card = card_to_json(CardFactory(load_registry(root), BASE).public_card)
+    card = card_to_json(CardFactory(load_registry(root), BASE, identity=IDENTITY).public_card)
     assert skill_ids(card) == PUBLIC_IDS
     assert card["capabilities"].get("extendedAgentCard", False) is False

@@ -88,7 +88,7 @@ def stranger(tmp_path: Path) -> SigningKey:
 
 @pytest.fixture
 def issuer(settings: Settings, key: SigningKey) -> LocalIssuer:
-    return LocalIssuer(key, TokenVerifier(settings, key))
+    return LocalIssuer(key, TokenVerifier(settings, key), audiences={"inventory"})
 
 
 @pytest.fixture

@@ -100,7 +100,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
     await seed(engine, scale="small", until=FIXED_NOW)
     settings = Settings(home=home)
     key = load_key(home)
-    issuer = LocalIssuer(key, TokenVerifier(settings, key))
+    issuer = LocalIssuer(key, TokenVerifier(settings, key), audiences={"inventory"})
     verifier = ToolTokenVerifier("inventory", TOOL_ISSUER, key=key.private_key.public_key())
     gate = InventoryGate(engine, verifier, AuditLog(engine))
     acme = await _resources(engine, "acme", "acme-lnk-00001")

@@ -12,6 +12,7 @@ from agent.registry.loader import load_registry
 from agent.registry.manifest import Manifest
 from agent.registry.policy import entitled, publicly_visible, visible
 from agent.security.principal import ANONYMOUS, Principal
+from netops.deployment import SKILLS_DIR
 from tests.conftest import IDENTITIES
 from tests.registry_view import DEMO_SKILLS
 
@@ -101,7 +102,7 @@ PUBLIC: dict[str, bool] = {
     "port_report": False,
 }
 
-MANIFESTS: dict[str, Manifest] = {m.id: m for m in load_registry().manifests}
+MANIFESTS: dict[str, Manifest] = {m.id: m for m in load_registry(SKILLS_DIR).manifests}
 
 
 def test_the_tables_cover_every_demo_manifest_and_principal() -> None:

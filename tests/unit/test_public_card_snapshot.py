@@ -7,10 +7,15 @@ import json
 from agent.cli import SNAPSHOT
 from agent.registry.cards import CardFactory, card_to_json
 from agent.registry.loader import load_registry
+from netops.deployment import IDENTITY, SKILLS_DIR
 
 
 def test_generated_public_card_matches_committed_snapshot() -> None:
-    generated = card_to_json(CardFactory(load_registry(), "http://127.0.0.1:8000").public_card)
+    generated = card_to_json(
+        CardFactory(
+            load_registry(SKILLS_DIR), "http://127.0.0.1:8000", identity=IDENTITY
+        ).public_card
+    )
     committed = json.loads(SNAPSHOT.read_text())
     assert generated == committed, (
         "the public card changed; if intended, run `netagent card diff --update` and commit it"

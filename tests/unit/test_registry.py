@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from agent.app import create_app
-from agent.registry.loader import DEFAULT_SKILLS_DIR, RegistryError, load_registry
+from agent.registry.loader import RegistryError, load_registry
 from agent.registry.manifest import Manifest, State, Visibility
 from agent.settings import Settings
+from netops.app import create_app
+from netops.deployment import SKILLS_DIR
 from tests.conftest import free_port
 from tests.registry_view import DEMO_SKILLS
 
@@ -30,7 +31,7 @@ from tests.registry_view import DEMO_SKILLS
 def copy_skills(tmp_path: Path) -> Path:
     """A private copy of the demo skills folder that a test may break."""
     target = tmp_path / "skills"
-    shutil.copytree(DEFAULT_SKILLS_DIR, target, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(SKILLS_DIR, target, ignore=shutil.ignore_patterns("__pycache__"))
     return target.resolve()
 
 
@@ -52,8 +53,8 @@ def load_error(root: Path) -> str:
 
 
 def test_demo_registry_has_the_seven_demo_skills() -> None:
-    registry = load_registry()  # a fork's own skills may be there too
-    folders = {p.parent.name for p in DEFAULT_SKILLS_DIR.glob("*/manifest.json")}
+    registry = load_registry(SKILLS_DIR)  # a fork's own skills may be there too
+    folders = {p.parent.name for p in SKILLS_DIR.glob("*/manifest.json")}
     assert len(registry) == len(folders)
     assert {c.id for c in registry} == folders
     assert folders >= DEMO_SKILLS
@@ -63,7 +64,7 @@ def test_demo_registry_has_the_seven_demo_skills() -> None:
 
 
 def test_port_report_is_removed_and_names_lookup_inventory() -> None:
-    capability = load_registry().get("port_report")
+    capability = load_registry(SKILLS_DIR).get("port_report")
     assert capability is not None
     assert capability.manifest.state is State.REMOVED
     assert capability.manifest.replacement == "lookup_inventory"
@@ -73,7 +74,7 @@ def test_port_report_is_removed_and_names_lookup_inventory() -> None:
 
 
 def test_every_live_skill_has_a_handler_and_an_interface_of_its_own() -> None:
-    registry = load_registry()
+    registry = load_registry(SKILLS_DIR)
     live = [c for c in registry if c.manifest.state is not State.REMOVED]
     live_ids = {c.id for c in live}
     assert DEMO_SKILLS - {"port_report"} <= live_ids and "port_report" not in live_ids
@@ -90,7 +91,7 @@ def test_every_live_skill_has_a_handler_and_an_interface_of_its_own() -> None:
 
 
 def test_demo_manifest_fields() -> None:
-    registry = load_registry()
+    registry = load_registry(SKILLS_DIR)
     headroom = registry.get("link_headroom")
     plan = registry.get("plan_link_upgrade")
     lookup = registry.get("lookup_inventory")
@@ -106,7 +107,7 @@ def test_demo_manifest_fields() -> None:
 
 
 def test_loading_twice_gives_the_same_interfaces(tmp_path: Path) -> None:
-    first, second = load_registry(), load_registry(copy_skills(tmp_path))
+    first, second = load_registry(SKILLS_DIR), load_registry(copy_skills(tmp_path))
     assert [(c.id, c.interface) for c in first] == [(c.id, c.interface) for c in second]
     assert first.manifests == second.manifests  # the folder does not take part in equality
 
@@ -115,7 +116,7 @@ def test_loading_twice_gives_the_same_interfaces(tmp_path: Path) -> None:
 
 
 def test_manifests_and_capabilities_are_frozen() -> None:
-    capability = load_registry().get("lookup_inventory")
+    capability = load_registry(SKILLS_DIR).get("lookup_inventory")
     assert capability is not None
     manifest = capability.manifest
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -132,7 +133,7 @@ def test_manifests_and_capabilities_are_frozen() -> None:
 
 
 def test_manifest_members_are_read_only_mappings_and_tuples() -> None:
-    manifest = load_registry().get("check_link_capacity").manifest  # type: ignore[union-attr]
+    manifest = load_registry(SKILLS_DIR).get("check_link_capacity").manifest  # type: ignore[union-attr]
     assert isinstance(manifest.skill, MappingProxyType)
     assert isinstance(manifest.limits, MappingProxyType)
     assert isinstance(manifest.interface, MappingProxyType)
@@ -155,7 +156,7 @@ def test_manifest_members_are_read_only_mappings_and_tuples() -> None:
 
 
 def test_registry_mapping_is_a_proxy() -> None:
-    registry = load_registry()
+    registry = load_registry(SKILLS_DIR)
     by_id = registry._by_id
     assert isinstance(by_id, MappingProxyType)
     with pytest.raises(TypeError):
@@ -164,7 +165,7 @@ def test_registry_mapping_is_a_proxy() -> None:
 
 
 def test_manifest_does_not_share_state_with_its_source_json() -> None:
-    path = DEFAULT_SKILLS_DIR / "lookup_inventory" / "manifest.json"
+    path = SKILLS_DIR / "lookup_inventory" / "manifest.json"
     data = json.loads(path.read_text())
     manifest = Manifest.from_json(data, path.parent)
     data["skill"]["tags"].append("mutated")
@@ -176,7 +177,7 @@ def test_manifest_does_not_share_state_with_its_source_json() -> None:
 
 
 def test_interface_document_is_handed_out_as_a_fresh_copy() -> None:
-    interface = load_registry().get("lookup_inventory").interface  # type: ignore[union-attr]
+    interface = load_registry(SKILLS_DIR).get("lookup_inventory").interface  # type: ignore[union-attr]
     assert interface is not None
     document = interface.document
     document["skill_id"] = "tampered"
@@ -471,7 +472,7 @@ def test_serve_refuses_an_exchange_url_without_a_credential(tmp_path: Path) -> N
     }
     env.pop("NETAGENT_AGENT_CREDENTIAL", None)
     run = subprocess.run(
-        [sys.executable, "-c", "from agent.cli import main; main()", "serve", "--port", "1"],
+        [sys.executable, "-c", "from netops.cli import main; main()", "serve", "--port", "1"],
         capture_output=True,
         text=True,
         env=env,

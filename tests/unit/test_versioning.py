@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.registry.loader import DEFAULT_SKILLS_DIR, load_registry, validate_registry
+from agent.registry.loader import load_registry, validate_registry
 from agent.registry.versioning import (
     LOCK_FILE,
     breaking_changes,
@@ -19,19 +19,20 @@ from agent.registry.versioning import (
     lock_entries,
     lock_problems,
 )
+from netops.deployment import SKILLS_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-NETAGENT = [sys.executable, "-c", "from agent.cli import main; main()"]
+NETAGENT = [sys.executable, "-c", "from netops.cli import main; main()"]
 
 
 def test_the_committed_lock_matches_the_registry() -> None:
-    assert lock_problems(load_registry()) == []
+    assert lock_problems(load_registry(SKILLS_DIR), SKILLS_DIR / LOCK_FILE) == []
 
 
 @pytest.fixture
 def locked(tmp_path: Path) -> tuple[Path, dict]:
     path = tmp_path / LOCK_FILE
-    entries = lock_entries(load_registry())
+    entries = lock_entries(load_registry(SKILLS_DIR))
     path.write_text(json.dumps(entries))
     return path, entries
 
@@ -44,7 +45,7 @@ def test_a_digest_change_without_a_bump_is_refused(locked) -> None:
     path, entries = locked
     entries["lookup_inventory"]["interface_digest"] = "sha256:" + "0" * 64
     rewrite(path, entries)
-    (problem,) = lock_problems(load_registry(), path)
+    (problem,) = lock_problems(load_registry(SKILLS_DIR), path)
     assert "/lookup_inventory/interface_digest" in problem and "bump" in problem
 
 
@@ -70,7 +71,7 @@ def test_a_changed_interface_needs_a_proper_bump(locked, old: str, accepted: boo
     path, entries = locked
     entries["evaluate_resource_condition"].update(skill_version=old, interface_digest="sha256:1")
     rewrite(path, entries)
-    problems = lock_problems(load_registry(), path)
+    problems = lock_problems(load_registry(SKILLS_DIR), path)
     if accepted:  # a proper bump only waits to be recorded
         (problem,) = problems
         assert "is not recorded yet" in problem
@@ -82,13 +83,13 @@ def test_a_locked_skill_that_disappeared_is_reported(locked) -> None:
     path, entries = locked
     entries["retired_skill"] = dict(entries["lookup_inventory"])
     rewrite(path, entries)
-    (problem,) = lock_problems(load_registry(), path)
+    (problem,) = lock_problems(load_registry(SKILLS_DIR), path)
     assert "/retired_skill" in problem and "no longer in the registry" in problem
 
 
 def test_a_breaking_change_needs_a_major_bump(tmp_path: Path) -> None:
     skills = tmp_path / "skills"
-    shutil.copytree(DEFAULT_SKILLS_DIR, skills, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(SKILLS_DIR, skills, ignore=shutil.ignore_patterns("__pycache__"))
     manifest = skills / "evaluate_resource_condition" / "manifest.json"
     data = json.loads(manifest.read_text())
     data["interface"]["skill_version"] = "1.1"  # a minor bump...
@@ -106,7 +107,7 @@ def test_a_breaking_change_needs_a_major_bump(tmp_path: Path) -> None:
 
 
 def test_breaking_changes_are_recognised() -> None:
-    old = lock_entries(load_registry())["check_link_capacity"]
+    old = lock_entries(load_registry(SKILLS_DIR))["check_link_capacity"]
     new = copy.deepcopy(old)
     new["output"]["properties"].remove("verdict")
     new["record_kinds"] = []
@@ -121,7 +122,7 @@ def test_breaking_changes_are_recognised() -> None:
 
 def test_validate_reports_every_problem_with_file_and_pointer(tmp_path: Path) -> None:
     skills = tmp_path / "skills"
-    shutil.copytree(DEFAULT_SKILLS_DIR, skills, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(SKILLS_DIR, skills, ignore=shutil.ignore_patterns("__pycache__"))
     lookup = skills / "lookup_inventory" / "manifest.json"
     data = json.loads(lookup.read_text())
     data["state"] = "gaa"
@@ -147,7 +148,7 @@ def test_netagent_validate_passes_on_the_repository() -> None:
 
 def test_netagent_validate_fails_on_a_broken_registry(tmp_path: Path) -> None:
     skills = tmp_path / "skills"
-    shutil.copytree(DEFAULT_SKILLS_DIR, skills, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(SKILLS_DIR, skills, ignore=shutil.ignore_patterns("__pycache__"))
     (skills / "describe_skill" / "manifest.json").write_text("{ not json")
     run = subprocess.run(
         [*NETAGENT, "validate"],

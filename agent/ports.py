@@ -1,0 +1,114 @@
+"""The ports through which a deployment hands the core its domain: the core imports no domain.
+
+The core (``agent/``) governs skills it discovers through the registry; everything a skill
+reaches beyond that (a tool such as the network inventory, a topology for the console, tables
+of its own to migrate and seed, background services) is given to ``create_app`` as a
+:class:`Deployment`. A fork replaces the deployment, its skills and its tools, and keeps the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from agent.console.topology import TopologySource
+    from agent.security.credentials import ToolTokenVerifier
+    from agent.settings import Settings
+    from agent.storage.audit import AuditLog
+
+TokenSupplier = Callable[[], Awaitable[str]]
+"""Returns a tool token exchanged for the caller, each time the tool client needs one."""
+
+ToolClientFactory = Callable[[TokenSupplier], Any]
+"""Builds the client a handler gets from ``ctx.tool(name)``; it presents the supplied tokens."""
+
+
+@dataclass(frozen=True)
+class ToolEnvironment:
+    """What the core gives a tool when the app is built: how to check its tokens, where to audit.
+
+    ``verifier`` checks the tool tokens the core exchanges for this tool's audience (signature,
+    audience, expiry); a tool must call it on every request, so a bug in a handler cannot reach
+    another tenant's data. ``engine`` is the database the core was configured with.
+    """
+
+    settings: Settings
+    engine: AsyncEngine
+    verifier: ToolTokenVerifier
+    audit: AuditLog
+
+
+@dataclass(frozen=True)
+class ToolPort:
+    """A tool handlers may reach: manifests name it in ``tools``; tokens are for ``audience``."""
+
+    name: str
+    audience: str
+    connect: Callable[[ToolEnvironment], ToolClientFactory]
+
+
+class Service(Protocol):
+    """Something a deployment runs beside the agent (e.g. a simulator) while it serves."""
+
+    async def start(self, settings: Settings, engine: AsyncEngine) -> None:
+        """Start after storage is prepared; must return promptly (spawn a task if it loops)."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop at shutdown, before the database is closed."""
+        ...
+
+
+StorageHook = Callable[["Settings", "AsyncEngine"], Awaitable[None]]
+"""Work on the deployment's own tables (migrate, seed), run under the start-up lock."""
+
+TopologyFactory = Callable[["AsyncEngine"], "TopologySource"]
+"""Builds the console's network view over the deployment's data."""
+
+
+@dataclass(frozen=True)
+class DemoCaller:
+    """An identity the agent prints a ready token for on start-up (embedded issuer only)."""
+
+    subject: str
+    tenant: str
+    scopes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """Who the card says the agent is; the deployment names it (the core knows no domain)."""
+
+    name: str = "Schema-governed A2A agent"
+    description: str = "An A2A agent whose skills are schema-governed contracts."
+    organization: str = "netops-agent"
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Everything domain-specific one agent is built from; ``create_app`` takes one."""
+
+    identity: AgentIdentity
+    skills_dir: Path
+    tools: Sequence[ToolPort] = ()
+    migrate: StorageHook | None = None
+    """Bring the deployment's tables to its schema; run at every start and by storage commands."""
+    seed: StorageHook | None = None
+    """Fill an empty database with demo data (NETAGENT_SEED); must leave existing data alone."""
+    topology: TopologyFactory | None = None
+    services: Callable[[], Sequence[Service]] = field(default=lambda: ())
+    demo_callers: Sequence[DemoCaller] = ()
+
+    def tool(self, name: str) -> ToolPort | None:
+        """The port named ``name``, if this deployment has one."""
+        return next((port for port in self.tools if port.name == name), None)
+
+    @property
+    def audiences(self) -> frozenset[str]:
+        """The audiences the embedded token exchange may mint tool tokens for."""
+        return frozenset(port.audience for port in self.tools)

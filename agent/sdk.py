@@ -1,0 +1,60 @@
+"""The core's public surface for skills and tools: the only ``agent`` module they may import.
+
+A skill (``skills/<id>/handler.py``) needs its context, the draft's error codes and a clock
+format; a tool (``db/``, the inventory) needs the principal, the tool-token claims and their
+verifier, the audit log and the shared storage helpers. Everything here is stable for forks;
+whatever is not listed in ``__all__`` is the core's own business and may change.
+tests/test_architecture.py holds ``db/`` and ``skills/`` to importing this module only.
+"""
+
+from __future__ import annotations
+
+from agent.console.topology import (
+    Edge,
+    EdgeDetail,
+    Graph,
+    Group,
+    Node,
+    Series,
+    TopologyRefusedError,
+    TopologySource,
+)
+from agent.interfaces import ErrorCode, SkillError
+from agent.security.auth import TokenError
+from agent.security.credentials import ToolClaims, ToolGrant, ToolTokenVerifier
+from agent.security.principal import Principal
+from agent.security.token_cache import VerifiedTokens
+from agent.server.skill_context import SkillContext, ToolRefusedError, rfc3339
+from agent.storage.audit import AuditLog, AuditRecord
+from agent.storage.coordination import claim_for_transaction, exclusively
+from agent.storage.engine import async_url, make_engine
+from agent.storage.types import UTCDateTime
+
+__all__ = [
+    "AuditLog",
+    "AuditRecord",
+    "Edge",
+    "EdgeDetail",
+    "ErrorCode",
+    "Graph",
+    "Group",
+    "Node",
+    "Principal",
+    "Series",
+    "SkillContext",
+    "SkillError",
+    "TokenError",
+    "ToolClaims",
+    "ToolGrant",
+    "ToolRefusedError",
+    "ToolTokenVerifier",
+    "TopologyRefusedError",
+    "TopologySource",
+    "UTCDateTime",
+    "VerifiedTokens",
+    "async_url",
+    "claim_for_transaction",
+    "exclusively",
+    "make_engine",
+    "rfc3339",
+]

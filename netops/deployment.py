@@ -1,0 +1,137 @@
+"""The network agent as a deployment of the core: its skills, the inventory tool, the console's
+topology, the inventory's tables and demo data, live telemetry and the demo callers.
+
+This is the module a fork replaces (with ``db/`` and ``skills/``) to build another domain's
+agent on the same core; ``docs/adding-a-skill.md`` shows how.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+import skills
+from agent.ports import (
+    AgentIdentity,
+    DemoCaller,
+    Deployment,
+    Service,
+    ToolClientFactory,
+    ToolEnvironment,
+    ToolPort,
+)
+from agent.sdk import TopologySource
+from agent.settings import Settings
+
+log = logging.getLogger(__name__)
+
+IDENTITY = AgentIdentity(
+    name="NetOps Agent",
+    description=(
+        "A reference network-management agent: schema-governed skills over a simulated "
+        "network inventory (sites, devices, interfaces, links and their utilization)."
+    ),
+    organization="netops-agent",
+)
+SKILLS_DIR = Path(skills.__file__).resolve().parent
+INVENTORY = "inventory"
+"""The inventory tool's name in manifests and its tokens' audience."""
+LIVE_TELEMETRY_SECONDS = 300
+
+DEMO_CALLERS = (
+    DemoCaller("alice", "acme", ("inventory.read", "assurance.read", "capacity.read")),
+    DemoCaller(
+        "paula",
+        "acme",
+        ("inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"),
+    ),
+    DemoCaller("gary", "globex", ("inventory.read", "assurance.read", "capacity.read")),
+    DemoCaller("vic", "acme", ("inventory.read",)),
+)
+
+
+def connect_inventory(environment: ToolEnvironment) -> ToolClientFactory:
+    """One gate per app (it checks every tool token and audits every call); a client per call."""
+    from db.gate import InventoryClient, InventoryGate
+
+    gate = InventoryGate(environment.engine, environment.verifier, environment.audit)
+    return lambda token: InventoryClient(gate, token)
+
+
+async def migrate_inventory(settings: Settings, engine: AsyncEngine) -> None:
+    """The inventory's own Alembic history (its version table is its own)."""
+    from db.migrate import upgrade
+
+    await upgrade(settings.resolved_database_url)
+
+
+async def seed_demo_inventory(settings: Settings, engine: AsyncEngine) -> None:
+    """The small simulated network, on a first start only."""
+    from db.simulator import is_seeded, seed
+
+    if not await is_seeded(engine):
+        report = await seed(engine, scale="small")
+        log.info("seeded demo inventory: %s", report)
+
+
+class LiveTelemetry:
+    """Demo only: extend the simulated series up to now, at start and every few minutes."""
+
+    def __init__(self, every_seconds: float = LIVE_TELEMETRY_SECONDS) -> None:
+        self._every = every_seconds
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self, settings: Settings, engine: AsyncEngine) -> None:
+        """Runs only when NETAGENT_LIVE_TELEMETRY is on."""
+        if settings.live_telemetry:
+            self._task = asyncio.create_task(self._loop(engine))
+
+    async def stop(self) -> None:
+        """Cancel the loop and wait for it, so no refresh runs on a closed engine."""
+        if self._task is None:
+            return
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def _loop(self, engine: AsyncEngine) -> None:
+        from db.live import extend_telemetry
+
+        while True:
+            try:
+                added = await extend_telemetry(engine, datetime.now(UTC))
+                if added:
+                    log.info("simulated telemetry extended by %d samples", added)
+            except Exception:  # a failed refresh must not take the agent down
+                log.exception("could not extend the simulated telemetry")
+            await asyncio.sleep(self._every)
+
+
+def _topology(engine: AsyncEngine) -> TopologySource:
+    from netops.topology import InventoryTopology
+
+    return InventoryTopology(engine)
+
+
+def _services() -> list[Service]:
+    return [LiveTelemetry()]
+
+
+def network_deployment() -> Deployment:
+    """The network agent's parts, for ``agent.app.create_app`` and the ``netagent`` CLI."""
+    return Deployment(
+        identity=IDENTITY,
+        skills_dir=SKILLS_DIR,
+        tools=(ToolPort(INVENTORY, INVENTORY, connect_inventory),),
+        migrate=migrate_inventory,
+        seed=seed_demo_inventory,
+        topology=_topology,
+        services=_services,
+        demo_callers=DEMO_CALLERS,
+    )

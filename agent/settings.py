@@ -9,15 +9,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
+from agent.config import flag, number, text
 from agent.edge.limits import Limits
-
-N = TypeVar("N", int, float)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_ROUTE_THRESHOLD = 0.6
+"""Classifier confidence below which the router asks; the router's default too (it imports
+this rather than the other way round, so reading settings never loads the classifier)."""
 EMBEDDED_ISSUER = "netagent-embedded"
 DEFAULT_AUDIENCE = "netagent"
 
@@ -37,7 +40,7 @@ class Settings:
     skills_dir: Path | None = None
     seed_on_start: bool = True
     log_level: str = "info"
-    route_threshold: float = 0.6
+    route_threshold: float = DEFAULT_ROUTE_THRESHOLD
     limits: Limits = field(default_factory=Limits)
     live_telemetry: bool = True
     token_exchange_url: str | None = None
@@ -85,51 +88,54 @@ class Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Read the NETAGENT_* variables; unset ones keep their defaults."""
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read the NETAGENT_* variables; unset or empty ones keep the field's default."""
         env = os.environ if environ is None else environ
-        skills_dir = env.get("NETAGENT_SKILLS_DIR")
-        return cls(
-            home=Path(env.get("NETAGENT_HOME", ".netagent")),
-            database_url=env.get("NETAGENT_DATABASE_URL") or None,
-            host=env.get("NETAGENT_HOST", DEFAULT_HOST),
-            port=_number(env, "NETAGENT_PORT", DEFAULT_PORT, int),
-            public_url=env.get("NETAGENT_PUBLIC_URL") or None,
-            issuer=env.get("NETAGENT_ISSUER", EMBEDDED_ISSUER),
-            audience=env.get("NETAGENT_AUDIENCE", DEFAULT_AUDIENCE),
-            jwks_url=env.get("NETAGENT_JWKS_URL") or None,
-            skills_dir=Path(skills_dir) if skills_dir else None,
-            seed_on_start=env.get("NETAGENT_SEED", "1") not in ("0", "false", "no"),
-            log_level=env.get("NETAGENT_LOG_LEVEL", "info"),
-            route_threshold=_number(env, "NETAGENT_ROUTE_THRESHOLD", 0.6, float),
-            limits=Limits.from_env(env),
-            live_telemetry=env.get("NETAGENT_LIVE_TELEMETRY", "1") not in ("0", "false", "no"),
-            token_exchange_url=env.get("NETAGENT_TOKEN_EXCHANGE_URL") or None,
-            agent_credential=env.get("NETAGENT_AGENT_CREDENTIAL") or None,
-            tool_issuer=env.get("NETAGENT_TOOL_ISSUER") or None,
-            tool_jwks_url=env.get("NETAGENT_TOOL_JWKS_URL") or None,
-            metrics=env.get("NETAGENT_METRICS", "on").lower() not in ("0", "false", "no", "off"),
-            otel=env.get("NETAGENT_OTEL", "off").lower() in ("1", "true", "yes", "on"),
-            log_format=env.get("NETAGENT_LOG_FORMAT", "text").lower(),
-            cluster=_tristate(env.get("NETAGENT_CLUSTER")),
-            conformance=env.get("NETAGENT_CONFORMANCE", "0").lower() in ("1", "true", "yes", "on"),
-        )
+        defaults = cls()
+        values = {
+            name: read(env, variable, getattr(defaults, name))
+            for name, (variable, read) in VARIABLES.items()
+        }
+        return cls(limits=Limits.from_env(env), **values)
 
 
-def _number(env: Mapping[str, str], name: str, default: N, kind: Callable[[str], N]) -> N:
-    """A numeric variable, or a ValueError that names it (the CLI prints it on one line)."""
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return kind(raw)
-    except ValueError:
-        noun = "an integer" if kind is int else "a number"
-        raise ValueError(f"{name} must be {noun}") from None
+Reader = Callable[[Mapping[str, str], str, Any], Any]
+"""Reads one variable: (environment, variable name, the field's default) -> the value."""
 
 
-def _tristate(value: str | None) -> bool | None:
-    """'1'/'0' style switches where unset (or 'auto') means: decide from the deployment."""
-    if value is None or value.strip().lower() in ("", "auto"):
-        return None
-    return value.strip().lower() not in ("0", "false", "no", "off")
+def _path(env: Mapping[str, str], name: str, default: Path | None) -> Path | None:
+    raw = text(env, name, None)
+    return Path(raw) if raw else default
+
+
+def _lowered(env: Mapping[str, str], name: str, default: str) -> str:
+    return text(env, name, default).lower()
+
+
+VARIABLES: Mapping[str, tuple[str, Reader]] = {
+    "home": ("NETAGENT_HOME", _path),
+    "database_url": ("NETAGENT_DATABASE_URL", text),
+    "host": ("NETAGENT_HOST", text),
+    "port": ("NETAGENT_PORT", partial(number, kind=int)),
+    "public_url": ("NETAGENT_PUBLIC_URL", text),
+    "issuer": ("NETAGENT_ISSUER", text),
+    "audience": ("NETAGENT_AUDIENCE", text),
+    "jwks_url": ("NETAGENT_JWKS_URL", text),
+    "skills_dir": ("NETAGENT_SKILLS_DIR", _path),
+    "seed_on_start": ("NETAGENT_SEED", flag),
+    "log_level": ("NETAGENT_LOG_LEVEL", text),
+    "route_threshold": ("NETAGENT_ROUTE_THRESHOLD", partial(number, kind=float)),
+    "live_telemetry": ("NETAGENT_LIVE_TELEMETRY", flag),
+    "token_exchange_url": ("NETAGENT_TOKEN_EXCHANGE_URL", text),
+    "agent_credential": ("NETAGENT_AGENT_CREDENTIAL", text),
+    "tool_issuer": ("NETAGENT_TOOL_ISSUER", text),
+    "tool_jwks_url": ("NETAGENT_TOOL_JWKS_URL", text),
+    "metrics": ("NETAGENT_METRICS", flag),
+    "otel": ("NETAGENT_OTEL", flag),
+    "log_format": ("NETAGENT_LOG_FORMAT", _lowered),
+    "cluster": ("NETAGENT_CLUSTER", flag),
+    "conformance": ("NETAGENT_CONFORMANCE", flag),
+}
+"""Every field but ``limits`` (``Limits.from_env``: NETAGENT_MAX_*), with its variable and
+reader; defaults are the dataclass's, so each is written once. ``cluster`` defaults to None,
+which ``flag`` reads as its third state, ``auto``."""

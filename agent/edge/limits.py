@@ -32,6 +32,7 @@ from a2a.types import InvalidParamsError, Message, Role, SendMessageRequest
 from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agent.config import number
 from agent.interfaces.pointer import json_pointer
 
 ENVELOPE_DEPTH = 16
@@ -77,14 +78,11 @@ class Limits:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
         """Read the NETAGENT_MAX_* variables; unset ones keep their defaults."""
         env = os.environ if environ is None else environ
-        values: dict[str, int] = {}
-        for name, variable in cls.ENV.items():
-            raw = env.get(variable)
-            if raw:
-                try:
-                    values[name] = int(raw)
-                except ValueError:
-                    raise ValueError(f"{variable} must be a positive integer") from None
+        defaults = cls()
+        values = {
+            name: number(env, variable, getattr(defaults, name), int, positive=True)
+            for name, variable in cls.ENV.items()
+        }
         return cls(**values)
 
     @property

@@ -26,9 +26,10 @@ from agent.registry.policy import entitled, visible
 from agent.routing.classifier import SkillClassifier
 from agent.routing.skill_request import SkillRequest, data_parts, explicit_request, plain_json
 from agent.security.principal import Principal
+from agent.settings import DEFAULT_ROUTE_THRESHOLD
 from agent.storage.bindings import Binding, Phase
 
-DEFAULT_THRESHOLD = 0.6
+DEFAULT_THRESHOLD = DEFAULT_ROUTE_THRESHOLD  # NETAGENT_ROUTE_THRESHOLD
 HINT_KEY = "skill_id"
 JSON = "application/json"
 TEXT = "text/plain"

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent.console.topology import TopologySource
+    from agent.registry.cards import AgentIdentity
     from agent.security.credentials import ToolTokenVerifier
     from agent.settings import Settings
     from agent.storage.audit import AuditLog
@@ -78,15 +79,6 @@ class DemoCaller:
     subject: str
     tenant: str
     scopes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class AgentIdentity:
-    """Who the card says the agent is; the deployment names it (the core knows no domain)."""
-
-    name: str = "Schema-governed A2A agent"
-    description: str = "An A2A agent whose skills are schema-governed contracts."
-    organization: str = "netops-agent"
 
 
 @dataclass(frozen=True)

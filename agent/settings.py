@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from agent.config import flag, number, text
-from agent.edge.limits import Limits
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -23,6 +22,52 @@ DEFAULT_ROUTE_THRESHOLD = 0.6
 this rather than the other way round, so reading settings never loads the classifier)."""
 EMBEDDED_ISSUER = "netagent-embedded"
 DEFAULT_AUDIENCE = "netagent"
+
+
+ENVELOPE_DEPTH = 16
+"""Levels a request body may nest beyond ``max_depth``: the envelope around a Data Part's
+value (JSON-RPC: 5) and slack, so that a deep Data Part is refused by the message check,
+which names where, rather than by the body scan, which cannot."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds one agent process enforces; every one is a NETAGENT_* setting."""
+
+    max_body_bytes: int = 1024 * 1024
+    max_parts: int = 16
+    max_string_length: int = 65536
+    max_items: int = 1000
+    max_depth: int = 32
+
+    ENV = {
+        "max_body_bytes": "NETAGENT_MAX_BODY_BYTES",
+        "max_parts": "NETAGENT_MAX_PARTS",
+        "max_string_length": "NETAGENT_MAX_STRING_LENGTH",
+        "max_items": "NETAGENT_MAX_ITEMS",
+        "max_depth": "NETAGENT_MAX_DEPTH",
+    }
+
+    def __post_init__(self) -> None:
+        for name in self.ENV:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{self.ENV[name]} must be a positive integer")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """Read the NETAGENT_MAX_* variables; unset ones keep their defaults."""
+        env = os.environ if environ is None else environ
+        defaults = cls()
+        values = {
+            name: number(env, variable, getattr(defaults, name), int, positive=True)
+            for name, variable in cls.ENV.items()
+        }
+        return cls(**values)
+
+    @property
+    def max_body_depth(self) -> int:
+        """Nesting allowed in a whole A2A request body: the envelope plus ``max_depth``."""
+        return self.max_depth + ENVELOPE_DEPTH
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import skills
 from agent.ports import (
-    AgentIdentity,
     DemoCaller,
     Deployment,
     Service,
@@ -25,6 +24,7 @@ from agent.ports import (
     ToolEnvironment,
     ToolPort,
 )
+from agent.registry.cards import AgentIdentity
 from agent.sdk import TopologySource
 from agent.settings import Settings
 

@@ -22,23 +22,16 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from a2a.types import InvalidParamsError, Message, Role, SendMessageRequest
 from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agent.config import number
 from agent.interfaces.pointer import json_pointer
+from agent.settings import Limits
 
-ENVELOPE_DEPTH = 16
-"""Levels a request body may nest beyond ``max_depth``: the envelope around a Data Part's
-value (JSON-RPC: 5) and slack, so that a deep Data Part is refused by the message check,
-which names where, rather than by the body scan, which cannot."""
 NON_FINITE = "finite_numbers"
 NUL = "no_nul"
 JSONRPC_INVALID_REQUEST = -32600
@@ -49,46 +42,6 @@ JSONRPC_PARSE_ERROR = -32700
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _PAIR = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The bounds one agent process enforces; every one is a NETAGENT_* setting."""
-
-    max_body_bytes: int = 1024 * 1024
-    max_parts: int = 16
-    max_string_length: int = 65536
-    max_items: int = 1000
-    max_depth: int = 32
-
-    ENV = {
-        "max_body_bytes": "NETAGENT_MAX_BODY_BYTES",
-        "max_parts": "NETAGENT_MAX_PARTS",
-        "max_string_length": "NETAGENT_MAX_STRING_LENGTH",
-        "max_items": "NETAGENT_MAX_ITEMS",
-        "max_depth": "NETAGENT_MAX_DEPTH",
-    }
-
-    def __post_init__(self) -> None:
-        for name in self.ENV:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{self.ENV[name]} must be a positive integer")
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
-        """Read the NETAGENT_MAX_* variables; unset ones keep their defaults."""
-        env = os.environ if environ is None else environ
-        defaults = cls()
-        values = {
-            name: number(env, variable, getattr(defaults, name), int, positive=True)
-            for name, variable in cls.ENV.items()
-        }
-        return cls(**values)
-
-    @property
-    def max_body_depth(self) -> int:
-        """Nesting allowed in a whole A2A request body: the envelope plus ``max_depth``."""
-        return self.max_depth + ENVELOPE_DEPTH
 
 
 # -- message-level limits ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from importlib.metadata import PackageNotFoundError, version
 
@@ -34,11 +35,20 @@ from starlette.routing import Route
 
 from agent._sdk import card_etag, etag_matches
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
-from agent.ports import AgentIdentity
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import Manifest, State, Visibility, thawed
 from agent.registry.policy import publicly_visible, visible
 from agent.security.principal import Principal
+
+
+@dataclass(frozen=True)
+class AgentIdentity:
+    """Who the card says the agent is; the deployment names it (the core knows no domain)."""
+
+    name: str = "Schema-governed A2A agent"
+    description: str = "An A2A agent whose skills are schema-governed contracts."
+    organization: str = "netops-agent"
+
 
 JSONRPC_PATH = "/a2a/jsonrpc"
 REST_PATH = "/a2a/rest"

@@ -40,15 +40,16 @@ from a2a.types import (
 from a2a.utils.errors import A2AError
 
 from agent._sdk import running_here, versioned_store
-from agent.builtin.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.edge.extensions import require_extensions
-from agent.edge.limits import Limits, check_message
+from agent.edge.limits import check_message
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
 from agent.routing.router import Action
 from agent.security.principal import Principal, PrincipalUser, principal_of
 from agent.server.cancel_relay import CancelRelay
+from agent.server.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.server.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor
+from agent.settings import Limits
 
 log = logging.getLogger(__name__)
 MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns

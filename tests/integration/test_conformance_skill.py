@@ -1,6 +1,6 @@
 """The TCK conformance skill: internal, off by default, and only for the TCK's scenario messages.
 
-``netagent serve --conformance`` (NETAGENT_CONFORMANCE) loads ``agent/conformance_skill``; its
+``netagent serve --conformance`` (NETAGENT_CONFORMANCE) loads ``agent/builtin/conformance``; its
 one skill answers messages whose messageId starts with a TCK scenario prefix. It must never
 show on a card, never be chosen for ordinary text, and not exist at all when the setting is off.
 """

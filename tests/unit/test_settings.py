@@ -12,9 +12,8 @@ from typing import get_type_hints
 import pytest
 
 from agent.config import FLAG_WORDS, flag
-from agent.edge.limits import Limits
 from agent.routing.router import DEFAULT_THRESHOLD
-from agent.settings import VARIABLES, Settings
+from agent.settings import VARIABLES, Limits, Settings
 
 NETAGENT = str(Path(sys.executable).with_name("netagent"))
 

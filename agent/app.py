@@ -295,7 +295,9 @@ def create_app(
         interrupted_task_timeout=PARKED_TASK_RELEASE_SECONDS,
         extended_agent_card=runtime.cards.public_card,
         limits=settings.limits,
-        conformance=load_registry(CONFORMANCE_SKILLS_DIR) if settings.conformance else None,
+        conformance=(
+            load_registry(CONFORMANCE_SKILLS_DIR, builtin=False) if settings.conformance else None
+        ),
         relay=relay,
         **new_task_ids(store),
     )

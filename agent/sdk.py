@@ -20,6 +20,7 @@ from agent.console.topology import (
     TopologySource,
 )
 from agent.interfaces import ErrorCode, SkillError
+from agent.routing.extractors import plain, total
 from agent.security.auth import TokenError
 from agent.security.credentials import ToolClaims, ToolGrant, ToolTokenVerifier
 from agent.security.principal import Principal
@@ -56,5 +57,7 @@ __all__ = [
     "claim_for_transaction",
     "exclusively",
     "make_engine",
+    "plain",
     "rfc3339",
+    "total",
 ]

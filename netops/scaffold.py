@@ -12,7 +12,6 @@ every file is put back as it was. Refusals raise ``ScaffoldError`` with a messag
 
 from __future__ import annotations
 
-import ast
 import importlib
 import json
 import keyword
@@ -42,7 +41,6 @@ OTHER_RECORD_KIND = "site-snapshot"
 VISIBILITIES = ("public", "extended")
 DEFAULT_SCOPES = ("inventory.read",)
 DEFAULT_OWNER = "unassigned"
-DESCRIBE_EXTRACTOR = Path("describe_skill") / "extract.py"
 LINE_LENGTH = 100  # pyproject.toml [tool.ruff] line-length: generated code must stay lint-clean
 SCOPE_MAX = 64  # longer scopes could not be rendered within LINE_LENGTH
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -180,7 +178,7 @@ def _manifest(
         "limits": {"timeout_seconds": 10, "max_concurrent": 16},
         "owner": owner,
         "tools": {"inventory": {"scopes": scopes}},
-        "routing": {"utterances": utterances},
+        "routing": {"utterances": utterances, "aliases": [name.lower()]},
         "interface": {
             "skill_version": "1.0",
             "input": _schema_file(skill_id, "input", "input.schema.json"),
@@ -454,49 +452,6 @@ def _test(skill_id: str, visibility: str, scopes: list[str]) -> str:
     )
 
 
-def with_skill_id(source: str, skill_id: str) -> str | None:
-    """``source`` (a module) with ``skill_id`` added to its ``SKILL_IDS`` constant.
-
-    Returns ``source`` unchanged when the id is listed already, and None when the module keeps
-    no such constant (a top-level tuple or list of string literals). The constant is rewritten
-    one id a line with a trailing comma (ruff-format stable), sorted if it was sorted.
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign):
-            targets = [node.target]
-        elif isinstance(node, ast.Assign):
-            targets = node.targets
-        else:
-            continue
-        if not any(isinstance(t, ast.Name) and t.id == "SKILL_IDS" for t in targets):
-            continue
-        value = node.value
-        if not isinstance(value, ast.Tuple | ast.List) or not all(
-            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
-        ):
-            return None
-        ids = [e.value for e in value.elts if isinstance(e, ast.Constant)]
-        if skill_id in ids:
-            return source
-        items = sorted([*ids, skill_id]) if ids == sorted(ids) else [*ids, skill_id]
-        opening, closing = ("(", ")") if isinstance(value, ast.Tuple) else ("[", "]")
-        rendered = opening + "\n" + "".join(f"    {json.dumps(i)},\n" for i in items) + closing
-        assert value.end_lineno is not None and value.end_col_offset is not None
-        lines = [line.encode() for line in source.splitlines(keepends=True)]
-        head = lines[value.lineno - 1][: value.col_offset]
-        tail = lines[value.end_lineno - 1][value.end_col_offset :]
-        edited = b"".join(
-            [*lines[: value.lineno - 1], head, rendered.encode(), tail, *lines[value.end_lineno :]]
-        ).decode()
-        ast.parse(edited)  # never write a module that no longer parses
-        return edited
-    return None
-
-
 # -- writing -----------------------------------------------------------------------------------
 
 
@@ -584,13 +539,7 @@ def new_skill(
         load_registry(skills_dir)
     except RegistryError as exc:
         raise ScaffoldError(f"fix the registry first (netagent validate): {exc}") from None
-    describe_path = skills_dir / DESCRIBE_EXTRACTOR
-    describe_source = describe_path.read_text(encoding="utf-8") if describe_path.exists() else None
-    edited = with_skill_id(describe_source, skill_id) if describe_source is not None else None
-
     notes = [n for n in [_inventory_note(chosen_scopes)] if n]
-    if edited is None:
-        notes.append(f"{describe_path} keeps no SKILL_IDS list; it was left alone")
     if locked is None:
         notes.append(
             f"{lock_path} did not exist; it now locks only {skill_id!r}: run "
@@ -613,8 +562,6 @@ def new_skill(
         for file, text in files.items():
             changes.create(folder / file, text)
         changes.create(test_path, _test(skill_id, visibility, chosen_scopes))
-        if edited is not None and edited != describe_source:
-            changes.update(describe_path, edited)
         importlib.invalidate_caches()
         entry = lock_entries(load_registry(skills_dir))[skill_id]
         entries = dict(locked or {})
@@ -652,8 +599,8 @@ def next_steps(result: Scaffolded, *, visibility: str, owner: str) -> list[str]:
         "skill_version instead",
         "check: netagent validate, then the whole suite "
         "(.venv/bin/python -m pytest -q -n 3 --dist loadgroup)",
-        f"optionally, plain names for 'describe ...' in skills/describe_skill/extract.py ALIASES "
-        f"(the id {skill_id} already works)",
+        f"optionally, more plain names for 'describe ...' in its manifest's routing.aliases "
+        f"(the id {skill_id} and its name already work)",
     ]
     if visibility == "public":
         steps.append(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -21,6 +21,8 @@ from agent.interfaces import InterfaceBuildError, SkillInterface, build_interfac
 from agent.registry.manifest import Manifest, State, thawed
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
+BUILTIN_SKILLS_DIR = Path(__file__).resolve().parents[1] / "builtin"
+"""The core's own skills (describe_skill), loaded beside every deployment's."""
 MANIFEST_FILE = "manifest.json"
 
 Handle = Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]]
@@ -28,6 +30,7 @@ Authorize = Callable[[dict[str, Any], Any], Awaitable[None]]
 CheckConstraints = Callable[[dict[str, Any], Mapping[str, Any]], None]
 Extract = Callable[[str], dict[str, Any]]
 Summarize = Callable[[dict[str, Any]], str]
+Bind = Callable[[Sequence[Manifest]], Extract]
 
 
 class RegistryError(Exception):
@@ -50,6 +53,9 @@ class HandlerSpec:
     check_constraints: CheckConstraints | None = None
     extract: Extract | None = None
     summarize: Summarize | None = None
+    bind: Bind | None = None
+    """An extractor that depends on the whole registry (describe_skill's knows every skill id):
+    called once with every manifest when the registry is loaded; its result becomes ``extract``."""
 
 
 @dataclass(frozen=True)
@@ -131,11 +137,14 @@ def _load_handler(manifest: Manifest, label: str) -> HandlerSpec:
     if not callable(handle):
         raise RegistryError(f"{label}: /handler: {manifest.handler!r} has no callable 'handle'")
     extract = getattr(module, "extract", None)
+    bind = None
     if manifest.extractor is not None:
-        extract = getattr(_import(manifest.extractor, label, "/extractor"), "extract", None)
-        if not callable(extract):
+        extractor = _import(manifest.extractor, label, "/extractor")
+        extract = getattr(extractor, "extract", None)
+        bind = getattr(extractor, "bind", None)
+        if not callable(extract) and not callable(bind):
             raise RegistryError(
-                f"{label}: /extractor: {manifest.extractor!r} has no callable 'extract'"
+                f"{label}: /extractor: {manifest.extractor!r} has no callable 'extract' or 'bind'"
             )
     return HandlerSpec(
         handle=handle,
@@ -143,6 +152,7 @@ def _load_handler(manifest: Manifest, label: str) -> HandlerSpec:
         check_constraints=getattr(module, "check_constraints", None),
         extract=extract,
         summarize=getattr(module, "summarize", None),
+        bind=bind,
     )
 
 
@@ -195,16 +205,33 @@ def _load_capability(path: Path, data: Any) -> Capability:
     return Capability(manifest, _load_handler(manifest, label), _load_interface(manifest, label))
 
 
-def _manifest_paths(skills_dir: Path) -> tuple[Path, list[Path]]:
+def _manifest_paths(skills_dir: Path, builtin: bool) -> tuple[Path, list[Path]]:
     root = skills_dir.resolve()
     if not root.is_dir():
         raise RegistryError(f"{root}: skills directory not found")
-    return root, sorted(root.glob(f"*/{MANIFEST_FILE}"))
+    found = sorted(root.glob(f"*/{MANIFEST_FILE}"))
+    if builtin:
+        found = sorted(BUILTIN_SKILLS_DIR.glob(f"*/{MANIFEST_FILE}")) + found
+    return root, found
 
 
-def load_registry(skills_dir: Path) -> Registry:
-    """Read, validate and freeze every manifest below ``skills_dir``; the first problem stops it."""
-    root, paths = _manifest_paths(skills_dir)
+def _bound(capabilities: list[Capability]) -> list[Capability]:
+    """Give registry-dependent extractors the registry they are part of."""
+    manifests = [c.manifest for c in capabilities]
+    bound = []
+    for capability in capabilities:
+        handler = capability.handler
+        if handler is not None and handler.bind is not None:
+            handler = replace(handler, extract=handler.bind(manifests))
+            capability = replace(capability, handler=handler)
+        bound.append(capability)
+    return bound
+
+
+def load_registry(skills_dir: Path, *, builtin: bool = True) -> Registry:
+    """Read, validate and freeze every manifest below ``skills_dir`` and the core's built-in
+    skills (``agent/builtin``: describe_skill); the first problem stops it."""
+    root, paths = _manifest_paths(skills_dir, builtin)
     validator = _manifest_validator()
     capabilities: list[Capability] = []
     for path in paths:
@@ -216,16 +243,18 @@ def load_registry(skills_dir: Path) -> Registry:
     problems = _cross_reference_problems(capabilities, root)
     if problems:
         raise RegistryError(problems[0])
-    return Registry(capabilities)
+    return Registry(_bound(capabilities))
 
 
-def validate_registry(skills_dir: Path) -> tuple[Registry | None, list[str]]:
+def validate_registry(
+    skills_dir: Path, *, builtin: bool = True
+) -> tuple[Registry | None, list[str]]:
     """Every problem of the registry, not just the first (``netagent validate``).
 
     Returns the registry as well when there is none, so callers can go on to check it.
     """
     try:
-        root, paths = _manifest_paths(skills_dir)
+        root, paths = _manifest_paths(skills_dir, builtin)
     except RegistryError as exc:
         return None, [str(exc)]
     validator = _manifest_validator()
@@ -246,13 +275,20 @@ def validate_registry(skills_dir: Path) -> tuple[Registry | None, list[str]]:
         except RegistryError as exc:
             problems.append(str(exc))
     problems += _cross_reference_problems(capabilities, root)
-    return (Registry(capabilities) if not problems else None), problems
+    return (Registry(_bound(capabilities)) if not problems else None), problems
 
 
 def _cross_reference_problems(capabilities: list[Capability], root: Path) -> list[str]:
     """Lifecycle pointers: a replacement must exist and be ga."""
-    by_id = {c.id: c for c in capabilities}
+    by_id: dict[str, Capability] = {}
     problems: list[str] = []
+    for cap in capabilities:
+        first = by_id.setdefault(cap.id, cap)
+        if first is not cap:
+            problems.append(
+                f"{cap.manifest.folder / MANIFEST_FILE}: /id: {cap.id!r} is taken by "
+                f"{first.manifest.folder / MANIFEST_FILE}"
+            )
     for cap in capabilities:
         label = str(cap.manifest.folder / MANIFEST_FILE)
         target = cap.manifest.replacement
@@ -265,6 +301,6 @@ def _cross_reference_problems(capabilities: list[Capability], root: Path) -> lis
             problems.append(
                 f"{label}: /replacement: {target!r} is {replacement.manifest.state.value}, not ga"
             )
-    if not capabilities and not problems:
+    if not any(c.manifest.folder.parent == root for c in capabilities) and not problems:
         problems.append(f"{root}: no skills found (expected */{MANIFEST_FILE})")
     return problems

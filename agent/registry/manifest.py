@@ -61,6 +61,7 @@ class Manifest:
     owner: str
     replacement: str | None
     utterances: tuple[str, ...]
+    aliases: tuple[str, ...]
     tools: Mapping[str, frozenset[str]]
     interface: Mapping[str, Any]
     folder: Path = field(compare=False)
@@ -82,6 +83,7 @@ class Manifest:
             owner=data["owner"],
             replacement=data.get("replacement"),
             utterances=tuple(data.get("routing", {}).get("utterances", ())),
+            aliases=tuple(data.get("routing", {}).get("aliases", ())),
             tools=MappingProxyType(
                 {name: frozenset(spec["scopes"]) for name, spec in data.get("tools", {}).items()}
             ),

@@ -33,10 +33,11 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from agent.sdk import total as total  # re-exported: every skill's extractor is total
 
 MAX_TEXT = 20_000
 """Characters of a message the parsers read; the rest is ignored."""
@@ -736,18 +737,3 @@ def clamp_int(value: float, low: int, high: int) -> int:
 def plain_number(value: float) -> int | float:
     """``80.0`` -> ``80``; other values unchanged (JSON reads nicer)."""
     return int(value) if float(value).is_integer() else value
-
-
-def total(fn: Callable[[str], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
-    """Make an extractor total: non-str input and any unexpected failure give ``{}``."""
-
-    @functools.wraps(fn)
-    def wrapper(text: Any) -> dict[str, Any]:
-        if not isinstance(text, str):
-            return {}
-        try:
-            return fn(text)
-        except Exception:  # an extractor is best effort; the caller asks for what is missing
-            return {}
-
-    return wrapper

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("agent", "skills", "schemas", "db", "tests")
+COPIED = ("agent", "netops", "skills", "schemas", "db", "tests")
 IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache")
 SKILL = "site_report"
 TEST_FILE = f"tests/test_skill_{SKILL}.py"
@@ -31,7 +31,6 @@ CHANGED = (
     f"skills/{SKILL}/extract.py",
     f"skills/{SKILL}/__init__.py",
     TEST_FILE,
-    "skills/describe_skill/extract.py",
 )
 NETAGENT = ("-c", "from netops.cli import main; main()")
 
@@ -87,7 +86,10 @@ class Scaffold:
 
 
 def _real_files() -> dict[str, bytes]:
-    paths = [ROOT / "skills" / "interfaces.lock.json", ROOT / "skills/describe_skill/extract.py"]
+    paths = [
+        ROOT / "skills" / "interfaces.lock.json",
+        ROOT / "agent/builtin/describe_skill/extract.py",
+    ]
     return {str(p): p.read_bytes() for p in paths}
 
 
@@ -138,7 +140,7 @@ def test_new_skill_prints_what_it_wrote_and_what_comes_next(scaffold: Scaffold) 
         assert f"created {path}\n" in out
         assert (scaffold.copy.root / path).is_file()
     assert "updated skills/interfaces.lock.json\n" in out
-    assert "updated skills/describe_skill/extract.py\n" in out
+    assert "describe_skill" not in out  # its extractor knows the new id from the registry
     assert "next steps:" in out and f"pytest -q {TEST_FILE}" in out
 
 

@@ -67,7 +67,12 @@ from agent.client.errors import InterfaceInvalidError
 from agent.client.governed import GovernedClient
 from agent.edge.error_scrub import parse_error_text
 from agent.interfaces import digest_of
-from agent.registry.loader import RegistryError, load_registry, validate_registry
+from agent.registry.loader import (
+    BUILTIN_SKILLS_DIR,
+    RegistryError,
+    load_registry,
+    validate_registry,
+)
 from agent.security.auth import (
     MAX_SUBJECT_CHARS,
     MAX_TENANT_CHARS,
@@ -743,12 +748,13 @@ REMOTE_SCHEMAS: dict[str, tuple[Callable[[Spy], dict[str, Any]], str, str]] = {
 }
 
 
+BUILTIN_DESCRIBE = BUILTIN_SKILLS_DIR / "describe_skill"
+
+
 def skills_with_input_schema(tmp: Path, schema: dict[str, Any]) -> Path:
     """A skills folder holding describe_skill alone, its input schema replaced."""
     target = tmp / "skills" / "describe_skill"
-    shutil.copytree(
-        ROOT / "skills" / "describe_skill", target, ignore=shutil.ignore_patterns("__pycache__")
-    )
+    shutil.copytree(BUILTIN_DESCRIBE, target, ignore=shutil.ignore_patterns("__pycache__"))
     (target / "input.schema.json").write_text(json.dumps({"type": "object", **schema}))
     return tmp / "skills"
 
@@ -759,9 +765,9 @@ def test_the_fixture_skill_folder_loads_with_a_local_schema(tmp_path: Path) -> N
         "$defs": {"id": {"type": "string"}},
         "properties": {"skill_id": {"$ref": "#/$defs/id"}},
     }
-    assert [c.id for c in load_registry(skills_with_input_schema(tmp_path, local))] == [
-        "describe_skill"
-    ]
+    assert [
+        c.id for c in load_registry(skills_with_input_schema(tmp_path, local), builtin=False)
+    ] == ["describe_skill"]
 
 
 @pytest.mark.parametrize("variant", list(REMOTE_SCHEMAS))
@@ -772,12 +778,12 @@ def test_the_registry_refuses_a_remote_ref_and_fetches_nothing(
     skills = skills_with_input_schema(tmp_path, build(spy))
     manifest = (skills / "describe_skill" / "manifest.json").resolve()
     with pytest.raises(RegistryError) as caught:
-        load_registry(skills)
+        load_registry(skills, builtin=False)
     message = str(caught.value)
     assert message.startswith(f"{manifest}: /interface: "), message
     assert f"/input_schema/resolution/schema{pointer}: " in message, message
     assert reason in message, message
-    registry, problems = validate_registry(skills)
+    registry, problems = validate_registry(skills, builtin=False)
     assert registry is None and message in problems
     assert spy.close() == 0
 

@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from agent.registry.loader import load_registry
 from skills.common import text as t
 
 SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+REGISTRY = load_registry(SKILLS_DIR)
 EXTRACTING = (
     "describe_skill",
     "lookup_inventory",
@@ -35,11 +37,21 @@ M = 1_000_000
 
 
 def extractor(skill: str) -> Callable[[Any], dict[str, Any]]:
-    return importlib.import_module(f"skills.{skill}.extract").extract
+    """The extractor the router uses (describe_skill's is bound to the registry's ids)."""
+    capability = REGISTRY.get(skill)
+    assert capability is not None and capability.handler is not None
+    assert capability.handler.extract is not None
+    return capability.handler.extract
+
+
+def folder(skill: str) -> Path:
+    capability = REGISTRY.get(skill)
+    assert capability is not None
+    return capability.manifest.folder
 
 
 def input_schema(skill: str) -> dict[str, Any]:
-    return json.loads((SKILLS_DIR / skill / "input.schema.json").read_text(encoding="utf-8"))
+    return json.loads((folder(skill) / "input.schema.json").read_text(encoding="utf-8"))
 
 
 def _without_required(node: Any) -> Any:
@@ -1006,7 +1018,7 @@ def test_every_table_text_conforms_for_every_extractor(skill: str) -> None:
 
 def manifests() -> dict[str, dict[str, Any]]:
     return {
-        skill: json.loads((SKILLS_DIR / skill / "manifest.json").read_text(encoding="utf-8"))
+        skill: json.loads((folder(skill) / "manifest.json").read_text(encoding="utf-8"))
         for skill in EXTRACTING
     }
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from agent.registry.loader import RegistryError, load_registry
+from agent.registry.loader import BUILTIN_SKILLS_DIR, RegistryError, load_registry
 from agent.registry.manifest import Manifest, State, Visibility
 from agent.settings import Settings
 from netops.app import create_app
@@ -55,6 +55,8 @@ def load_error(root: Path) -> str:
 def test_demo_registry_has_the_seven_demo_skills() -> None:
     registry = load_registry(SKILLS_DIR)  # a fork's own skills may be there too
     folders = {p.parent.name for p in SKILLS_DIR.glob("*/manifest.json")}
+    folders |= {p.parent.name for p in BUILTIN_SKILLS_DIR.glob("*/manifest.json")}
+    assert "describe_skill" in folders  # the core's built-in, beside the deployment's skills
     assert len(registry) == len(folders)
     assert {c.id for c in registry} == folders
     assert folders >= DEMO_SKILLS

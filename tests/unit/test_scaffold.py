@@ -36,7 +36,6 @@ from netops.scaffold import (
     ScaffoldError,
     new_skill,
     next_steps,
-    with_skill_id,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,10 +116,7 @@ def test_the_generated_skill_loads_validates_and_is_locked(workspace: Workspace)
         workspace.tests / f"test_skill_{SKILL}.py",
     }
     assert all(path.is_file() for path in result.created)
-    assert set(result.updated) == {
-        workspace.skills / "describe_skill" / "extract.py",
-        workspace.lock,
-    }
+    assert set(result.updated) == {workspace.lock}  # no other skill's file is edited
     assert result.notes == ()
 
     registry = load_registry(workspace.skills)
@@ -192,21 +188,15 @@ def test_the_lock_gains_one_entry_and_keeps_every_other_byte(workspace: Workspac
 
 
 def test_describe_from_text_knows_the_new_id(workspace: Workspace) -> None:
+    """describe_skill's extractor takes its ids and names from the registry, not from a list."""
     new_skill(SKILL, workspace.skills, workspace.tests)
-    path = workspace.skills / "describe_skill" / "extract.py"
-    module = _load_file(path, "scaffold_test_describe_extract")
-
-    assert SKILL in module.SKILL_IDS
-    assert list(module.SKILL_IDS) == sorted(module.SKILL_IDS)
-    assert module.extract(f"describe {SKILL}") == {"skill_id": SKILL}
-    assert module.extract("describe site-report") == {"skill_id": SKILL}
-    original = (ROOT / "skills" / "describe_skill" / "extract.py").read_text()
-    added = [
-        line
-        for line in difflib.ndiff(original.splitlines(), path.read_text().splitlines())
-        if line[:1] in "+-?"
-    ]
-    assert added == [f'+     "{SKILL}",']
+    describe = load_registry(workspace.skills).get("describe_skill")
+    assert describe is not None and describe.handler is not None
+    extract = describe.handler.extract
+    assert extract is not None
+    assert extract(f"describe {SKILL}") == {"skill_id": SKILL}
+    assert extract("describe site-report") == {"skill_id": SKILL}  # its name, dashed
+    assert extract("describe the site report skill") == {"skill_id": SKILL}
 
 
 class FakeInventory:
@@ -311,10 +301,7 @@ def test_generated_code_is_lint_clean_even_for_the_longest_id(workspace: Workspa
     new_skill(SKILL, workspace.skills, workspace.tests)
     load_registry(workspace.skills)  # the long import form still imports
     python = [str(p) for p in result.created if p.suffix == ".py"]
-    python += [
-        str(workspace.skills / SKILL / "handler.py"),
-        str(workspace.skills / "describe_skill" / "extract.py"),
-    ]
+    python += [str(workspace.skills / SKILL / "handler.py")]
     for command in (["check"], ["format", "--check"]):
         run = subprocess.run(
             [sys.executable, "-m", "ruff", *command, *python],
@@ -424,17 +411,3 @@ def test_a_skill_that_does_not_load_is_taken_back(
     monkeypatch.setattr(skills, "__path__", [str(ROOT / "skills")])
     message = _refused(workspace, SKILL)
     assert "nothing was kept" in message and f"skills.{SKILL}.handler" in message
-
-
-# -- the SKILL_IDS edit ---------------------------------------------------------------------------
-
-
-def test_with_skill_id_edits_only_the_constant() -> None:
-    source = 'X = 1\nSKILL_IDS = ["b", "a"]  # unsorted\nY = 2\n'
-    assert with_skill_id(source, "c") == (
-        'X = 1\nSKILL_IDS = [\n    "b",\n    "a",\n    "c",\n]  # unsorted\nY = 2\n'
-    )
-    assert with_skill_id(source, "a") == source
-    assert with_skill_id("SKILL_IDS = tuple(NAMES)\n", "c") is None
-    assert with_skill_id("OTHER = ('a',)\n", "c") is None
-    assert with_skill_id("def broken(:\n", "c") is None

@@ -149,7 +149,7 @@ def test_netagent_validate_passes_on_the_repository() -> None:
 def test_netagent_validate_fails_on_a_broken_registry(tmp_path: Path) -> None:
     skills = tmp_path / "skills"
     shutil.copytree(SKILLS_DIR, skills, ignore=shutil.ignore_patterns("__pycache__"))
-    (skills / "describe_skill" / "manifest.json").write_text("{ not json")
+    (skills / "lookup_inventory" / "manifest.json").write_text("{ not json")
     run = subprocess.run(
         [*NETAGENT, "validate"],
         capture_output=True,
@@ -159,4 +159,4 @@ def test_netagent_validate_fails_on_a_broken_registry(tmp_path: Path) -> None:
         timeout=120,
     )
     assert run.returncode == 1
-    assert "describe_skill/manifest.json: not valid JSON" in run.stdout
+    assert "lookup_inventory/manifest.json: not valid JSON" in run.stdout

@@ -1,0 +1,75 @@
+"""Arguments of ``describe_skill`` from plain text: which skill the caller wants described.
+
+The skill is named by its id (``check_link_capacity``, also ``check-link-capacity`` or
+``checkLinkCapacity``) or by a plain name its manifest lists in ``routing.aliases`` (``link
+capacity``, ``headroom``). An id anywhere in the text beats a name; among ids, and then among
+names, the first mentioned wins. The ids and names are the registry's, bound at start-up
+(:func:`bind`), removed skills included: describing them explains why they are gone. So a new
+skill is describable by text the moment its folder exists, and no other skill's file changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from agent.routing.extractors import Extract, plain, total
+
+
+class Named(Protocol):
+    """What the extractor reads of a manifest."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+
+
+def _id_forms(skill_id: str) -> list[str]:
+    return [skill_id, skill_id.replace("_", "-"), skill_id.replace("_", "")]
+
+
+def bind(manifests: Iterable[Named]) -> Extract:
+    """The extractor for exactly these skills (called once, when the registry is loaded)."""
+    listed = sorted(manifests, key=lambda m: m.id)
+    ids = [m.id for m in listed]
+    by_group = {f"s{i}": skill_id for i, skill_id in enumerate(ids)}
+    id_pattern = re.compile(
+        "|".join(
+            f"(?P<s{i}>(?<![a-z0-9])(?:"
+            + "|".join(re.escape(form) for form in _id_forms(skill_id))
+            + ")(?![a-z0-9]))"
+            for i, skill_id in enumerate(ids)
+        )
+        or r"(?!x)x"
+    )
+    phrases = sorted(
+        ((plain(alias), m.id) for m in listed for alias in m.aliases if m.id != "describe_skill"),
+        key=lambda item: len(item[0]),
+        reverse=True,
+    )
+    alias_pattern = re.compile(
+        "|".join(
+            f"(?P<a{i}>(?<![a-z0-9_-])"
+            + r"[\s_-]+".join(map(re.escape, phrase.split()))
+            + "(?![a-z0-9_-]))"
+            for i, (phrase, _) in enumerate(phrases)
+        )
+        or r"(?!x)x"
+    )
+
+    @total
+    def extract(text: str) -> dict[str, Any]:
+        """``{"skill_id": ...}`` for the skill ``text`` asks about, else ``{}``."""
+        folded = plain(text)
+        found = id_pattern.search(folded)
+        if found is not None and found.lastgroup is not None:
+            return {"skill_id": by_group[found.lastgroup]}
+        alias = alias_pattern.search(folded)
+        if alias is not None and alias.lastgroup is not None:
+            return {"skill_id": phrases[int(alias.lastgroup[1:])][1]}
+        return {}
+
+    return extract

@@ -17,11 +17,11 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from agent.interfaces import InterfaceBuildError, SkillInterface, build_interface
+from agent.interfaces import SCHEMAS_DIR, InterfaceBuildError, SkillInterface, build_interface
 from agent.registry.manifest import Manifest, State, thawed
 
-SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
 DEFAULT_SKILLS_DIR = Path(__file__).resolve().parents[2] / "skills"
+"""The ``skills`` package beside ``agent``: the checkout's folder, or the wheel's copy."""
 MANIFEST_FILE = "manifest.json"
 
 Handle = Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]]

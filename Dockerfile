@@ -11,7 +11,8 @@ COPY agent agent
 COPY skills skills
 COPY schemas schemas
 COPY db db
-# Editable install: the registry reads skills/ and schemas/ beside the code.
+COPY netops netops
+# Editable install: the code and its files (agent/_schemas links to schemas/) run from /app.
 RUN pip install --no-cache-dir -e .
 
 USER netagent

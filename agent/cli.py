@@ -55,6 +55,7 @@ app.add_typer(card_app, name="card")
 console = Console()
 T = TypeVar("T")
 SNAPSHOT = Path(__file__).resolve().parent.parent / "tests" / "snapshots" / "public-agent-card.json"
+"""A file of the checkout, not of the package: an installed package has no tests/."""
 
 DatabaseUrl = Annotated[
     str | None,
@@ -254,10 +255,23 @@ def card(
 
 @card_app.command("diff")
 def card_diff(
-    snapshot: Annotated[Path, typer.Option(help="The committed public-card snapshot.")] = SNAPSHOT,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(
+            help="The committed public-card snapshot (default: the checkout's "
+            "tests/snapshots/public-agent-card.json)."
+        ),
+    ] = None,
     update: Annotated[bool, typer.Option(help="Rewrite the snapshot from the registry.")] = False,
 ) -> None:
     """Compare the generated public card with the committed snapshot (exit 1 if they differ)."""
+    if snapshot is None:
+        if not SNAPSHOT.parent.is_dir():
+            raise fail(
+                f"card diff: {SNAPSHOT.parent} not found (an installed package has no tests/); "
+                "pass --snapshot FILE"
+            )
+        snapshot = SNAPSHOT
     generated = (
         json.dumps(
             card_to_json(_card_factory("http://127.0.0.1:8000").public_card),

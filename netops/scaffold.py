@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from agent.registry.loader import SCHEMAS_DIR, RegistryError, load_registry
+from agent.interfaces import SCHEMAS_DIR
+from agent.registry.loader import RegistryError, load_registry
 from agent.registry.versioning import LOCK_FILE, lock_entries
 
 _MANIFEST_DEFS: dict[str, Any] = json.loads(

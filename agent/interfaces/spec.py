@@ -23,9 +23,12 @@ EXTENSION_URI: Final = (
 DESCRIBE_SKILL_ID: Final = "describe_skill"
 """The skill that returns Skill Interface Documents (it has a document of its own too)."""
 
-TRUSTED_SCHEMA_PATH: Final = (
-    Path(__file__).resolve().parents[2] / "schemas" / "skill-interface-v1.json"
-)
+SCHEMAS_DIR: Final = (Path(__file__).resolve().parents[1] / "_schemas").resolve()
+"""The trusted schemas, read from the package: ``agent/_schemas`` links to the top-level
+``schemas/`` in a checkout (editable or not) and holds its files in a wheel, so every install
+reads the same path."""
+
+TRUSTED_SCHEMA_PATH: Final = SCHEMAS_DIR / "skill-interface-v1.json"
 
 
 @cache

@@ -17,10 +17,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from agent.interfaces import InterfaceBuildError, SkillInterface, build_interface
+from agent.interfaces import SCHEMAS_DIR, InterfaceBuildError, SkillInterface, build_interface
 from agent.registry.manifest import Manifest, State, thawed
 
-SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
 BUILTIN_SKILLS_DIR = Path(__file__).resolve().parents[1] / "builtin"
 """The core's own skills (describe_skill), loaded beside every deployment's."""
 MANIFEST_FILE = "manifest.json"

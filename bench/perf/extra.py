@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench.perf.client import Cell, Target, run_load
 from bench.perf.scenarios import governed_targets
-from bench.perf.servers import Server, agent_server, tokens
+from bench.perf.servers import Server, agent_server, netagent, tokens
 
 PROFILE_RATE = 250  # samples per second
 
@@ -83,7 +83,7 @@ def run_scale(args: argparse.Namespace, workdir: Path) -> None:
         print("seeding --scale large into a temporary SQLite file (about 2-3 minutes)...")
         subprocess.run(
             [
-                str(Path(sys.executable).parent / "netagent"),
+                *netagent(),
                 "seed",
                 "--scale",
                 "large",

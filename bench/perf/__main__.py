@@ -159,7 +159,8 @@ def run_governed(
 
     references = reference_targets(echo.port, bearers)
     measured = {}
-    for key, (target, against) in governed_targets(server.port, server.base_url, bearers).items():
+    for key, target in governed_targets(server.port, server.base_url, bearers).items():
+        against = "card" if key == "card" else "send"
         if only and key not in only:
             continue
         measured[key] = measure_pair(

@@ -134,7 +134,8 @@ def run_backend(
 
 
 def run_table(args: argparse.Namespace, workdir: Path) -> None:
-    """The cells of each backend against both echoes, then their targets."""
+    """The cells of each backend against both echoes, their targets, then the multi-process
+    cell; one private PostgreSQL serves both PostgreSQL parts."""
     budget = Budget(args.requests, args.seconds, args.warmup, tuple(args.concurrency))
     tracing = args.sdk_tracing == "on"
     print(f"machine: {machine()}")
@@ -147,6 +148,8 @@ def run_table(args: argparse.Namespace, workdir: Path) -> None:
     try:
         measured = run_cells(args, workdir, budget, postgres)
         print_targets(args, measured)
+        if "postgresql" in args.backends and args.processes:
+            run_processes(args, workdir, budget, postgres)
     finally:
         postgres.stop()
 
@@ -200,6 +203,30 @@ def print_targets(
         print(f"  {target_line(goal, NAMES[goal.key], cells.get(TARGET_CONCURRENCY))}")
 
 
+def run_processes(
+    args: argparse.Namespace, workdir: Path, budget: Budget, postgres: Postgres
+) -> None:
+    from bench.perf.scaleout import report, run_scaleout
+
+    print(
+        f"\nmulti-process (issue 17 point 5): N `netagent serve` replicas on one PostgreSQL "
+        f"database, all on the servers' core; evaluate (Data Part), c={TARGET_CONCURRENCY} "
+        "spread round robin",
+        flush=True,
+    )
+    scaled = run_scaleout(
+        args.processes,
+        postgres,
+        workdir,
+        args.caller,
+        args.sdk_tracing == "on",
+        (budget.requests, budget.seconds, budget.warmup),
+        args.agent_tree,
+    )
+    for entry in report(scaled):
+        print(f"  {entry}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=package.__doc__.splitlines()[0],
@@ -216,6 +243,14 @@ def main() -> None:
     )
     parser.add_argument(
         "--concurrency", nargs="+", type=int, default=[1, 32], help="the targets are at 32"
+    )
+    parser.add_argument(
+        "--processes",
+        nargs="*",
+        type=int,
+        default=[1, 2],
+        metavar="N",
+        help="the multi-process cell's replica counts on PostgreSQL; none: skip it",
     )
     parser.add_argument(
         "--sdk-tracing",

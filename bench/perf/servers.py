@@ -135,14 +135,16 @@ def tree_cpu_seconds(pid: int) -> float:
     cutime takes it over once reaped)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        children = [
-            int(child)
-            for task in Path(f"/proc/{pid}/task").iterdir()
-            for child in (task / "children").read_text().split()
-        ]
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
     except (FileNotFoundError, ProcessLookupError):
         return 0.0
     own = sum(int(fields[index]) for index in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
+    children = []
+    for task in tasks:
+        try:  # a thread may end between the listing and the read
+            children += [int(child) for child in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
     return own + sum(tree_cpu_seconds(child) for child in children)
 
 

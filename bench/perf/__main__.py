@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import os
 import platform
 import signal
@@ -14,27 +13,20 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import bench.perf as package
 from bench.perf.client import Cell, Target, run_load
-from bench.perf.servers import (
-    Server,
-    agent_server,
-    echo_server,
-    pin_generator,
-    pinning,
-    tokens,
-)
+from bench.perf.postgres import Postgres
+from bench.perf.scenarios import NAMES
+from bench.perf.servers import Server, agent_server, echo_server, pin_generator, pinning, tokens
+from bench.perf.table import TARGETS_HEADER, header, load, rows, target_line
+from bench.perf.targets import TARGET_CONCURRENCY, TARGETS, Row
 
-CONCURRENCY = (1, 32)
-TARGETS = {  # what issue 9 asks, as (key, reference, measure, bound) at each concurrency
-    "card": ("card", "rps", 1.0),
-    "describe": ("send", "rps", 1.0),
-    "evaluate": ("send", "rps", 0.8),
-    "text": ("send", "rps", 0.7),
+KEYS = ("card", "describe", "evaluate", "text", "capacity", "stream")
+CELLS = {  # what each backend measures unless --only says otherwise: issue 17's target cells
+    "sqlite": ("card", "evaluate", "text", "stream", "describe", "capacity"),
+    "postgresql": ("evaluate", "capacity"),
 }
-P99_TARGETS = {"evaluate": 1.5}
 
 
 def machine() -> str:
@@ -47,18 +39,11 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    pinned = "server on CPU 0, generator on CPU 1" if pinning() else "not pinned"
+    pinned = "servers on CPU 0, generator on CPU 1" if pinning() else "not pinned"
     return (
         f"{os.cpu_count()} cores ({model}); Python {platform.python_version()}; {pinned}; "
         f"load average {load()}"
     )
-
-
-def load() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 @dataclass
@@ -68,181 +53,177 @@ class Budget:
     requests: int
     seconds: float
     warmup: int
+    concurrency: tuple[int, ...]
+
+    def count(self, concurrency: int) -> int:
+        return self.requests if concurrency > 1 else max(50, self.requests // 4)
 
 
-def measure(target: Target, budget: Budget) -> dict[int, Cell]:
-    """Warm up, then one cell per concurrency."""
+@dataclass
+class Echoes:
+    """The two references, both running for the whole table."""
 
-    async def go() -> dict[int, Cell]:
-        await run_load(target, 8, budget.warmup, budget.seconds)
-        cells = {}
-        for concurrency in CONCURRENCY:
-            count = budget.requests if concurrency > 1 else max(50, budget.requests // 4)
-            cells[concurrency] = await run_load(target, concurrency, count, budget.seconds)
-        return cells
-
-    return asyncio.run(go())
+    memory: Server
+    database: Server
 
 
-def fmt(value: float, digits: int = 1) -> str:
-    return "-" if math.isnan(value) else f"{value:.{digits}f}"
+def measure_rows(
+    ours: tuple[Target, Server],
+    memory: tuple[Target, Server],
+    database: tuple[Target, Server] | None,
+    budget: Budget,
+) -> dict[int, Row]:
+    """Warm all up, then per concurrency the reference cells and, right after them, ours.
 
-
-HEADER = (
-    f"{'backend':<11}{'what':<26}{'c':>3}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'err':>5}"
-    f"{'cpu ms':>8}{'x req/s':>9}{'x p50':>7}{'x p99':>7}{'x cpu':>7}  load"
-)
-
-
-def line(backend: str, name: str, cell: Cell, ref: Cell | None) -> str:
-    ratio = (
-        ""
-        if ref is None
-        else (
-            f"{fmt(cell.rps / ref.rps, 2):>9}{fmt(cell.quantile(0.5) / ref.quantile(0.5), 2):>7}"
-            f"{fmt(cell.quantile(0.99) / ref.quantile(0.99), 2):>7}"
-            f"{fmt(ref.cpu_ms / cell.cpu_ms, 2):>7}"
-        )
-    )
-    return (
-        f"{backend:<11}{name:<26}{cell.concurrency:>3}{fmt(cell.rps):>9}"
-        f"{fmt(cell.quantile(0.5), 2):>9}{fmt(cell.quantile(0.99), 2):>9}{cell.errors:>5}"
-        f"{fmt(cell.cpu_ms, 2):>8}{ratio or ' ' * 30:<30}  {load()}"
-    )
-
-
-def report_errors(name: str, cells: dict[int, Cell]) -> None:
-    for cell in cells.values():
-        if cell.errors:
-            print(
-                f"   ! {name} c={cell.concurrency}: {cell.errors} errors, first: {cell.first_error}"
-            )
-
-
-Pairs = dict[int, tuple[Cell, Cell]]
-"""Per concurrency: (ours, the reference cell measured just before it)."""
-
-
-def measure_pair(
-    ours: Target, reference: Target, budget: Budget, our_cpu: Any, ref_cpu: Any
-) -> Pairs:
-    """Warm both up, then per concurrency the reference cell and, right after it, ours.
-
-    Interleaved so that each ratio compares two cells taken a few seconds apart: on a shared
+    Interleaved so that each ratio compares cells taken a few seconds apart: on a shared
     machine the load drifts, and a reference taken minutes earlier would carry that drift
     into the ratio.
     """
+    measured = [ours, memory] + ([database] if database else [])
 
-    async def go() -> Pairs:
-        await run_load(reference, 8, budget.warmup, budget.seconds)
-        await run_load(ours, 8, budget.warmup, budget.seconds)
-        pairs = {}
-        for concurrency in CONCURRENCY:
-            count = budget.requests if concurrency > 1 else max(50, budget.requests // 4)
-            ref = await run_load(reference, concurrency, count, budget.seconds, cpu=ref_cpu)
-            cell = await run_load(ours, concurrency, count, budget.seconds, cpu=our_cpu)
-            pairs[concurrency] = (cell, ref)
-        return pairs
+    async def go() -> dict[int, Row]:
+        for target, _ in measured:
+            await run_load(target, 8, budget.warmup, budget.seconds)
+        found = {}
+        for concurrency in budget.concurrency:
+            count = budget.count(concurrency)
+            on_memory = await _cell(memory, concurrency, count, budget.seconds)
+            on_database = (
+                await _cell(database, concurrency, count, budget.seconds) if database else None
+            )
+            ours_cell = await _cell(ours, concurrency, count, budget.seconds)
+            found[concurrency] = Row(ours_cell, on_memory, on_database)
+        return found
 
     return asyncio.run(go())
 
 
-def run_governed(
+async def _cell(
+    measure: tuple[Target, Server], concurrency: int, count: int, seconds: float
+) -> Cell:
+    """One cell of ``measure``'s target, with its server's CPU."""
+    target, server = measure
+    return await run_load(target, concurrency, count, seconds, cpu=server.cpu_seconds)
+
+
+def run_backend(
     server: Server,
-    echo: Server,
+    echoes: Echoes,
     backend: str,
     bearers: tuple[str, ...],
     budget: Budget,
-    only: list[str] | None,
-) -> dict[str, Pairs]:
+    keys: list[str],
+) -> dict[str, dict[int, Row]]:
+    """Each of ``keys`` on ``server`` against both echoes (the card against the card route)."""
     from bench.perf.scenarios import governed_targets, reference_targets
 
-    references = reference_targets(echo.port, bearers)
+    memory = reference_targets(echoes.memory.port, bearers)
+    database = reference_targets(echoes.database.port, bearers)
+    governed = governed_targets(server.port, server.base_url, bearers)
     measured = {}
-    for key, (target, against) in governed_targets(server.port, server.base_url, bearers).items():
-        if only and key not in only:
-            continue
-        measured[key] = measure_pair(
-            target, references[against], budget, server.cpu_seconds, echo.cpu_seconds
+    for key in keys:
+        against = "card" if key == "card" else "send"
+        on_database = None if key == "card" else (database[against], echoes.database)
+        measured[key] = measure_rows(
+            (governed[key], server), (memory[against], echoes.memory), on_database, budget
         )
-        for concurrency in CONCURRENCY:
-            cell, ref = measured[key][concurrency]
-            print(line("  ref", references[against].name, ref, None))
-            print(line(backend, target.name, cell, ref), flush=True)
-        report_errors(target.name, {c: pair[0] for c, pair in measured[key].items()})
-        report_errors(references[against].name, {c: pair[1] for c, pair in measured[key].items()})
+        names = (f"{memory[against].name} (memory)", f"{database[against].name} (database)")
+        for row in measured[key].values():
+            print("\n".join(rows(backend, governed[key].name, names, row)), flush=True)
     return measured
 
 
-def verdicts(backend: str, measured: dict[str, Pairs]) -> list[str]:
-    """Each issue-9 target at each concurrency: met or missed, with the ratio."""
-    found = []
-    for key, (_, _, bound) in TARGETS.items():
-        if key not in measured:
-            continue
-        for concurrency in CONCURRENCY:
-            cell, ref = measured[key][concurrency]
-            ratio = cell.rps / ref.rps
-            capacity = ref.cpu_ms / cell.cpu_ms
-            verdict = "met" if ratio >= bound else "MISSED"
-            found.append(
-                f"{backend:<11}{key:<10} c={concurrency:<3} throughput {ratio:5.2f}x "
-                f"(target >= {bound}x): {verdict}; by server CPU per request {capacity:5.2f}x: "
-                + ("met" if capacity >= bound else "MISSED")
-            )
-    for key, bound in P99_TARGETS.items():
-        if key not in measured:
-            continue
-        for concurrency in CONCURRENCY:
-            cell, ref = measured[key][concurrency]
-            ratio = cell.quantile(0.99) / ref.quantile(0.99)
-            verdict = "met" if ratio <= bound else "MISSED"
-            found.append(
-                f"{backend:<11}{key:<10} c={concurrency:<3} p99        {ratio:5.2f}x "
-                f"(target <= {bound}x): {verdict}"
-            )
-    return found
-
-
 def run_table(args: argparse.Namespace, workdir: Path) -> None:
-    budget = Budget(args.requests, args.seconds, args.warmup)
-    tracing = "on (the default)" if args.sdk_tracing == "on" else "off"
+    """The cells of each backend against both echoes, their targets, then the multi-process
+    cell; one private PostgreSQL serves both PostgreSQL parts."""
+    budget = Budget(args.requests, args.seconds, args.warmup, tuple(args.concurrency))
+    tracing = args.sdk_tracing == "on"
     print(f"machine: {machine()}")
     print(
-        f"a2a-sdk tracing wrappers: {tracing}, the same for both servers; "
-        f"cells: up to {budget.requests} requests (c=1: a quarter) or {budget.seconds:.0f} s, "
-        f"after {budget.warmup} warm-up requests"
+        f"a2a-sdk tracing wrappers: {'on (the default)' if tracing else 'off'}, the same for "
+        f"every server; cells: up to {budget.requests} requests (c=1: a quarter) or "
+        f"{budget.seconds:.0f} s, after {budget.warmup} warm-up requests"
     )
-    echo = echo_server(workdir, args.sdk_tracing == "on").start()
-    summary: list[str] = []
+    postgres = Postgres()
     try:
+        measured = run_cells(args, workdir, budget, postgres)
+        print_targets(args, measured)
+        if "postgresql" in args.backends and args.processes:
+            run_processes(args, workdir, budget, postgres)
+    finally:
+        postgres.stop()
+
+
+def run_cells(
+    args: argparse.Namespace, workdir: Path, budget: Budget, postgres: Postgres
+) -> dict[tuple[str, str], dict[int, Row]]:
+    """Per backend: its agent, seeded, measured cell by cell against both echoes."""
+    tracing = args.sdk_tracing == "on"
+    echoes = Echoes(
+        echo_server(workdir, tracing, "memory"), echo_server(workdir, tracing, "sqlite")
+    )
+    measured: dict[tuple[str, str], dict[int, Row]] = {}
+    try:
+        echoes.memory.start()
+        echoes.database.start()
         for backend in args.backends:
-            cluster = None
             home = workdir / f"home-{backend}"
-            bearers = tokens(home, args.caller, max(CONCURRENCY))
+            bearers = tokens(home, args.caller, TARGET_CONCURRENCY)
             if backend == "sqlite":
                 url = f"sqlite+aiosqlite:///{home / 'netagent.db'}"
             else:
-                from tests.pg_cluster import PostgresCluster
-
-                cluster = PostgresCluster()
-                url = cluster.database(f"perf_{uuid.uuid4().hex[:8]}")
-            server = agent_server(
-                workdir, home, url, args.sdk_tracing == "on", tree=args.agent_tree
-            )
+                url = postgres.database(f"perf_{uuid.uuid4().hex[:8]}")
+            server = agent_server(workdir, home, url, tracing, tree=args.agent_tree)
+            keys = [k for k in CELLS[backend] if not args.only or k in args.only]
             try:
                 server.start()
-                print(f"\n{HEADER}")
-                measured = run_governed(server, echo, backend, bearers, budget, args.only)
-                summary += verdicts(backend, measured)
+                print(f"\n{header()}")
+                found = run_backend(server, echoes, backend, bearers, budget, keys)
             finally:
                 server.stop()
-                if cluster is not None:
-                    cluster.stop()
+            measured |= {(backend, key): cells for key, cells in found.items()}
     finally:
-        echo.stop()
-    print("\ntargets (one uvicorn worker each; each ratio against the reference cell just before)")
-    for entry in summary:
+        echoes.memory.stop()
+        echoes.database.stop()
+    return measured
+
+
+def print_targets(
+    args: argparse.Namespace, measured: dict[tuple[str, str], dict[int, Row]]
+) -> None:
+    print(
+        f"\nissue 17 targets at c={TARGET_CONCURRENCY} (one worker; each ratio against the "
+        "reference cells taken just before ours; x db echo is shown, not judged)"
+    )
+    print(f"  {TARGETS_HEADER}")
+    for goal in TARGETS:
+        if goal.backend not in args.backends or (args.only and goal.key not in args.only):
+            continue
+        cells = measured.get((goal.backend, goal.key), {})
+        print(f"  {target_line(goal, NAMES[goal.key], cells.get(TARGET_CONCURRENCY))}")
+
+
+def run_processes(
+    args: argparse.Namespace, workdir: Path, budget: Budget, postgres: Postgres
+) -> None:
+    from bench.perf.scaleout import report, run_scaleout
+
+    print(
+        f"\nmulti-process (issue 17 point 5): N `netagent serve` replicas on one PostgreSQL "
+        f"database, all on the servers' core; evaluate (Data Part), c={TARGET_CONCURRENCY} "
+        "spread round robin",
+        flush=True,
+    )
+    scaled = run_scaleout(
+        args.processes,
+        postgres,
+        workdir,
+        args.caller,
+        args.sdk_tracing == "on",
+        (budget.requests, budget.seconds, budget.warmup),
+        args.agent_tree,
+    )
+    for entry in report(scaled):
         print(f"  {entry}")
 
 
@@ -258,13 +239,24 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--caller", choices=["paula", "alice"], default="paula")
     parser.add_argument(
-        "--only", nargs="+", metavar="KEY", help="measure only these (card describe evaluate ...)"
+        "--only", nargs="+", choices=KEYS, metavar="KEY", help=f"measure only these: {KEYS}"
+    )
+    parser.add_argument(
+        "--concurrency", nargs="+", type=int, default=[1, 32], help="the targets are at 32"
+    )
+    parser.add_argument(
+        "--processes",
+        nargs="*",
+        type=int,
+        default=[1, 2],
+        metavar="N",
+        help="the multi-process cell's replica counts on PostgreSQL; none: skip it",
     )
     parser.add_argument(
         "--sdk-tracing",
         choices=["on", "off"],
         default="on",
-        help="off sets OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=false for both servers",
+        help="off sets OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=false for every server",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--startup", action="store_true", help="start-up, component by component")

@@ -4,7 +4,8 @@ Why not httpx: on this machine an httpx request costs the generator a few hundre
 as much as some of the server paths measured, so at concurrency 32 the generator (one core)
 would be the bottleneck. This client writes a pre-built request (only the message id changes)
 and reads the answer by Content-Length or chunked framing (SSE streams are chunked), on
-keep-alive connections, one per simulated client: about 30-60 µs of generator CPU a request.
+keep-alive connections, one per simulated client: about 30-60 µs of generator CPU a request,
+plus parsing the answer to check it (bench/perf/answers.py).
 It speaks only what the servers under test answer; it is not a general HTTP client.
 """
 
@@ -16,6 +17,8 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from bench.perf.answers import Check
 
 MID = b"@@MID@@"  # placeholder for the message id in a request body template
 
@@ -29,14 +32,20 @@ class Target:
     method: str
     path: str
     headers: dict[str, str]
-    body: bytes = b""
-    expect: tuple[bytes, ...] = ()
-    """Byte strings every successful answer contains (e.g. the completed state)."""
+    body: bytes
+    check: Check
+    """Whether an answer's body counts (bench/perf/answers.py): None, or why it does not."""
     bearers: tuple[str, ...] = ()
     """Bearer tokens, one per simulated client (round robin): 32 clients are 32 callers."""
+    ports: tuple[int, ...] = ()
+    """Several servers of the same agent: simulated client i talks to ports[i % len(ports)]."""
+
+    def port_of(self, client: int) -> int:
+        """The port simulated client ``client`` sends to (load spread round robin)."""
+        return self.ports[client % len(self.ports)] if self.ports else self.port
 
     def head(self, length: int, client: int) -> bytes:
-        lines = [f"{self.method} {self.path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}"]
+        lines = [f"{self.method} {self.path} HTTP/1.1", f"Host: 127.0.0.1:{self.port_of(client)}"]
         lines += [f"{k}: {v}" for k, v in self.headers.items()]
         if self.bearers:
             lines.append(f"Authorization: Bearer {self.bearers[client % len(self.bearers)]}")
@@ -116,7 +125,8 @@ class Cell:
     errors: int = 0
     first_error: str = ""
     server_cpu: float = float("nan")
-    """CPU seconds the server process used during the cell (user + system, all threads)."""
+    """CPU seconds the server processes used during the cell (user + system, all threads,
+    children included; several processes summed)."""
 
     @property
     def cpu_ms(self) -> float:
@@ -153,11 +163,12 @@ async def run_load(
     """Closed loop: ``concurrency`` clients, each sending the next request when its answer is in,
     until ``count`` requests are sent or ``seconds`` have passed (whichever comes first).
 
-    A request whose status is not 200 or whose body lacks an expected marker counts as an error
-    (its latency is not kept). ``on_sample(n)`` is called after every answer, for the memory mode.
+    A request whose status is not 200 or whose answer the target's check refuses counts as an
+    error (its latency is not kept). ``on_sample(n)`` is called after every answer, for the
+    memory mode.
     """
     cell = Cell(concurrency)
-    connections = [Connection(target.port) for _ in range(concurrency)]
+    connections = [Connection(target.port_of(i)) for i in range(concurrency)]
     for connection in connections:
         await connection.open()
     sent = itertools.count()
@@ -176,11 +187,12 @@ async def run_load(
                 await connection.close()
                 continue
             latency = time.perf_counter() - started
-            if status == 200 and all(marker in body for marker in target.expect):
+            refused = f"HTTP {status}" if status != 200 else target.check(body)
+            if refused is None:
                 cell.latencies.append(latency)
             else:
                 cell.errors += 1
-                cell.first_error = cell.first_error or f"HTTP {status}: {body[:300]!r}"
+                cell.first_error = cell.first_error or f"{refused}: {body[:300]!r}"
             if on_sample is not None:
                 on_sample(next(done))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench.perf.client import Cell, Target, run_load
 from bench.perf.scenarios import governed_targets
-from bench.perf.servers import Server, agent_server, tokens
+from bench.perf.servers import Server, agent_server, netagent, tokens
 
 PROFILE_RATE = 250  # samples per second
 
@@ -37,7 +37,7 @@ def run_memory(args: argparse.Namespace, workdir: Path) -> None:
     total = args.memory
     server, bearers = _sqlite_server(args, workdir)
     try:
-        target = governed_targets(server.port, server.base_url, bearers)["evaluate"][0]
+        target = governed_targets(server.port, server.base_url, bearers)["evaluate"]
         asyncio.run(run_load(target, 32, 2000, 120))  # warm: caches, pools, allocator arenas
         readings: list[tuple[int, int, float]] = [(0, server.rss_kib(), 0.0)]
         step = max(1, total // 10)
@@ -83,7 +83,7 @@ def run_scale(args: argparse.Namespace, workdir: Path) -> None:
         print("seeding --scale large into a temporary SQLite file (about 2-3 minutes)...")
         subprocess.run(
             [
-                str(Path(sys.executable).parent / "netagent"),
+                *netagent(),
                 "seed",
                 "--scale",
                 "large",
@@ -104,9 +104,10 @@ def run_scale(args: argparse.Namespace, workdir: Path) -> None:
         server = agent_server(workdir, home, url, args.sdk_tracing == "on", seed=name == "demo")
         server.start()
         try:
-            targets = governed_targets(server.port, server.base_url, bearers)
+            # The large seed samples hourly: its window holds fewer records than the demo's.
+            targets = governed_targets(server.port, server.base_url, bearers, None)
             figures[name] = {
-                key: _p50_cells(targets[key][0], max(50, args.requests // 4), args.seconds)
+                key: _p50_cells(targets[key], max(50, args.requests // 4), args.seconds)
                 for key in ("evaluate", "capacity")
             }
         finally:
@@ -142,7 +143,7 @@ def run_profile(args: argparse.Namespace, workdir: Path) -> None:
     server, bearers = _sqlite_server(args, workdir)
     key = args.profile_target
     try:
-        target = governed_targets(server.port, server.base_url, bearers)[key][0]
+        target = governed_targets(server.port, server.base_url, bearers)[key]
         asyncio.run(run_load(target, 8, args.warmup, 60))
         stem = out / f"sqlite-{key}"
         seconds = int(args.seconds)

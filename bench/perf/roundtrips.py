@@ -74,7 +74,7 @@ async def _count() -> None:
                 backend = engine.dialect.name
                 print(f"per request, mean of {REQUESTS} after 5 warm-up requests ({backend}):")
                 for key in ("describe", "evaluate", "text", "capacity"):
-                    target = targets[key][0]
+                    target = targets[key]
                     for n in range(5):
                         await _send(client, target, n)
                     statements.clear()
@@ -129,8 +129,10 @@ async def _send(client: Any, target: Any, n: int) -> None:
     headers = dict(line.split(": ", 1) for line in lines if not line.startswith("Host"))
     headers.pop("Content-Length", None)
     answer = await client.post(target.path, content=body, headers=headers)
-    if b"TASK_STATE_COMPLETED" not in answer.content:
-        raise RuntimeError(f"{target.name}: {answer.content[:300]!r}")
+    refused = f"HTTP {answer.status_code}" if answer.status_code != 200 else None
+    refused = refused or target.check(answer.content)
+    if refused is not None:
+        raise RuntimeError(f"{target.name}: {refused}: {answer.content[:300]!r}")
 
 
 async def _main() -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 import httpx
 
+from bench.perf import answers
 from bench.perf.client import MID, Target
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -23,7 +23,17 @@ CAPACITY = {
     # The large seed has hourly samples: allow an hour, on both scales, so the two compare.
     "max_sample_age_seconds": 3600,
 }
-COMPLETED = b'"TASK_STATE_COMPLETED"'
+NAMES = {  # each governed cell's name in the printed figures, by key
+    "card": "public card GET",
+    "describe": "describe_skill",
+    "evaluate": "evaluate (Data Part)",
+    "text": "evaluate (text routing)",
+    "capacity": "check_link_capacity",
+    "stream": "evaluate (streaming)",
+}
+CAPACITY_RECORDS = 24
+"""Samples of acme-lnk-00002 in the default 1-hour window of the demo data: 12 per direction,
+as long as the series covers the whole window up to now (servers.seed_ahead sees to it)."""
 
 
 def _body(method: str, parts: list[dict[str, Any]]) -> bytes:
@@ -47,31 +57,26 @@ def reference_targets(port: int, bearers: tuple[str, ...]) -> dict[str, Target]:
     """The echo agent: its card route, SendMessage and SendStreamingMessage (same Data Part).
 
     The same Authorization headers as ours (the echo agent ignores them), so both parse the
-    same request bytes.
+    same request bytes. An answer counts when its task completed with the echoed Data Part.
     """
-    parts = data_part({"skill": "echo", "arguments": WORKED})
-    targets = {
-        "card": Target("card GET", port, "GET", CARD_PATH, {}, expect=(b'"skills"',)),
-        "send": Target(
-            "SendMessage",
-            port,
-            "POST",
-            JSONRPC_PATH,
-            headers(),
-            _body("SendMessage", parts),
-            (COMPLETED,),
-        ),
+    data = {"skill": "echo", "arguments": WORKED}
+    echoed = answers.completed_with(answers.echoed(data))
+    send = _body("SendMessage", data_part(data))
+    stream = _body("SendStreamingMessage", data_part(data))
+    return {
+        "card": Target("card GET", port, "GET", CARD_PATH, {}, b"", answers.card),
+        "send": Target("SendMessage", port, "POST", JSONRPC_PATH, headers(), send, echoed, bearers),
         "stream": Target(
             "SendStreamingMessage",
             port,
             "POST",
             JSONRPC_PATH,
             headers(stream=True),
-            _body("SendStreamingMessage", parts),
-            (COMPLETED,),
+            stream,
+            echoed,
+            bearers,
         ),
     }
-    return {k: t if k == "card" else replace(t, bearers=bearers) for k, t in targets.items()}
 
 
 def interface_of(base_url: str, bearer: str, skill: str) -> dict[str, str]:
@@ -90,94 +95,47 @@ def interface_of(base_url: str, bearer: str, skill: str) -> dict[str, str]:
 
 
 def governed_targets(
-    port: int, base_url: str, bearers: tuple[str, ...]
-) -> dict[str, tuple[Target, str]]:
-    """Ours, each with the reference it is divided by ('card' or 'send').
+    port: int,
+    base_url: str,
+    bearers: tuple[str, ...],
+    capacity_records: int | None = CAPACITY_RECORDS,
+) -> dict[str, Target]:
+    """Ours, by key (card describe evaluate text capacity stream).
 
     The card GET is anonymous, as a card fetch is; every invocation carries a caller's token.
+    Each counts an answer only when its task completed with the skill's result artifact;
+    ``capacity_records=None`` accepts any number of records (the large seed samples hourly).
     """
     evaluate = interface_of(base_url, bearers[0], "evaluate_resource_condition")
     capacity = interface_of(base_url, bearers[0], "check_link_capacity")
     worked = data_part({"skill": "evaluate_resource_condition", "arguments": WORKED, **evaluate})
-    rpc = headers()
-    targets = {
-        "card": (
-            Target("public card GET", port, "GET", CARD_PATH, {}, expect=(b'"skills"',)),
-            "card",
-        ),
-        "describe": (
-            Target(
-                "describe_skill",
-                port,
-                "POST",
-                JSONRPC_PATH,
-                rpc,
-                _body(
-                    "SendMessage",
-                    data_part(
-                        {
-                            "skill": "describe_skill",
-                            "arguments": {"skill_id": "evaluate_resource_condition"},
-                        }
-                    ),
-                ),
-                (COMPLETED,),
-            ),
-            "send",
-        ),
-        "evaluate": (
-            Target(
-                "evaluate (Data Part)",
-                port,
-                "POST",
-                JSONRPC_PATH,
-                rpc,
-                _body("SendMessage", worked),
-                (COMPLETED, b"condition_"),
-            ),
-            "send",
-        ),
-        "text": (
-            Target(
-                "evaluate (text routing)",
-                port,
-                "POST",
-                JSONRPC_PATH,
-                rpc,
-                _body("SendMessage", [{"text": WORKED_TEXT}]),
-                (COMPLETED, b"condition_"),
-            ),
-            "send",
-        ),
-        "capacity": (
-            Target(
-                "check_link_capacity",
-                port,
-                "POST",
-                JSONRPC_PATH,
-                rpc,
-                _body(
-                    "SendMessage",
-                    data_part({"skill": "check_link_capacity", "arguments": CAPACITY, **capacity}),
-                ),
-                (COMPLETED, b'"fits"'),
-            ),
-            "send",
-        ),
-        "stream": (
-            Target(
-                "evaluate (streaming)",
-                port,
-                "POST",
-                JSONRPC_PATH,
-                headers(stream=True),
-                _body("SendStreamingMessage", worked),
-                (COMPLETED, b"condition_"),
-            ),
-            "send",
-        ),
-    }
+    describe = data_part(
+        {"skill": "describe_skill", "arguments": {"skill_id": "evaluate_resource_condition"}}
+    )
+    capacity_part = data_part({"skill": "check_link_capacity", "arguments": CAPACITY, **capacity})
+    evaluated = answers.completed_with(answers.evaluated)
+    rpc, sse = headers(), headers(stream=True)
+
+    def send(name: str, body: bytes, check: answers.Check, head: dict[str, str] = rpc) -> Target:
+        return Target(name, port, "POST", JSONRPC_PATH, head, body, check, bearers)
+
     return {
-        k: (t if k == "card" else replace(t, bearers=bearers), against)
-        for k, (t, against) in targets.items()
+        "card": Target(NAMES["card"], port, "GET", CARD_PATH, {}, b"", answers.card),
+        "describe": send(
+            NAMES["describe"],
+            _body("SendMessage", describe),
+            answers.completed_with(answers.described("evaluate_resource_condition")),
+        ),
+        "evaluate": send(NAMES["evaluate"], _body("SendMessage", worked), evaluated),
+        "text": send(
+            NAMES["text"],
+            _body("SendMessage", [{"text": WORKED_TEXT}]),
+            evaluated,
+        ),
+        "capacity": send(
+            NAMES["capacity"],
+            _body("SendMessage", capacity_part),
+            answers.completed_with(answers.capacity_checked(capacity_records)),
+        ),
+        "stream": send(NAMES["stream"], _body("SendStreamingMessage", worked), evaluated, sse),
     }

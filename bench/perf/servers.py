@@ -1,8 +1,8 @@
 """The servers bench.perf measures, each a real process on loopback, pinned to its own core.
 
-The server gets one core (``taskset -c``) and the load generator the other
-(``os.sched_setaffinity``), so the two do not take turns on one core; on a machine with a
-single core nothing is pinned and the report says so.
+The servers get one core (``taskset -c``; several server processes share it) and the load
+generator the other (``os.sched_setaffinity``), so the two do not take turns on one core; on a
+machine with a single core nothing is pinned and the report says so.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -64,6 +66,8 @@ class Server:
     process: subprocess.Popen[bytes] | None = None
     started_s: float = 0.0
     cwd: Path = ROOT
+    setup: list[list[str]] = field(default_factory=list)
+    """Commands run once, with the server's environment, before its first start (seeding)."""
 
     @property
     def base_url(self) -> str:
@@ -77,6 +81,13 @@ class Server:
     def start(self) -> Server:
         prefix = ["taskset", "-c", str(SERVER_CPU)] if pinning() else []
         command = [*prefix, *[c.replace("{port}", str(self.port)) for c in self.command]]
+        with self.log_path.open("ab") as log:
+            for step in self.setup:
+                done = subprocess.run(step, env=self.env, stdout=log, stderr=log, cwd=self.cwd)
+                if done.returncode != 0:
+                    tail = self.log_path.read_text()[-3000:]
+                    raise RuntimeError(f"{self.name}: {' '.join(step)} failed:\n{tail}")
+            self.setup = []
         began = time.perf_counter()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
@@ -106,9 +117,8 @@ class Server:
                 self.process.wait(timeout=10)
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time of the server process so far (all its threads)."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU time of the server process and its children so far."""
+        return tree_cpu_seconds(self.pid)
 
     def rss_kib(self) -> int:
         """VmRSS of the server process, from /proc (the Python process under taskset)."""
@@ -116,6 +126,26 @@ class Server:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
         raise LookupError("no VmRSS")
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """utime + stime of ``pid`` (all its threads), of its children it has reaped (cutime +
+    cstime), and, recursively, of its live children: what a server with worker processes
+    costs, not only its parent. A process that ends while it is read counts as 0 (its parent's
+    cutime takes it over once reaped)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    own = sum(int(fields[index]) for index in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
+    children = []
+    for task in tasks:
+        try:  # a thread may end between the listing and the read
+            children += [int(child) for child in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return own + sum(tree_cpu_seconds(child) for child in children)
 
 
 def base_env(sdk_tracing: bool) -> dict[str, str]:
@@ -128,16 +158,48 @@ def base_env(sdk_tracing: bool) -> dict[str, str]:
     return env
 
 
-def echo_server(workdir: Path, sdk_tracing: bool) -> Server:
-    """The bare-SDK reference (bench/echo_agent.py) under uvicorn's defaults."""
-    command = [sys.executable, "-m", "bench.echo_agent", "--port", "{port}"]
+def echo_server(workdir: Path, sdk_tracing: bool, store: str = "memory") -> Server:
+    """The bare-SDK reference (bench/echo_agent.py) under uvicorn's defaults, on ``store``
+    (memory: InMemoryTaskStore; sqlite: the SDK's DatabaseTaskStore on aiosqlite)."""
+    command = [sys.executable, "-m", "bench.echo_agent", "--port", "{port}", "--store", store]
     return Server(
-        "echo (bare a2a-sdk)",
+        f"echo (bare a2a-sdk, {store})",
         command,
         base_env(sdk_tracing),
-        workdir / "echo.log",
+        workdir / f"echo-{store}.log",
         "/.well-known/agent-card.json",
     )
+
+
+SEED_AHEAD = timedelta(hours=12)
+"""How far past now the seeded series runs: a window "the last hour" then always holds the
+same samples (check_link_capacity's 24 records), however long the run takes."""
+
+
+def netagent(tree: Path | None = None) -> list[str]:
+    """The `netagent` command of ``tree`` (default: this checkout), from its own pyproject.toml.
+
+    Not the venv's console script: that one imports whatever entry point the checkout that
+    installed the venv last declares, which a worktree or an older tree (--agent-tree) may not
+    have.
+    """
+    project = tomllib.loads(((tree or ROOT) / "pyproject.toml").read_text())["project"]
+    module, _, function = project["scripts"]["netagent"].partition(":")
+    code = f"import sys; from {module} import {function}; sys.exit({function}())"
+    return [sys.executable, "-c", code]
+
+
+def seed_command(database_url: str, tree: Path | None = None) -> list[str]:
+    """`netagent seed` of the demo inventory, its series ending SEED_AHEAD from now."""
+    until = (datetime.now(UTC) + SEED_AHEAD).replace(minute=0, second=0, microsecond=0)
+    return [
+        *netagent(tree),
+        "seed",
+        "--database-url",
+        database_url,
+        "--until",
+        until.strftime("%Y-%m-%dT%H:%M:%S"),
+    ]
 
 
 def agent_server(
@@ -147,24 +209,37 @@ def agent_server(
     sdk_tracing: bool,
     seed: bool = True,
     tree: Path | None = None,
+    name: str | None = None,
 ) -> Server:
-    """`netagent serve` on its own NETAGENT_HOME; seeds the demo inventory on first start.
+    """`netagent serve` on its own NETAGENT_HOME; ``seed`` seeds the demo inventory before the
+    first start (`netagent seed`, the series SEED_AHEAD past now; the agent's own seeding on
+    start is off, since it ends the series now and the last hour's samples would thin out as
+    the run goes on).
 
     ``tree``: run the agent's code from another checkout (e.g. the commit before a fix), for
-    before/after figures taken with the same generator.
+    before/after figures taken with the same generator. ``name``: the log's name, for several
+    servers on one home (replicas).
     """
     env = base_env(sdk_tracing) | {
         "NETAGENT_HOME": str(home),
         "NETAGENT_DATABASE_URL": database_url,
-        "NETAGENT_SEED": "1" if seed else "0",
+        "NETAGENT_SEED": "0",
         "NETAGENT_LIVE_TELEMETRY": "0",
         "NETAGENT_LOG_LEVEL": "warning",
     }
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
-    command = [str(Path(sys.executable).parent / "netagent"), "serve", "--port", "{port}"]
-    log = workdir / f"netagent-{home.name}.log"
-    return Server("netagent", command, env, log, "/healthz", cwd=tree or ROOT)
+    command = [*netagent(tree), "serve", "--port", "{port}"]
+    log = workdir / f"netagent-{name or home.name}.log"
+    return Server(
+        "netagent",
+        command,
+        env,
+        log,
+        "/healthz",
+        cwd=tree or ROOT,
+        setup=[seed_command(database_url, tree)] if seed else [],
+    )
 
 
 def tokens(home: Path, subject: str, count: int) -> tuple[str, ...]:

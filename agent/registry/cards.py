@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from email.utils import formatdate, parsedate_to_datetime
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.agent_card_routes import _etag_for, _if_none_match_hits
@@ -181,7 +182,7 @@ class CardFactory:
         return card
 
 
-def card_to_json(card: AgentCard) -> dict[str, object]:
+def card_to_json(card: AgentCard) -> dict[str, Any]:
     """The card as it goes on the wire (camelCase ProtoJSON)."""
     return agent_card_to_dict(card)
 

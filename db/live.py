@@ -20,7 +20,12 @@ DAY = timedelta(days=1)
 MAX_DAYS_CATCH_UP = 7
 
 
-async def _replay(engine: AsyncEngine, model: type, columns: list[str], now: datetime) -> int:
+async def _replay(
+    engine: AsyncEngine,
+    model: type[LinkUtilizationSample | MetricSample],
+    columns: list[str],
+    now: datetime,
+) -> int:
     added = 0
     async with engine.begin() as connection:
         if not await claim_for_transaction(connection, f"replay:{model.__tablename__}"):

@@ -1,4 +1,4 @@
-"""Lint is part of the suite: ruff must be clean on the whole tree."""
+"""Lint is part of the suite: ruff must be clean on the whole tree, mypy --strict on the code."""
 
 from __future__ import annotations
 
@@ -22,4 +22,11 @@ def test_ruff_format_is_clean() -> None:
         capture_output=True,
         text=True,
     )
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_mypy_strict_is_clean() -> None:
+    # Run from the root so mypy reads [tool.mypy] (strict, the packages, the few stub-less
+    # imports) from pyproject.toml, exactly as a developer's bare `mypy` does.
+    run = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from a2a.client import ClientConfig, ClientFactory
+from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.client import ClientCallContext
 from a2a.client.service_parameters import with_a2a_extensions
 from a2a.helpers import new_data_part
@@ -102,7 +102,8 @@ class _Advertised:
 def _extension_params(card: AgentCard) -> dict[str, Any] | None:
     for extension in card.capabilities.extensions:
         if extension.uri == EXTENSION_URI:
-            return plain_json(MessageToDict(extension).get("params", {}))
+            params = MessageToDict(extension).get("params", {})  # a Struct: always an object
+            return plain_json(params) if isinstance(params, dict) else None
     return None
 
 
@@ -357,7 +358,7 @@ class GovernedClient:
         with_a2a_extensions([EXTENSION_URI])(parameters)
         return ClientCallContext(service_parameters=parameters)
 
-    def _sdk_client(self, card: AgentCard, *, streaming: bool) -> Any:
+    def _sdk_client(self, card: AgentCard, *, streaming: bool) -> Client:
         config = ClientConfig(
             streaming=streaming,
             httpx_client=self._http,
@@ -411,7 +412,7 @@ def _error_object(task: Task) -> dict[str, Any]:
     return plain_json(data[0]) if data else {}
 
 
-async def _final_task(client: Any, task_id: str, context: ClientCallContext) -> Task:
+async def _final_task(client: Client, task_id: str, context: ClientCallContext) -> Task:
     from a2a.types import GetTaskRequest
 
     return await client.get_task(GetTaskRequest(id=task_id), context=context)

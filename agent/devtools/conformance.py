@@ -30,7 +30,7 @@ from functools import cache
 from typing import Any, Final
 
 import httpx
-from a2a.client import ClientConfig, ClientFactory
+from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.client import ClientCallContext
 from a2a.client.service_parameters import with_a2a_extensions
 from a2a.helpers import new_data_part
@@ -620,7 +620,7 @@ class _Checker:
 
     # -- the wire ---------------------------------------------------------------------------
 
-    def _client(self) -> Any:
+    def _client(self) -> Client:
         config = ClientConfig(
             streaming=False, httpx_client=self.http, supported_protocol_bindings=[self.binding]
         )

@@ -62,26 +62,23 @@ _BY_PHASE: Final = None
 
 
 class ErrorCode(StrEnum):
-    """An error object's ``code``, with its terminal-state rule beside it."""
+    """An error object's ``code``; its terminal-state rule is in ``_RULES`` below."""
 
-    rule: _Rule
+    SKILL_NOT_ADVERTISED = "skill_not_advertised"
+    INTERFACE_UNAVAILABLE = "interface_unavailable"
+    INTERFACE_INVALID = "interface_invalid"
+    INTERFACE_MISMATCH = "interface_mismatch"
+    INPUT_INVALID = "input_invalid"
+    OUTPUT_INVALID = "output_invalid"
+    CONSTRAINT_REJECTED = "constraint_rejected"
+    AUTHORIZATION_FAILED = "authorization_failed"
+    RESOURCE_LIMIT_EXCEEDED = "resource_limit_exceeded"
+    EXECUTION_FAILED = "execution_failed"
 
-    def __new__(cls, code: str, rule: _Rule) -> ErrorCode:
-        member = str.__new__(cls, code)
-        member._value_ = code
-        member.rule = rule
-        return member
-
-    SKILL_NOT_ADVERTISED = "skill_not_advertised", _Rule(TASK_STATE_REJECTED, client_local=True)
-    INTERFACE_UNAVAILABLE = "interface_unavailable", _Rule(TASK_STATE_FAILED)
-    INTERFACE_INVALID = "interface_invalid", _Rule(TASK_STATE_FAILED, client_local=True)
-    INTERFACE_MISMATCH = "interface_mismatch", _Rule(TASK_STATE_REJECTED)
-    INPUT_INVALID = "input_invalid", _Rule(TASK_STATE_REJECTED, client_local=True, details=True)
-    OUTPUT_INVALID = "output_invalid", _Rule(TASK_STATE_FAILED, client_local=True, details=True)
-    CONSTRAINT_REJECTED = "constraint_rejected", _Rule(TASK_STATE_REJECTED)
-    AUTHORIZATION_FAILED = "authorization_failed", _Rule(TASK_STATE_REJECTED)
-    RESOURCE_LIMIT_EXCEEDED = "resource_limit_exceeded", _Rule(_BY_PHASE)
-    EXECUTION_FAILED = "execution_failed", _Rule(TASK_STATE_FAILED)
+    @property
+    def rule(self) -> _Rule:
+        """This code's terminal-state rule."""
+        return _RULES[self]
 
     @property
     def client_local(self) -> bool:
@@ -96,6 +93,22 @@ class ErrorCode(StrEnum):
     def terminal_state(self, phase: Phase) -> str:
         """The agent's terminal state name; ``phase`` matters only for phase-dependent codes."""
         return self.rule.state if self.rule.state is not None else phase.value
+
+
+# A mapping beside the enum rather than a tuple value per member: ``ErrorCode("input_invalid")``
+# then type-checks as the by-value lookup it is.
+_RULES: Final[Mapping[ErrorCode, _Rule]] = {
+    ErrorCode.SKILL_NOT_ADVERTISED: _Rule(TASK_STATE_REJECTED, client_local=True),
+    ErrorCode.INTERFACE_UNAVAILABLE: _Rule(TASK_STATE_FAILED),
+    ErrorCode.INTERFACE_INVALID: _Rule(TASK_STATE_FAILED, client_local=True),
+    ErrorCode.INTERFACE_MISMATCH: _Rule(TASK_STATE_REJECTED),
+    ErrorCode.INPUT_INVALID: _Rule(TASK_STATE_REJECTED, client_local=True, details=True),
+    ErrorCode.OUTPUT_INVALID: _Rule(TASK_STATE_FAILED, client_local=True, details=True),
+    ErrorCode.CONSTRAINT_REJECTED: _Rule(TASK_STATE_REJECTED),
+    ErrorCode.AUTHORIZATION_FAILED: _Rule(TASK_STATE_REJECTED),
+    ErrorCode.RESOURCE_LIMIT_EXCEEDED: _Rule(_BY_PHASE),
+    ErrorCode.EXECUTION_FAILED: _Rule(TASK_STATE_FAILED),
+}
 
 
 class ErrorObject(TypedDict):

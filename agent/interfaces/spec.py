@@ -38,7 +38,10 @@ def _trusted_text() -> str:
 
 def trusted_schema() -> dict[str, Any]:
     """A fresh copy of the trusted Skill Interface Schema (callers may not alter the original)."""
-    return json.loads(_trusted_text())
+    schema = json.loads(_trusted_text())
+    if not isinstance(schema, dict):
+        raise RuntimeError(f"{TRUSTED_SCHEMA_PATH}: not a JSON object")
+    return schema
 
 
 def _member(*path: str) -> Any:

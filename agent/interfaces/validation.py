@@ -86,7 +86,9 @@ def _refuse(uri: str) -> Resource[Any]:
     raise ReferenceRefusedError(f"refusing to retrieve {uri!r}: only local references resolve")
 
 
-_REGISTRY: Final[Registry[Any]] = Registry(retrieve=_refuse)
+# referencing's attrs shim (_attrs.pyi, the pre-PEP 681 ``__dataclass_transform__``) hides
+# Registry's fields from mypy, which then sees an ``__init__`` without ``retrieve``.
+_REGISTRY: Final[Registry[Any]] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
 
 
 # jsonschema's descend() drops the member name or index (path and schema_path) when the
@@ -142,7 +144,8 @@ def _prefix_items(validator: Any, prefix: Any, instance: Any, schema: Any) -> It
             yield from _descend(validator, item, subschema, index, index, schema)
 
 
-_Validator: Final = validators.extend(
+# types-jsonschema leaves extend() unannotated; it returns a validator class like create().
+_Validator: Final[type[Validator]] = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
     validators={
         "properties": _properties,
@@ -291,13 +294,15 @@ def _details_of(error: ValidationError, locations: _Locations) -> Iterator[dict[
         return
     pointer = _schema_pointer(error, locations, keyword)
     schema = error.schema if isinstance(error.schema, Mapping) else {}
-    if keyword in ("required", "dependentRequired"):
+    # The keyword implementations below only fail objects (arrays for items), so the
+    # isinstance checks narrow without changing which branch runs.
+    if keyword in ("required", "dependentRequired") and isinstance(instance, Mapping):
         for name in _missing(keyword, value, instance):
             yield _detail([*at, name], pointer, keyword, _member_type(schema, name), MISSING)
-    elif keyword == "additionalProperties" and value is False:
+    elif keyword == "additionalProperties" and value is False and isinstance(instance, Mapping):
         for name in _additional(schema, instance):
             yield _detail([*at, name], pointer, keyword, "absent", json_type_name(instance[name]))
-    elif keyword == "items" and value is False:
+    elif keyword == "items" and value is False and isinstance(instance, list):
         for index in range(len(schema.get("prefixItems", ())), len(instance)):
             yield _detail([*at, index], pointer, keyword, "absent", json_type_name(instance[index]))
     else:

@@ -39,6 +39,7 @@ from agent.observability.log_format import (
 )
 
 if TYPE_CHECKING:
+    from agent.observability.tracing import SkillSpans, SpanHandle
     from agent.registry.loader import Capability
     from agent.routing.router import Decision
     from agent.security.principal import Principal
@@ -110,7 +111,9 @@ class Metrics:
     """The agent's metric families, in a registry of their own."""
 
     def __init__(self) -> None:
-        disable_created_metrics()  # no ``*_created`` series: half the exposition, no use here
+        # No ``*_created`` series: half the exposition, no use here. prometheus_client ships
+        # py.typed but leaves this function unannotated.
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "netagent_http_requests",
@@ -262,7 +265,7 @@ class TaskObserver:
     ``agent.tasks`` line only when INFO is enabled for it.
     """
 
-    def __init__(self, metrics: Metrics | None = None, spans: Any | None = None) -> None:
+    def __init__(self, metrics: Metrics | None = None, spans: SkillSpans | None = None) -> None:
         self.metrics = metrics
         self._spans = spans
         self._task_children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
@@ -284,7 +287,7 @@ class TaskObserver:
         context_id: str,
         principal: Principal,
         capability: Capability | None,
-    ) -> tuple[float, Any]:
+    ) -> tuple[float, SpanHandle | None]:
         """Bind the run's ids for logs, open its span; returns what ``finished`` needs."""
         ids = TaskIds(
             task_id,
@@ -298,7 +301,11 @@ class TaskObserver:
         return time.perf_counter(), span
 
     def finished(
-        self, watch: tuple[float, Any], capability: Capability | None, outcome: str, accepted: bool
+        self,
+        watch: tuple[float, SpanHandle | None],
+        capability: Capability | None,
+        outcome: str,
+        accepted: bool,
     ) -> None:
         """Count the run by skill, state and code; log one line; close the span."""
         started, span = watch
@@ -324,7 +331,7 @@ class TaskObserver:
             seconds * 1000,
             extra={"state": state, "code": code, "duration_ms": round(seconds * 1000, 1)},
         )
-        if span is not None:
+        if span is not None and self._spans is not None:
             self._spans.end(span, capability.id if capability else None, state, code)
 
     def flush(self) -> None:

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from contextvars import Token
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from agent.observability.log_format import TaskIds
 
 if TYPE_CHECKING:
-    from opentelemetry.context import Token
+    from opentelemetry.context import Context
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Span, Tracer
+
+SpanHandle: TypeAlias = "tuple[Span, Token[Context]]"
+"""A running skill span and the context token that made it current."""
 
 TRACER_NAME = "netops-agent"
 SPAN_NAME = "netagent.skill"
@@ -91,7 +95,7 @@ class SkillSpans:
         self._context = context
         self._trace = trace
 
-    def start(self, ids: TaskIds) -> tuple[Span, Token[Any]]:
+    def start(self, ids: TaskIds) -> SpanHandle:
         """A span for this run, made current so the tool calls' spans nest under it."""
         attributes = {
             ATTR_TASK_ID: ids.task_id,
@@ -106,9 +110,7 @@ class SkillSpans:
         token = self._context.attach(self._trace.set_span_in_context(span))
         return span, token
 
-    def end(
-        self, handle: tuple[Span, Token[Any]], skill_id: str | None, state: str, code: str
-    ) -> None:
+    def end(self, handle: SpanHandle, skill_id: str | None, state: str, code: str) -> None:
         """Record the outcome; a failed task marks the span an error (a refusal does not)."""
         span, token = handle
         if skill_id:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.types import (
@@ -189,7 +190,7 @@ class CardFactory:
         return card
 
 
-def card_to_json(card: AgentCard) -> dict[str, object]:
+def card_to_json(card: AgentCard) -> dict[str, Any]:
     """The card as it goes on the wire (camelCase ProtoJSON)."""
     return agent_card_to_dict(card)
 

@@ -105,10 +105,12 @@ def _pointer(error: ValidationError) -> str:
     """RFC 6901 pointer to the field at fault: the missing or unexpected member itself."""
     parts = [str(p) for p in error.absolute_path]
     instance = error.instance if isinstance(error.instance, dict) else {}
-    if error.validator == "required":
-        parts += [p for p in error.validator_value if p not in instance][:1]
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    required = error.validator_value
+    if error.validator == "required" and isinstance(required, list):
+        parts += [p for p in required if p not in instance][:1]
     elif error.validator == "additionalProperties" and error.validator_value is False:
-        allowed = error.schema.get("properties", {})
+        allowed = schema.get("properties", {})
         parts += sorted(k for k in instance if k not in allowed)[:1]
     return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
 

@@ -355,7 +355,7 @@ class Router:
             request = explicit_request(message)
         except SkillError as error:
             return _refuse(Layer.TASK_BINDING, error)
-        reply = message
+        reply: Message | None = message  # None once the request's arguments are merged in
         if request is not None:
             if request.skill != capability.id:
                 return _refuse(

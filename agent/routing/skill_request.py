@@ -7,7 +7,7 @@ The request is exactly one Data Part ``{"skill", "skill_version"?, "interface_di
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from a2a.types import Message
 from google.protobuf.json_format import MessageToDict
@@ -27,8 +27,19 @@ class SkillRequest:
     interface_digest: str | None
 
 
+@overload
+def plain_json(value: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def plain_json(value: list[Any]) -> list[Any]: ...
+@overload
+def plain_json(value: Any) -> Any: ...
+
+
 def plain_json(value: Any) -> Any:
-    """Undo protobuf's doubles: integral numbers become ints again (80.0 -> 80)."""
+    """Undo protobuf's doubles: integral numbers become ints again (80.0 -> 80).
+
+    An object stays an object and an array an array, which the overloads let callers rely on.
+    """
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return int(value)
     if isinstance(value, dict):

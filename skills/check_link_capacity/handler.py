@@ -40,7 +40,8 @@ async def _link(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any] 
             ctx.found["link"] = await inventory.link_between(
                 arguments["a_device"], arguments["b_device"]
             )
-    return ctx.found["link"]
+    link = ctx.found["link"]  # the inventory's link record, or None
+    return link if isinstance(link, dict) else None
 
 
 async def authorize(arguments: dict[str, Any], ctx: SkillContext) -> None:

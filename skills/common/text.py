@@ -59,16 +59,15 @@ _TRANSLATE = {**_DASHES, **_QUOTES, **_DQUOTES, ord("\u00d7"): "x", ord("\u2715"
 # Normalisation
 
 
-def clean(text: Any) -> str:
+def clean(text: object) -> str:
     """NFKC-normalise ``text``, unify dashes, quotes and the times sign; keep case; non-str: ""."""
     if not isinstance(text, str):
         return ""
-    text = text[:MAX_TEXT]
     try:
-        text = unicodedata.normalize("NFKC", text)
+        normal = unicodedata.normalize("NFKC", text[:MAX_TEXT])
     except ValueError:  # pragma: no cover - lone surrogates normalise fine, but be total
         return ""
-    return text.translate(_TRANSLATE)
+    return normal.translate(_TRANSLATE)
 
 
 _KEYWORDS = frozenset(
@@ -336,15 +335,15 @@ def _bandwidth_factor(unit: str) -> int | None:
     if unit in {"Bps", "B/s"} or lower in {"byte/s", "bytes/s"}:
         return 8
     prefix, rest = unit[:1], unit[1:]
-    factor = _LETTER_PREFIX.get(prefix.lower())
-    if factor is None:
+    scale = _LETTER_PREFIX.get(prefix.lower())
+    if scale is None:
         return None
     if rest == "":
-        return factor if prefix in _BARE else None
+        return scale if prefix in _BARE else None
     if rest in {"Bps", "B/s"} or rest.lower() in {"byte/s", "bytes/s", "byte", "bytes"}:
-        return factor * 8
-    if rest.lower() in _BIT_SUFFIXES or (factor >= 10**9 and rest.lower() in _ETHERNET):
-        return factor
+        return scale * 8
+    if rest.lower() in _BIT_SUFFIXES or (scale >= 10**9 and rest.lower() in _ETHERNET):
+        return scale
     return None
 
 

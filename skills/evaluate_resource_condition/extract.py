@@ -81,9 +81,9 @@ def _looks_like_ratio(value: float, name: str) -> bool:
 def extract(text: str) -> dict[str, Any]:
     """Whatever of ``resource_id`` and ``condition`` ``text`` states; ``{}`` when nothing."""
     arguments: dict[str, Any] = {}
-    resource = (resource_ids(text) or device_names(text) or [None])[0]
-    if resource is not None:
-        arguments["resource_id"] = resource
+    resources = resource_ids(text) or device_names(text)
+    if resources:
+        arguments["resource_id"] = resources[0]
     folded = mask_ids(fold(text))
     condition: dict[str, Any] = {}
     name = metric(text)

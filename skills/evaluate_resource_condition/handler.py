@@ -48,7 +48,8 @@ async def _resource_id(reference: str, ctx: SkillContext) -> str | None:
     Looked up once per invocation: ``authorize`` asks first and ``handle`` reuses the answer.
     """
     if reference in ctx.found:
-        return ctx.found[reference]
+        cached = ctx.found[reference]  # the str or None stored below
+        return cached if isinstance(cached, str) else None
     inventory = ctx.tool("inventory")
     resolved: str | None
     if await inventory.resource_exists(reference):

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 from a2a.auth.user import User
@@ -192,6 +192,7 @@ async def prepare_storage(
             await deployment.seed(settings, engine)
 
 
+@runtime_checkable
 class Initializable(Protocol):
     """A store whose tables are created on demand (the SDK's task and event stores)."""
 
@@ -308,7 +309,7 @@ def create_app(
             settings,
             runtime.engine,
             deployment,
-            [s for s in (store, event_stream) if s is not None],
+            [s for s in (store, event_stream) if isinstance(s, Initializable)],
         )
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)

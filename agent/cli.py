@@ -151,13 +151,18 @@ def serve(
         f"Agent card: [bold]{settings.resolved_public_url}/.well-known/agent-card.json[/]",
         highlight=False,
     )
-    uvicorn.run(
-        application,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        **({"log_config": log_config} if log_config is not None else {}),
-    )
+    if log_config is not None:
+        uvicorn.run(
+            application,
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+            log_config=log_config,
+        )
+    else:
+        uvicorn.run(
+            application, host=settings.host, port=settings.port, log_level=settings.log_level
+        )
 
 
 def _print_demo_tokens(settings: Settings, callers: Sequence[DemoCaller]) -> None:

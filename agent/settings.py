@@ -130,7 +130,8 @@ class Settings:
 
     def with_overrides(self, **changes: object) -> Settings:
         """A copy with the given fields replaced; None values leave a field as it was."""
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+        given: dict[str, Any] = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, **given)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -758,12 +758,12 @@ async def run_demo(
         )
     )
     try:
-        for number, (name, title, why, step) in enumerate(STEPS, start=1):
+        for number, (name, title, why, run_step) in enumerate(STEPS, start=1):
             if pause and number > 1:
                 await asyncio.to_thread(console.input, "[dim]Enter for the next step… [/]")
             console.print(Panel(why, title=f"{number}/{len(STEPS)} · {title}", border_style="cyan"))
             try:
-                status, summary = await asyncio.wait_for(step(walk), STEP_TIMEOUT_S)
+                status, summary = await asyncio.wait_for(run_step(walk), STEP_TIMEOUT_S)
             except Exception as exc:  # one failed step must not end the walkthrough
                 status, summary = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0]
             style = {"ok": "green", "refused": "yellow", "failed": "red"}[status]

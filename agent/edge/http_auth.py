@@ -39,7 +39,9 @@ CONSOLE_OPEN_PREFIX = "/console/static/"
 """The console's login page and its assets (docs/console.md); its other pages need a token."""
 
 
-def _json_response(status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]) -> tuple:
+def _json_response(
+    status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     payload = json.dumps(body).encode()
     return (
         {

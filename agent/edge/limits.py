@@ -28,6 +28,7 @@ from typing import Any
 from a2a.types import InvalidParamsError, Message, Role, SendMessageRequest
 from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Message as ASGIMessage
 
 from agent.interfaces.pointer import json_pointer
 from agent.settings import Limits
@@ -132,8 +133,8 @@ class _Walker:
         for name in ("message_id", "context_id", "task_id"):
             # Length only: ids with control characters get their own answers (request_handler).
             if len(getattr(message, name)) > self.limits.max_string_length:
-                where = [*path, _camel(name)]
-                raise _ExceededError("max_string_length", self.limits.max_string_length, where)
+                field_path = [*path, _camel(name)]
+                raise _ExceededError("max_string_length", self.limits.max_string_length, field_path)
         self.strings(message.extensions, [*path, "extensions"])
         self.strings(message.reference_task_ids, [*path, "referenceTaskIds"])
         if message.HasField("metadata"):
@@ -274,7 +275,7 @@ class BodyLimitMiddleware:
                 return
         replayed = False
 
-        async def replay() -> dict[str, Any]:
+        async def replay() -> ASGIMessage:
             nonlocal replayed
             if not replayed:
                 replayed = True
@@ -302,7 +303,7 @@ class BodyLimitMiddleware:
         return None
 
     def _is_jsonrpc(self, scope: Scope) -> bool:
-        return scope["path"].rstrip("/") == self.jsonrpc_path and scope["method"] == "POST"
+        return bool(scope["path"].rstrip("/") == self.jsonrpc_path and scope["method"] == "POST")
 
     def _is_a2a(self, path: str) -> bool:
         return path.rstrip("/") == self.jsonrpc_path or path.startswith(self.rest_path + "/")

@@ -297,7 +297,9 @@ class ToolTokenVerifier:
         if header.get("alg") != SIGNING_ALGORITHM and self._jwks is None:
             raise TokenError("tool token algorithm is not accepted")
         try:
-            key = self._jwks.get_signing_key_from_jwt(token).key if self._jwks else self._key
+            key: Any = self._jwks.get_signing_key_from_jwt(token).key if self._jwks else self._key
+            if key is None:
+                raise TokenError("tool token signature or claims are invalid")
             claims = jwt.decode(
                 token,
                 key,
@@ -322,7 +324,8 @@ class ToolTokenVerifier:
             act = act.get("act")
         if not chain:
             raise TokenError("tool token names no actor")
-        context = claims.get("ctx") if isinstance(claims.get("ctx"), dict) else {}
+        given = claims.get("ctx")
+        context: dict[str, Any] = given if isinstance(given, dict) else {}
         return ToolClaims(
             subject=str(claims["sub"]),
             tenant=tenant,

@@ -6,6 +6,7 @@ caller's. Errors follow RFC 6749 §5.2. Responses are never cached.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
@@ -30,7 +31,7 @@ def _error(error: str, description: str, status: int = 400) -> JSONResponse:
     )
 
 
-def token_endpoint(issuer: LocalIssuer):  # noqa: ANN201 - a Starlette endpoint
+def token_endpoint(issuer: LocalIssuer) -> Callable[[Request], Awaitable[JSONResponse]]:
     """The route handler bound to the embedded issuer."""
 
     async def token(request: Request) -> JSONResponse:

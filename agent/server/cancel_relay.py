@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import asyncpg
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 CHANNEL = "netagent_cancel"
 RECONNECT_FIRST_SECONDS = 0.5
 RECONNECT_MAX_SECONDS = 10.0
-LocalCancel = Callable[[str, Principal], Awaitable[None]]
+LocalCancel = Callable[[str, Principal], Coroutine[Any, Any, None]]
 
 
 def _payload(task_id: str, principal: Principal) -> str:

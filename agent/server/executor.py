@@ -108,7 +108,9 @@ class _Run:
         self.outcome = str(error.code)
         message = self.message([new_data_part(error.to_object(), media_type=JSON)])
         await self.updater.update_status(
-            TaskState.Value(state), message=message, metadata=self.metadata
+            TaskState.Value(state),  # type: ignore[arg-type]  # the SDK annotates the enum class
+            message=message,
+            metadata=self.metadata,
         )
 
 

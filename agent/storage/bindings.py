@@ -100,4 +100,5 @@ class BindingStore:
         dialect = postgresql if self._engine.dialect.name == "postgresql" else sqlite
         insert = dialect.insert(task_binding).values(values)
         changed = {k: insert.excluded[k] for k in values if k != "task_id"}
-        return insert.on_conflict_do_update(index_elements=["task_id"], set_=changed)
+        upsert: Insert = insert.on_conflict_do_update(index_elements=["task_id"], set_=changed)
+        return upsert

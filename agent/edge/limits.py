@@ -32,6 +32,7 @@ from a2a.types import InvalidParamsError, Message, Role, SendMessageRequest
 from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agent.errors import NetagentError
 from agent.interfaces.pointer import json_pointer
 
 ENVELOPE_DEPTH = 16
@@ -96,7 +97,7 @@ class Limits:
 # -- message-level limits ---------------------------------------------------------------------
 
 
-class _ExceededError(Exception):
+class _ExceededError(NetagentError):
     def __init__(self, limit: str, maximum: int, path: list[str | int]) -> None:
         super().__init__(limit)
         self.limit, self.maximum, self.path = limit, maximum, path

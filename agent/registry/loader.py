@@ -17,6 +17,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from agent.errors import ConfigurationError
 from agent.interfaces import InterfaceBuildError, SkillInterface, build_interface
 from agent.registry.manifest import Manifest, State, thawed
 
@@ -31,7 +32,7 @@ Extract = Callable[[str], dict[str, Any]]
 Summarize = Callable[[dict[str, Any]], str]
 
 
-class RegistryError(Exception):
+class RegistryError(ConfigurationError):
     """A manifest, schema or handler is wrong; the message names the file and the field."""
 
 

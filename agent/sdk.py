@@ -19,6 +19,7 @@ from agent.console.topology import (
     TopologyRefusedError,
     TopologySource,
 )
+from agent.errors import ConfigurationError, NetagentError
 from agent.interfaces import ErrorCode, SkillError
 from agent.routing.extractors import plain, total
 from agent.security.auth import TokenError
@@ -34,11 +35,13 @@ from agent.storage.types import UTCDateTime
 __all__ = [
     "AuditLog",
     "AuditRecord",
+    "ConfigurationError",
     "Edge",
     "EdgeDetail",
     "ErrorCode",
     "Graph",
     "Group",
+    "NetagentError",
     "Node",
     "Principal",
     "Series",

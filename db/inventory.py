@@ -29,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import aliased
 
+from agent.sdk import NetagentError
 from db.choices import DeviceRole, DeviceStatus, Direction, LinkStatus
 from db.models import Device, Interface, Link, LinkUtilizationSample, MetricSample, Site, Tenant
 from db.records import (
@@ -44,7 +45,7 @@ from db.records import (
 Sample = LinkUtilizationSample
 
 
-class InventoryError(ValueError):
+class InventoryError(NetagentError, ValueError):
     """The caller misused the API (bad tenant, naive datetime, unknown choice...)."""
 
 

@@ -28,6 +28,7 @@ from rich.progress import (
 from sqlalchemy import Table, delete, exists, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from agent.sdk import ConfigurationError
 from db.models import Base, Site, Tenant
 from db.scales import resolve_profile
 from db.telemetry import LinkTelemetry, MetricTelemetry, floor_time
@@ -39,7 +40,7 @@ DEFAULT_SEED = 7
 UNTIL_STEP_S = 300
 
 
-class SeedError(RuntimeError):
+class SeedError(ConfigurationError, RuntimeError):
     """The database is not in a state that can be seeded (no schema, or not empty)."""
 
 

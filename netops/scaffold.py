@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from agent.errors import ConfigurationError
 from agent.interfaces import SCHEMAS_DIR
 from agent.registry.loader import RegistryError, load_registry
 from agent.registry.versioning import LOCK_FILE, lock_entries
@@ -48,7 +49,7 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SITES = ("nyc1", "lon1", "sin1", "fra1", "sfo1")  # demo sites, for example requests
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(ConfigurationError):
     """The skill cannot be created; nothing was written (or everything was put back)."""
 
 

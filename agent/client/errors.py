@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agent.errors import ClientError
 from agent.interfaces import ErrorCode
 
 
-class GovernedClientError(Exception):
+class GovernedClientError(ClientError):
     """A local failure of the draft's validation sequence."""
 
     code: ErrorCode = ErrorCode.INTERFACE_INVALID
@@ -56,7 +57,7 @@ class OutputInvalidError(GovernedClientError):
     code = ErrorCode.OUTPUT_INVALID
 
 
-class CompositionRefusedError(Exception):
+class CompositionRefusedError(ClientError):
     """Upstream output and downstream input are not the same schema (by reference)."""
 
     def __init__(self, differences: Sequence[str]) -> None:
@@ -64,7 +65,7 @@ class CompositionRefusedError(Exception):
         self.differences = list(differences)
 
 
-class RemoteTaskError(Exception):
+class RemoteTaskError(ClientError):
     """The agent ended the task REJECTED or FAILED (or left it waiting for input)."""
 
     def __init__(self, task_id: str, state: str, error: dict[str, Any]) -> None:

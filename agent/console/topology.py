@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from agent.errors import SecurityError
 from agent.security.principal import Principal
 
 WINDOWS: dict[str, timedelta] = {
@@ -25,7 +26,7 @@ WINDOWS: dict[str, timedelta] = {
 DEFAULT_WINDOW = "7d"
 
 
-class TopologyRefusedError(Exception):
+class TopologyRefusedError(SecurityError):
     """The caller may not read this part of the topology (the message says what is missing)."""
 
 

@@ -30,6 +30,7 @@ from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as ASGIMessage
 
+from agent.errors import NetagentError
 from agent.interfaces.pointer import json_pointer
 from agent.settings import Limits
 
@@ -48,7 +49,7 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 # -- message-level limits ---------------------------------------------------------------------
 
 
-class _ExceededError(Exception):
+class _ExceededError(NetagentError):
     def __init__(self, limit: str, maximum: int, path: list[str | int]) -> None:
         super().__init__(limit)
         self.limit, self.maximum, self.path = limit, maximum, path

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import rfc8785
 
+from agent.errors import SchemaInterfaceError
 from agent.interfaces.pointer import json_pointer
 from agent.interfaces.spec import DIGEST_PATTERN
 
@@ -22,7 +23,7 @@ DIGEST_PREFIX: Final = "sha256:"
 _INT_LIMIT: Final = 2**53  # |n| >= this is refused (rfc8785 refuses exactly 2**53 too)
 
 
-class NotRepresentableError(ValueError):
+class NotRepresentableError(SchemaInterfaceError, ValueError):
     """The value has no RFC 8785 form; ``pointer`` locates the offending value."""
 
     def __init__(self, pointer: str, reason: str) -> None:

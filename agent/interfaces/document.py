@@ -22,6 +22,7 @@ from typing import Any, Final, NoReturn
 
 from jsonschema.protocols import Validator
 
+from agent.errors import SchemaInterfaceError
 from agent.interfaces.digest import NotRepresentableError, canonical_json, digest_of
 from agent.interfaces.errors import ErrorCode
 from agent.interfaces.pointer import json_pointer
@@ -48,7 +49,7 @@ SchemaSpec = tuple[str, str, Any]
 _ABSOLUTE_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
 
 
-class InterfaceBuildError(Exception):
+class InterfaceBuildError(SchemaInterfaceError):
     """The skill's interface cannot be advertised; the message names the skill and the member."""
 
     code: Final = ErrorCode.INTERFACE_INVALID

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any, Final, NotRequired, TypedDict
 
+from agent.errors import NetagentError
+
 __all__ = [
     "TASK_STATE_FAILED",
     "TASK_STATE_REJECTED",
@@ -139,7 +141,7 @@ def error_object(
     return result
 
 
-class SkillError(Exception):
+class SkillError(NetagentError):
     """A refusal or failure with its code; the executor turns it into the final status."""
 
     def __init__(

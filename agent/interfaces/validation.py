@@ -25,6 +25,7 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 from rfc3339_validator import validate_rfc3339
 
+from agent.errors import NetagentError, SchemaInterfaceError
 from agent.interfaces.pointer import json_pointer
 from agent.interfaces.spec import DIALECT
 
@@ -69,7 +70,7 @@ def _is_date_time(instance: object) -> bool:
     return "\n" not in instance and bool(validate_rfc3339(instance.upper()))
 
 
-class SchemaCheckError(ValueError):
+class SchemaCheckError(SchemaInterfaceError, ValueError):
     """An embedded schema is unusable; ``pointer`` locates the problem inside that schema."""
 
     def __init__(self, pointer: str, reason: str) -> None:
@@ -78,7 +79,7 @@ class SchemaCheckError(ValueError):
         super().__init__(f"{pointer}: {reason}" if pointer else reason)
 
 
-class ReferenceRefusedError(LookupError):
+class ReferenceRefusedError(SchemaInterfaceError, LookupError):
     """Raised instead of retrieving a schema: interface 1.0 never fetches anything."""
 
 
@@ -97,7 +98,7 @@ _REGISTRY: Final[Registry[Any]] = Registry(retrieve=_refuse)  # type: ignore[cal
 # carries the parent schema so error_details can locate the `false` exactly.
 
 
-class _FalseSchemaError(ValidationError):
+class _FalseSchemaError(ValidationError, NetagentError):
     """A value where the subschema is ``false``."""
 
     def __init__(

@@ -17,6 +17,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from agent.errors import ConfigurationError
 from agent.interfaces import SCHEMAS_DIR, InterfaceBuildError, SkillInterface, build_interface
 from agent.registry.manifest import Manifest, State, thawed
 
@@ -32,7 +33,7 @@ Summarize = Callable[[dict[str, Any]], str]
 Bind = Callable[[Sequence[Manifest]], Extract]
 
 
-class RegistryError(Exception):
+class RegistryError(ConfigurationError):
     """A manifest, schema or handler is wrong; the message names the file and the field."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from a2a.types import ContentTypeNotSupportedError, Message
 
+from agent.errors import NetagentError
 from agent.interfaces import ErrorCode, SkillError, error_details
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State, thawed
@@ -162,7 +163,7 @@ def missing_fields(capability: Capability, arguments: dict[str, Any]) -> list[di
 _DEFER_TRAINING: ContextVar[bool] = ContextVar("netagent_defer_training", default=False)
 
 
-class _UntrainedError(Exception):
+class _UntrainedError(NetagentError):
     """The classifier has no model for these candidates yet (see ``Router.route_async``)."""
 
     def __init__(self, candidates: frozenset[str]) -> None:

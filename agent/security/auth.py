@@ -23,6 +23,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from agent.errors import SecurityError
 from agent.security.principal import Principal
 from agent.security.token_cache import VerifiedTokens
 from agent.settings import Settings
@@ -38,7 +39,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 DEFAULT_TTL_SECONDS = 8 * 3600
 
 
-class TokenError(Exception):
+class TokenError(SecurityError):
     """A token was refused; ``description`` is safe to send back to the caller."""
 
     def __init__(self, description: str) -> None:
@@ -46,7 +47,7 @@ class TokenError(Exception):
         self.description = description
 
 
-class IssuerUnavailableError(Exception):
+class IssuerUnavailableError(SecurityError):
     """The issuer's keys could not be fetched: the caller's token may be fine (503, retry)."""
 
 

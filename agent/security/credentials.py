@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import httpx
 import jwt
 
+from agent.errors import SecurityError
 from agent.security.auth import (
     SIGNING_ALGORITHM,
     IssuerUnavailableError,
@@ -42,7 +43,7 @@ AGENT_CREDENTIAL_TTL_SECONDS = 24 * 3600
 JWKS_ALGORITHMS = (SIGNING_ALGORITHM, "RS256", "EdDSA")
 
 
-class ExchangeError(Exception):
+class ExchangeError(SecurityError):
     """A refused exchange, with the OAuth error code (RFC 6749 §5.2 / RFC 8693 §2.2.2)."""
 
     def __init__(self, error: str, description: str) -> None:

@@ -123,15 +123,27 @@ def _not_cancelable(capability: Capability | None) -> bool:
     return bool(capability and capability.interface and not capability.interface.cancelable)
 
 
-def _exchange_error(failed: ExchangeError, task_id: str) -> SkillError:
-    """A refused exchange is the caller's (authorization_failed); an unavailable one is not."""
-    if failed.error in _SERVICE_FAILURES:
-        log.warning("token exchange unavailable for task %s: %s", task_id, failed)
-        return SkillError(
-            ErrorCode.EXECUTION_FAILED, "the token service is unavailable; try again later"
-        )
-    log.info("tool access refused for task %s: %s", task_id, failed)
-    return SkillError(ErrorCode.AUTHORIZATION_FAILED, "tool access refused for this caller")
+def terminal_error(error: Exception, task_id: str) -> SkillError:
+    """The error object any exception ends an invocation with; the one place that decides.
+
+    A SkillError is its own outcome. A tool's refusal, or a refused token exchange, is the
+    caller's (authorization_failed); a token service that cannot answer is not. Anything else
+    is a defect: the caller gets a correlation id, the log gets the traceback under it.
+    """
+    match error:
+        case SkillError():
+            return error
+        case ExchangeError(error=code) if code in _SERVICE_FAILURES:
+            log.warning("token exchange unavailable for task %s: %s", task_id, error)
+            return SkillError(
+                ErrorCode.EXECUTION_FAILED, "the token service is unavailable; try again later"
+            )
+        case ExchangeError() | ToolRefusedError():
+            log.info("tool access refused for task %s: %s", task_id, error)
+            return SkillError(ErrorCode.AUTHORIZATION_FAILED, "tool access refused for this caller")
+    correlation = uuid.uuid4().hex
+    log.error("invocation failed (correlation id %s)", correlation, exc_info=error)
+    return SkillError(ErrorCode.EXECUTION_FAILED, f"internal error; correlation id {correlation}")
 
 
 class SkillExecutor(AgentExecutor):
@@ -251,26 +263,11 @@ class SkillExecutor(AgentExecutor):
                 await self._ask(decision, run, task_id)
                 return
             await self._run_decision(decision, run, context)
-        except SkillError as error:
-            await run.finish_with_error(error)
-        except ExchangeError as failed:
-            await run.finish_with_error(_exchange_error(failed, task_id))
-        except ToolRefusedError as refused:
-            log.info("tool access refused for task %s: %s", task_id, refused)
-            await run.finish_with_error(
-                SkillError(ErrorCode.AUTHORIZATION_FAILED, "tool access refused for this caller")
-            )
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # not an error: cancellation must propagate
             run.outcome = "canceled"
             raise
-        except Exception:
-            correlation = uuid.uuid4().hex
-            log.exception("invocation failed (correlation id %s)", correlation)
-            await run.finish_with_error(
-                SkillError(
-                    ErrorCode.EXECUTION_FAILED, f"internal error; correlation id {correlation}"
-                )
-            )
+        except Exception as error:
+            await run.finish_with_error(terminal_error(error, task_id))
         finally:
             self._running.pop(task_id, None)
             await self._audit_invocation(run, decision, task_id)

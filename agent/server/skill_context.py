@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from agent.errors import SecurityError
 from agent.interfaces import ErrorCode, SkillError
 from agent.security.credentials import ToolGrant
 from agent.security.principal import Principal
@@ -21,7 +22,7 @@ ToolFactory = Callable[[str, "ToolGrant"], Any]
 EmitRecord = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 
 
-class ToolRefusedError(PermissionError):
+class ToolRefusedError(SecurityError, PermissionError):
     """A tool refused a call (token, scope or tenant); the caller sees authorization_failed."""
 
 

@@ -40,7 +40,7 @@ from agent.registry.loader import RegistryError, load_registry
 from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
 from agent.security.credentials import LocalIssuer
 from agent.settings import Settings
-from agent.storage.audit import AuditLog
+from agent.storage.audit import AuditLog, DatabaseAuditLog
 
 app = typer.Typer(
     help="netops-agent: a reference A2A network-management agent.", no_args_is_help=True
@@ -327,7 +327,7 @@ def _with_audit(work: Callable[[AuditLog], Awaitable[T]], database_url: str | No
         await upgrade(settings.resolved_database_url)
         engine = make_engine(settings.resolved_database_url)
         try:
-            return await work(AuditLog(engine))
+            return await work(DatabaseAuditLog(engine))
         finally:
             await engine.dispose()
 

@@ -69,8 +69,8 @@ from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.skill_context import ToolFactory
 from agent.settings import Settings
-from agent.storage.audit import AuditLog
-from agent.storage.bindings import BindingStore
+from agent.storage.audit import AuditLog, DatabaseAuditLog
+from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
 from agent.storage.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
@@ -242,7 +242,7 @@ def build_runtime(
     cards = CardFactory(
         registry, settings.resolved_public_url, extra_extensions, deployment.identity
     )
-    return AgentRuntime(settings, registry, engine, key, cards, tool_key, AuditLog(engine))
+    return AgentRuntime(settings, registry, engine, key, cards, tool_key, DatabaseAuditLog(engine))
 
 
 def create_app(
@@ -280,7 +280,7 @@ def create_app(
         runtime.registry,
         tool_factory,
         router,
-        BindingStore(runtime.engine),
+        DatabaseBindingStore(runtime.engine),
         audit=runtime.audit,
         clock=clock,
         observer=observer,

@@ -45,7 +45,7 @@ from agent.registry.loader import Registry, RegistryError, load_registry
 from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
 from agent.security.credentials import LocalIssuer
 from agent.settings import Settings
-from agent.storage.audit import AuditLog
+from agent.storage.audit import AuditLog, DatabaseAuditLog
 
 app = typer.Typer(
     help="netops-agent: a reference A2A network-management agent.", no_args_is_help=True
@@ -320,7 +320,7 @@ def _since(value: str | None) -> datetime | None:
 
 def _with_audit(work: Callable[[AuditLog], Awaitable[T]], database_url: str | None) -> T:
     async def run(engine: AsyncEngine) -> T:
-        return await work(AuditLog(engine))
+        return await work(DatabaseAuditLog(engine))
 
     return asyncio.run(_on_database(run, database_url))
 

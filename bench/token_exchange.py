@@ -29,7 +29,7 @@ from agent.security.credentials import (
     ToolTokenVerifier,
 )
 from agent.settings import Settings
-from agent.storage.audit import AuditLog
+from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from db.gate import InventoryGate
 from db.inventory import Inventory
@@ -103,7 +103,7 @@ async def run(exchanges: int, reads: int, budget_s: float) -> None:
         report = await seed(engine, scale="small", until=UNTIL)
         seeded_s = time.perf_counter() - started
         try:
-            gate = InventoryGate(engine, verifier, AuditLog(engine))
+            gate = InventoryGate(engine, verifier, DatabaseAuditLog(engine))
             bare = Inventory(engine, "acme")
             sites = len(await bare.sites())
             gated_s = await timed(lambda: gate.call(token, "sites"), reads, reads // 10, budget_s)

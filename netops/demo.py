@@ -59,7 +59,7 @@ from agent.interfaces import (
 )
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
-from agent.storage.audit import AuditLog
+from agent.storage.audit import DatabaseAuditLog
 
 Status = Literal["ok", "refused", "failed"]
 CARD_PATH = "/.well-known/agent-card.json"
@@ -574,7 +574,7 @@ class _Walkthrough:
     async def audit_trail(self) -> tuple[Status, str]:
         engine = self.engine()
         try:
-            log = AuditLog(engine)
+            log = DatabaseAuditLog(engine)
             rows: list[dict[str, Any]] = []
             for task_id in self.task_ids:
                 rows += await log.query(task_id=task_id, limit=50)

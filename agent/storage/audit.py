@@ -2,12 +2,16 @@
 
 Append-only (the database refuses updates and deletes), one row per tool call and per skill
 invocation, plus one structured JSON log line each. Tokens are never stored, only their ids.
+``AuditLog`` is the interface the executor, the gate, the console and the CLI use, and holds
+what every form shares (the log line, batching); ``DatabaseAuditLog`` keeps the rows in the
+``principal_audit`` table. The in-memory form for tests is in ``agent/storage/audit_memory.py``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -78,11 +82,15 @@ class AuditRecord:
 _FIELDS = tuple(f.name for f in fields(AuditRecord))
 
 
-class AuditLog:
-    """Writes audit rows (and log lines) and reads them back for the CLI."""
+class AuditLog(ABC):
+    """Writes audit rows (and log lines) and reads them back for the CLI and the console.
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
+    The contract every form keeps (tests/unit/storage/test_audit_contract.py): rows get
+    increasing ids; ``query`` is newest first (by id), each filter an equality (``since``: at or
+    after), at most ``limit`` rows, each row a dict of every column with lists for the JSON
+    ones and an aware UTC ``ts``; ``usage`` counts the invocation rows per skill and UTC day,
+    ordered by skill and day; a naive ``ts`` is refused.
+    """
 
     async def write(self, record: AuditRecord) -> None:
         """Append one record; the log line goes out even if the insert fails.
@@ -90,15 +98,14 @@ class AuditLog:
         Inside ``batched()`` the row waits for the batch's next ``flush()`` (one transaction for
         several rows); elsewhere it is inserted at once.
         """
-        row = record.as_row()
         if log.isEnabledFor(logging.INFO):  # the JSON line costs as much as the insert
-            log.info(json.dumps(row | {"ts": record.ts.isoformat()}, sort_keys=True, default=str))
+            row = record.as_row() | {"ts": record.ts.isoformat()}
+            log.info(json.dumps(row, sort_keys=True, default=str))
         pending = _PENDING.get()
         if pending is not None:
             pending.append(record)
             return
-        async with self._engine.begin() as connection:
-            await connection.execute(principal_audit.insert(), [row])
+        await self._append([record])
 
     @staticmethod
     @contextmanager
@@ -118,8 +125,40 @@ class AuditLog:
         pending = _PENDING.get()
         if not pending:
             return
-        rows = [record.as_row() for record in pending]
+        records = list(pending)
         pending.clear()
+        await self._append(records)
+
+    @abstractmethod
+    async def _append(self, records: Sequence[AuditRecord]) -> None:
+        """Store ``records``, in order, all or none."""
+
+    @abstractmethod
+    async def query(
+        self,
+        *,
+        tenant: str | None = None,
+        principal: str | None = None,
+        task_id: str | None = None,
+        since: datetime | None = None,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        """Newest first, filtered as asked."""
+
+    @abstractmethod
+    async def usage(self, since: datetime | None = None) -> list[dict[str, Any]]:
+        """Per skill and day: invocations run and refused, distinct callers, the last call."""
+
+
+class DatabaseAuditLog(AuditLog):
+    """Audit rows in the ``principal_audit`` table."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def _append(self, records: Sequence[AuditRecord]) -> None:
+        """One transaction for all of them."""
+        rows = [record.as_row() for record in records]
         async with self._engine.begin() as connection:
             await connection.execute(principal_audit.insert(), rows)
 

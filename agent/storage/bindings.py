@@ -1,11 +1,14 @@
-"""Task bindings: the skill (or the open question) a task is bound to, kept in the database.
+"""Task bindings: the skill (or the open question) a task is bound to.
 
-A follow-up message names only its task; the binding says where it goes. Being a table on the
-shared database, it survives a restart and holds on every replica.
+A follow-up message names only its task; the binding says where it goes. ``BindingStore`` is
+the interface the executor and router rely on; ``DatabaseBindingStore`` keeps bindings in a
+table on the shared database, so they survive a restart and hold on every replica. The
+in-memory form for tests is in ``agent/storage/bindings_memory.py``.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -53,8 +56,26 @@ class Binding:
     text: str = ""
 
 
-class BindingStore:
-    """Reads and writes bindings; a binding is visible only to the owner that made it."""
+class BindingStore(ABC):
+    """Where bindings live; a binding is visible only to the owner that made it.
+
+    The contract every form keeps (tests/unit/storage/test_bindings_contract.py): ``get`` of a
+    task no binding names, or one another owner made, is None; ``put`` replaces the task's
+    binding whoever made it before; what comes back is a copy, its ``arguments`` as JSON holds
+    them (tuples come back as lists).
+    """
+
+    @abstractmethod
+    async def get(self, task_id: str, owner: str) -> Binding | None:
+        """The binding of ``task_id`` if ``owner`` made it."""
+
+    @abstractmethod
+    async def put(self, binding: Binding) -> None:
+        """Insert or replace the binding of ``binding.task_id``."""
+
+
+class DatabaseBindingStore(BindingStore):
+    """Bindings in the ``task_binding`` table."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine

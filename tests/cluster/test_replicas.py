@@ -24,7 +24,7 @@ from a2a.types import (
     TaskState,
 )
 
-from agent.storage.audit import AuditLog
+from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from tests.a2a_helpers import (
     BINDINGS,
@@ -216,7 +216,7 @@ async def test_tasks_and_audit_rows_from_both_replicas_are_visible_on_either(pai
         assert {outcome.task.id for outcome in made.values()} <= listed_ids
     engine = make_engine(pair.database_url)
     try:
-        audit = AuditLog(engine)
+        audit = DatabaseAuditLog(engine)
         for outcome in made.values():
             rows = await audit.query(task_id=outcome.task.id)
             assert {row["principal"] for row in rows} == {"alice"}

@@ -40,8 +40,8 @@ from agent.security.credentials import (
 )
 from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
 from agent.server.executor import ROUTE_STATE_KEY, SkillExecutor
-from agent.storage.audit import AuditLog
-from agent.storage.bindings import BindingStore
+from agent.storage.audit import AuditLog, DatabaseAuditLog
+from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.engine import make_engine
 from db.inventory import Inventory
 from db.migrate import upgrade
@@ -106,7 +106,7 @@ def assert_no_token_text(rows: list[dict[str, Any]]) -> None:
 @pytest.fixture(scope="module")
 async def audit(enforce_agent: RunningAgent) -> AsyncIterator[AuditLog]:
     engine = make_engine(enforce_agent.settings.resolved_database_url)
-    yield AuditLog(engine)
+    yield DatabaseAuditLog(engine)
     await engine.dispose()
 
 
@@ -200,11 +200,16 @@ async def direct(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
         registry,
         tools,
         Router(registry),
-        BindingStore(engine),
-        audit=AuditLog(engine),
+        DatabaseBindingStore(engine),
+        audit=DatabaseAuditLog(engine),
         clock=lambda: FIXED_NOW,
     )
-    yield {"executor": executor, "registry": registry, "built": built, "audit": AuditLog(engine)}
+    yield {
+        "executor": executor,
+        "registry": registry,
+        "built": built,
+        "audit": DatabaseAuditLog(engine),
+    }
     await engine.dispose()
 
 

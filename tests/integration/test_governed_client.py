@@ -34,7 +34,7 @@ from agent.client import (
     composition_differences,
 )
 from agent.interfaces import ErrorCode, digest_of
-from agent.storage.audit import AuditLog
+from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from db.migrate import upgrade
 from tests.a2a_helpers import BINDINGS
@@ -128,7 +128,7 @@ async def invoke_rows(agent: RunningAgent, subject: str, skill: str = SKILL) -> 
     """The agent's audit rows for invocations of ``skill`` by ``subject``."""
     engine = make_engine(agent.settings.resolved_database_url)
     try:
-        rows = await AuditLog(engine).query(principal=subject)
+        rows = await DatabaseAuditLog(engine).query(principal=subject)
     finally:
         await engine.dispose()
     return [r for r in rows if r["operation"] == "invoke" and r["skill_id"] == skill]

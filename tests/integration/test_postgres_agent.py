@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.storage.audit import AuditLog
+from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from tests.a2a_helpers import BINDINGS, call, send, text_message
 from tests.conftest import RunningAgent, postgres_database, start_agent
@@ -54,7 +54,7 @@ async def test_worked_example_on_postgresql(pg_agent, binding: str, streaming: b
     assert record["parts"][0]["data"]["observed_at"] == "2026-08-11T12:00:01Z"
     engine = make_engine(pg_agent.settings.resolved_database_url)
     try:
-        rows = await AuditLog(engine).query(task_id=outcome.task.id)
+        rows = await DatabaseAuditLog(engine).query(task_id=outcome.task.id)
     finally:
         await engine.dispose()
     assert {(r["tool"], r["operation"]) for r in rows} >= {

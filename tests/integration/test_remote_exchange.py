@@ -18,7 +18,7 @@ import pytest
 
 from agent.security.auth import TokenVerifier, load_or_create_signing_key
 from agent.security.credentials import LocalIssuer
-from agent.storage.audit import AuditLog
+from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from tests.a2a_helpers import call
 from tests.conftest import RunningAgent, start_agent
@@ -77,7 +77,7 @@ async def test_b_exchanges_at_a_and_its_inventory_trusts_a(issuer, tmp_path) -> 
         assert outcome.result("evaluate_resource_condition")["result"] == "condition_not_met"
         engine = make_engine(relying.settings.resolved_database_url)
         try:
-            rows = await AuditLog(engine).query(task_id=outcome.task.id)
+            rows = await DatabaseAuditLog(engine).query(task_id=outcome.task.id)
         finally:
             await engine.dispose()
         tool_rows = [r for r in rows if r["tool"] == "inventory"]

@@ -81,7 +81,7 @@ from agent.security.auth import (
     issue_token,
     load_or_create_signing_key,
 )
-from agent.storage.audit import AuditLog
+from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from tests.a2a_helpers import BINDINGS, binding_of
 from tests.conftest import RunningAgent, start_agent
@@ -638,7 +638,7 @@ async def test_a_probing_caller_is_audited_under_its_own_tenant(
     task_id = task_of(request.send(http, bearer(gary)))["id"]
     engine = make_engine(probe_agent.settings.resolved_database_url)
     try:
-        audit = AuditLog(engine)
+        audit = DatabaseAuditLog(engine)
         rows = await audit.query(task_id=task_id)
         acme = await audit.query(tenant="acme", limit=10_000)
     finally:

@@ -23,7 +23,7 @@ from agent.security.auth import load_or_create_signing_key as load_key
 from agent.security.credentials import AGENT_SUBJECT, TOOL_ISSUER, LocalIssuer, ToolTokenVerifier
 from agent.server.skill_context import ToolRefusedError
 from agent.settings import Settings
-from agent.storage.audit import AuditLog, principal_audit
+from agent.storage.audit import DatabaseAuditLog, principal_audit
 from agent.storage.engine import make_engine
 from db.gate import InventoryClient, InventoryGate
 from db.inventory import Inventory, InventoryError
@@ -102,7 +102,7 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World
     key = load_key(home)
     issuer = LocalIssuer(key, TokenVerifier(settings, key), audiences={"inventory"})
     verifier = ToolTokenVerifier("inventory", TOOL_ISSUER, key=key.private_key.public_key())
-    gate = InventoryGate(engine, verifier, AuditLog(engine))
+    gate = InventoryGate(engine, verifier, DatabaseAuditLog(engine))
     acme = await _resources(engine, "acme", "acme-lnk-00001")
     globex = await _resources(engine, "globex", FOREIGN_LINK)
     yield World(engine, settings, key, issuer, gate, acme, globex)

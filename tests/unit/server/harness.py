@@ -30,14 +30,15 @@ from a2a.types import (
 from google.protobuf.json_format import MessageToDict
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.app import gated_tools
 from agent.interfaces import EXTENSION_URI
+from agent.ports import ToolEnvironment
 from agent.registry.loader import Registry
 from agent.security.auth import SigningKey, TokenVerifier, issue_token
 from agent.security.credentials import (
     TOOL_ISSUER,
     LocalIssuer,
     LocalTokenExchanger,
-    ToolGrant,
     ToolTokenVerifier,
 )
 from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
@@ -46,7 +47,7 @@ from agent.server.skill_context import ToolFactory
 from agent.settings import Settings
 from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.bindings_memory import InMemoryBindingStore
-from db.gate import InventoryClient, InventoryGate
+from netops.deployment import network_deployment
 from tests.conftest import IDENTITIES
 
 INVENTORY = "inventory"
@@ -62,22 +63,13 @@ class Keys:
 
 
 def inventory_tool(keys: Keys, engine: AsyncEngine, audit: InMemoryAuditLog) -> ToolFactory:
-    """The app's inventory tool: a token exchanged per grant, checked by the real gate."""
-    issuer = LocalIssuer(keys.key, TokenVerifier(keys.settings, keys.key))
-    exchanger = LocalTokenExchanger(issuer)
+    """The app's own tool wiring (agent.app.gated_tools) with the network deployment's port:
+    a token exchanged per grant, checked by the real inventory gate."""
+    deployment = network_deployment()
+    issuer = LocalIssuer(keys.key, TokenVerifier(keys.settings, keys.key), deployment.audiences)
     verifier = ToolTokenVerifier(INVENTORY, TOOL_ISSUER, key=keys.key.private_key.public_key())
-    gate = InventoryGate(engine, verifier, audit)
-
-    def make(name: str, grant: ToolGrant) -> Any:
-        if name != INVENTORY:
-            raise LookupError(f"no tool named {name!r}")
-
-        async def token() -> str:
-            return (await exchanger.exchange(grant)).access_token
-
-        return InventoryClient(gate, token)
-
-    return make
+    environments = {INVENTORY: ToolEnvironment(keys.settings, engine, verifier, audit)}
+    return gated_tools(deployment, LocalTokenExchanger(issuer), environments)
 
 
 @dataclass

@@ -38,7 +38,7 @@ from netops.scaffold import (
     next_steps,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache")
 SKILL = "site_report"
 LONGEST = "s" + "x" * 62  # the longest id the manifest schema allows

@@ -21,7 +21,7 @@ from agent.registry.versioning import (
 )
 from netops.deployment import SKILLS_DIR
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NETAGENT = [sys.executable, "-c", "from netops.cli import main; main()"]
 
 

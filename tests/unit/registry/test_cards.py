@@ -2,7 +2,7 @@
 
 They are about the demo skills, so they load a copy of skills/ holding only those: a fork's
 own skills neither appear here nor shift anything (the committed public-card snapshot is the
-guard that notices them, tests/unit/test_public_card_snapshot.py).
+guard that notices them, tests/unit/registry/test_public_card_snapshot.py).
 """
 
 from __future__ import annotations

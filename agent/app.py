@@ -72,6 +72,7 @@ from agent.storage.audit import AuditLog
 from agent.storage.bindings import BindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
+from agent.storage.migrate import upgrade as upgrade_core
 from agent.storage.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
 from db.gate import InventoryClient, InventoryGate
 from db.live import extend_telemetry
@@ -165,11 +166,13 @@ def build_exchanger(
 async def prepare_storage(
     settings: Settings, engine: AsyncEngine, stores: Iterable[Initializable] = ()
 ) -> None:
-    """Migrate, create the task tables and seed the demo inventory on first start.
+    """Migrate (the core's tables, then the inventory's), create the task tables and seed the
+    demo inventory on first start.
 
     Under one cluster-wide lock, so replicas starting together do this once, one at a time.
     """
     async with exclusively(engine, "prepare-storage"):
+        await upgrade_core(settings.resolved_database_url)
         await upgrade(settings.resolved_database_url)
         for store in stores:
             await store.initialize()

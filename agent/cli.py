@@ -319,11 +319,13 @@ def _since(value: str | None) -> datetime | None:
 
 def _with_audit(work: Callable[[AuditLog], Awaitable[T]], database_url: str | None) -> T:
     from agent.storage.engine import make_engine
+    from agent.storage.migrate import upgrade as upgrade_core
     from db.migrate import upgrade
 
     settings = _settings(database_url=database_url)
 
     async def run() -> T:
+        await upgrade_core(settings.resolved_database_url)
         await upgrade(settings.resolved_database_url)
         engine = make_engine(settings.resolved_database_url)
         try:
@@ -729,11 +731,13 @@ def invoke_command(
 async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url: str | None) -> T:
     """``work(engine)`` on the local database, migrated first (as ``netagent audit`` does)."""
     from agent.storage.engine import make_engine
+    from agent.storage.migrate import upgrade as upgrade_core
     from db.migrate import upgrade
 
     settings = _settings(database_url=database_url)
     if settings.database_url is None:
         settings.home.mkdir(parents=True, exist_ok=True)
+    await upgrade_core(settings.resolved_database_url)
     await upgrade(settings.resolved_database_url)
     engine = make_engine(settings.resolved_database_url)
     try:

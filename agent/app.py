@@ -73,6 +73,7 @@ from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
+from agent.storage.migrate import upgrade as upgrade_core
 from agent.storage.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
 
 log = logging.getLogger(__name__)
@@ -179,11 +180,13 @@ async def prepare_storage(
     deployment: Deployment,
     stores: Iterable[Initializable] = (),
 ) -> None:
-    """Create the core's task tables, then let the deployment migrate (and seed) its own.
+    """Migrate the core's own tables, create the task tables, then let the deployment migrate
+    (and seed) its own.
 
     Under one cluster-wide lock, so replicas starting together do this once, one at a time.
     """
     async with exclusively(engine, "prepare-storage"):
+        await upgrade_core(settings.resolved_database_url)
         for store in stores:
             await store.initialize()
         if deployment.migrate is not None:

@@ -717,10 +717,12 @@ def invoke_command(
 async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url: str | None) -> T:
     """``work(engine)`` on the local database, migrated first (as ``netagent serve`` does)."""
     from agent.storage.engine import make_engine
+    from agent.storage.migrate import upgrade as upgrade_core
 
     settings = cli_settings(database_url=database_url)
     if settings.database_url is None:
         settings.home.mkdir(parents=True, exist_ok=True)
+    await upgrade_core(settings.resolved_database_url)
     engine = make_engine(settings.resolved_database_url)
     try:
         migrate = _deployment().migrate

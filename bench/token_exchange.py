@@ -31,6 +31,7 @@ from agent.security.credentials import (
 from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
+from agent.storage.migrate import upgrade as upgrade_core
 from db.gate import InventoryGate
 from db.inventory import Inventory
 from db.migrate import upgrade
@@ -98,6 +99,7 @@ async def run(exchanges: int, reads: int, budget_s: float) -> None:
 
         url = f"sqlite+aiosqlite:///{home / 'netagent.db'}"
         started = time.perf_counter()
+        await upgrade_core(url)
         await upgrade(url)
         engine = make_engine(url)
         report = await seed(engine, scale="small", until=UNTIL)

@@ -3,7 +3,8 @@
 The Alembic ``Config`` is built in code and points at the ``migrations``
 directory inside this package, so no ``alembic.ini`` is needed at runtime and
 it works from an installed wheel. The version table is namespaced because the
-a2a-sdk task store keeps its own Alembic history in the same database.
+core (``agent.storage.migrate``, its tables) and the a2a-sdk task store keep their own Alembic
+histories in the same database.
 """
 
 from __future__ import annotations

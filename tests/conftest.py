@@ -141,6 +141,12 @@ def postgres_database(name: str, template: str | None = None) -> str | None:
     return _CLUSTER.database(f"{name}_{WORKER}", template=template)
 
 
+def postgres_script(url: str, sql: str) -> None:
+    """Run a SQL script (a ``pg_dump``, say) with psql in a database ``postgres_database`` made."""
+    assert _CLUSTER is not None, "no PostgreSQL cluster in this session"
+    _CLUSTER.script(str(make_url(url).database), sql)
+
+
 def postgres_available() -> bool:
     """True when this session runs its own PostgreSQL cluster."""
     return _CLUSTER is not None

@@ -91,11 +91,13 @@ class PostgresCluster:
         cluster.owner = False
         return cluster
 
-    def _run(self, tool: str, *args: str) -> None:
+    def _run(self, tool: str, *args: str, stdin: str | None = None) -> None:
         command = [str(self._bin / tool), *args]
         if self._as_root:
             command = ["runuser", "-u", RUN_AS, "--", *command]
-        subprocess.run(command, check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            command, check=True, capture_output=True, timeout=120, input=stdin, text=True
+        )
 
     def database(self, name: str, template: str | None = None) -> str:
         """Create database ``name`` (a copy of ``template`` if given); return its async URL."""
@@ -104,6 +106,15 @@ class PostgresCluster:
             "createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", *copy, name
         )
         return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/{name}"
+
+    def script(self, name: str, sql: str) -> None:
+        """Run ``sql`` in database ``name`` with psql, stopping at the first error (a dump)."""
+        self._run(
+            "psql",
+            *("-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", name),
+            *("-v", "ON_ERROR_STOP=1", "-q", "-f", "-"),
+            stdin=sql,
+        )
 
     def stop(self) -> None:
         """Stop the server and remove its files (only the process that started it does)."""

@@ -13,33 +13,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.client.cache import VerifiedInterface
 from agent.client.errors import CompositionRefusedError
 from agent.client.governed import GovernedClient, Invocation
 from agent.interfaces import reference_identity, verify_reference
-from agent.storage.types import UTCDateTime
+from agent.storage.tables import task_correlation
 
 COMPARED = ("schema_uri", "version", "dialect", "digest")
-
-metadata = MetaData()
-task_correlation = Table(
-    "task_correlation",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("ts", UTCDateTime, nullable=False),
-    Column("workflow_id", String(64), nullable=False),
-    Column("upstream_agent", String(512), nullable=False),
-    Column("upstream_endpoint", String(512), nullable=False),
-    Column("upstream_task_id", String(64), nullable=False),
-    Column("upstream_skill", String(64), nullable=False),
-    Column("downstream_agent", String(512), nullable=False),
-    Column("downstream_endpoint", String(512), nullable=False),
-    Column("downstream_task_id", String(64), nullable=False),
-    Column("downstream_skill", String(64), nullable=False),
-)
 
 
 def composition_differences(

@@ -1,1 +1,2 @@
-"""The core's own storage: engine, column types, audit, task bindings, the task store."""
+"""The core's own storage: engine, column types, its tables and their migrations, audit, task
+bindings, the task store."""

@@ -19,32 +19,12 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, Column, Integer, MetaData, String, Table, case, func, select
+from sqlalchemy import String, case, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.storage.types import UTCDateTime
+from agent.storage.tables import principal_audit
 
 log = logging.getLogger("netagent.audit")
-metadata = MetaData()
-principal_audit = Table(
-    "principal_audit",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("ts", UTCDateTime, nullable=False),
-    Column("tenant", String(64)),
-    Column("principal", String(255), nullable=False),
-    Column("actor_chain", JSON, nullable=False),
-    Column("skill_id", String(64)),
-    Column("skill_version", String(16)),
-    Column("interface_digest", String(80)),
-    Column("task_id", String(64)),
-    Column("tool", String(64), nullable=False),
-    Column("operation", String(64), nullable=False),
-    Column("resource_ids", JSON, nullable=False),
-    Column("decision", String(8), nullable=False),
-    Column("reason", String(255), nullable=False),
-    Column("token_id", String(64)),
-)
 
 Decision = Literal["allow", "deny"]
 AGENT_TOOL = "agent"  # rows for skill invocations themselves, not tool calls

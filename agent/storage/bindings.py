@@ -14,25 +14,11 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from sqlalchemy import JSON, Column, Insert, MetaData, String, Table, Text, select
+from sqlalchemy import Insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.storage.types import UTCDateTime
-
-metadata = MetaData()
-task_binding = Table(
-    "task_binding",
-    metadata,
-    Column("task_id", String(64), primary_key=True),
-    Column("owner", String(255), nullable=False),
-    Column("phase", String(16), nullable=False),
-    Column("skill_id", String(64), nullable=True),
-    Column("candidates", JSON, nullable=False),
-    Column("arguments", JSON, nullable=False),
-    Column("text", Text, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-)
+from agent.storage.tables import task_binding
 
 
 class Phase(Enum):

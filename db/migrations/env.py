@@ -2,8 +2,9 @@
 
 ``db.migrate`` hands in an open connection via ``config.attributes``; the
 Alembic CLI path (``alembic -x url=... upgrade head``) opens its own async
-engine instead. Only the inventory tables are considered, because the a2a-sdk
-task store shares the database and keeps its own migration history.
+engine instead. Only the inventory tables are considered, because the core's tables
+(``agent/storage/migrations``) and the a2a-sdk task store share the database and keep their
+own migration histories.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ target_metadata = Base.metadata
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:
-    """Ignore tables that belong to other components (a2a task store, ...)."""
+    """Ignore tables that belong to other components (the core, the a2a task store)."""
     if type_ == "table":
         return name in target_metadata.tables
     return True

@@ -25,6 +25,7 @@ from agent.server.skill_context import ToolRefusedError
 from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog, principal_audit
 from agent.storage.engine import make_engine
+from agent.storage.migrate import upgrade as upgrade_core
 from db.gate import InventoryClient, InventoryGate
 from db.inventory import Inventory, InventoryError
 from db.migrate import upgrade
@@ -95,6 +96,7 @@ async def _resources(engine: AsyncEngine, tenant: str, link_id: str) -> dict[str
 async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[World]:
     home: Path = tmp_path_factory.mktemp("gate")
     url = f"sqlite+aiosqlite:///{home / 'netagent.db'}"
+    await upgrade_core(url)
     await upgrade(url)
     engine = make_engine(url)
     await seed(engine, scale="small", until=FIXED_NOW)

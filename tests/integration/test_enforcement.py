@@ -43,6 +43,7 @@ from agent.server.executor import ROUTE_STATE_KEY, SkillExecutor
 from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.engine import make_engine
+from agent.storage.migrate import upgrade as upgrade_core
 from db.inventory import Inventory
 from db.migrate import upgrade
 from netops.deployment import SKILLS_DIR
@@ -187,6 +188,7 @@ async def direct(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dict
     """A SkillExecutor on its own (default skills, a migrated scratch database)."""
     home = tmp_path_factory.mktemp("executor")
     url = f"sqlite+aiosqlite:///{home / 'netagent.db'}"
+    await upgrade_core(url)
     await upgrade(url)
     engine = make_engine(url)
     registry = load_registry(SKILLS_DIR)

@@ -36,7 +36,7 @@ from agent.client import (
 from agent.interfaces import ErrorCode, digest_of
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
-from db.migrate import upgrade
+from agent.storage.migrate import upgrade
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import IDENTITIES, RunningAgent
 from tests.lying_agent import (

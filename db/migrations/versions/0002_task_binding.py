@@ -1,16 +1,18 @@
-"""Task bindings: which skill a task belongs to, so follow-up messages go back to it.
+"""Task bindings (no-op since the core owns the table).
 
 Revision ID: 0002
 Revises: 0001
 Create Date: 2026-11-29
+
+This revision used to create ``task_binding``. The core's own history creates it now
+(``agent/storage/migrations``, version table ``alembic_version_core``) and adopts the table
+where this revision had already made it. The revision stays, empty, so that a database recorded
+at it (or past it) still finds its place in this history.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import sqlalchemy as sa
-from alembic import op
 
 revision: str = "0002"
 down_revision: str | None = "0001"
@@ -19,18 +21,8 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_table(
-        "task_binding",
-        sa.Column("task_id", sa.String(64), primary_key=True),
-        sa.Column("owner", sa.String(255), nullable=False),
-        sa.Column("phase", sa.String(16), nullable=False),
-        sa.Column("skill_id", sa.String(64), nullable=True),
-        sa.Column("candidates", sa.JSON, nullable=False),
-        sa.Column("arguments", sa.JSON, nullable=False),
-        sa.Column("text", sa.Text, nullable=False),
-        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-    )
+    """Nothing: see the module docstring."""
 
 
 def downgrade() -> None:
-    op.drop_table("task_binding")
+    """Nothing: the table is the core's, and so is dropping it."""

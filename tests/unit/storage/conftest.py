@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.storage.engine import make_engine
-from db.migrate import upgrade
+from agent.storage.migrate import upgrade
 from tests.conftest import postgres_database
 
 FORMS = ("memory", "sqlite", "postgresql")

@@ -1,0 +1,1 @@
+"""The core's schema revisions, written by hand and reviewed like code."""

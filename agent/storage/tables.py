@@ -1,0 +1,83 @@
+"""The core's tables, on one ``MetaData``: what ``agent/storage/migrations`` builds and checks.
+
+The stores (bindings, audit, the client's correlations) import their table from here, and the
+core's Alembic environment targets ``metadata``, so autogenerate and the schema test compare the
+database with exactly these definitions. The SDK's own task tables are not here: the SDK
+creates and migrates them itself.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import JSON, Column, Index, Integer, MetaData, String, Table, Text
+
+from agent.storage.types import UTCDateTime
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+"""The inventory's convention: databases made while it migrated these tables keep their names."""
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+task_binding = Table(
+    "task_binding",
+    metadata,
+    Column("task_id", String(64), primary_key=True),
+    Column("owner", String(255), nullable=False),
+    Column("phase", String(16), nullable=False),
+    Column("skill_id", String(64), nullable=True),
+    Column("candidates", JSON, nullable=False),
+    Column("arguments", JSON, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+principal_audit = Table(
+    "principal_audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ts", UTCDateTime, nullable=False),
+    Column("tenant", String(64)),
+    Column("principal", String(255), nullable=False),
+    Column("actor_chain", JSON, nullable=False),
+    Column("skill_id", String(64)),
+    Column("skill_version", String(16)),
+    Column("interface_digest", String(80)),
+    Column("task_id", String(64)),
+    Column("tool", String(64), nullable=False),
+    Column("operation", String(64), nullable=False),
+    Column("resource_ids", JSON, nullable=False),
+    Column("decision", String(8), nullable=False),
+    Column("reason", String(255), nullable=False),
+    Column("token_id", String(64)),
+    Index("ix_principal_audit_ts", "ts"),
+    Index("ix_principal_audit_task", "task_id"),
+    Index("ix_principal_audit_principal", "tenant", "principal", "ts"),
+    Index("ix_principal_audit_skill", "skill_id", "ts"),
+)
+"""Append-only: the migrations add triggers that refuse updates and deletes."""
+
+task_correlation = Table(
+    "task_correlation",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ts", UTCDateTime, nullable=False),
+    Column("workflow_id", String(64), nullable=False),
+    Column("upstream_agent", String(512), nullable=False),
+    Column("upstream_endpoint", String(512), nullable=False),
+    Column("upstream_task_id", String(64), nullable=False),
+    Column("upstream_skill", String(64), nullable=False),
+    Column("downstream_agent", String(512), nullable=False),
+    Column("downstream_endpoint", String(512), nullable=False),
+    Column("downstream_task_id", String(64), nullable=False),
+    Column("downstream_skill", String(64), nullable=False),
+    Index("ix_task_correlation_workflow", "workflow_id"),
+    Index("ix_task_correlation_upstream", "upstream_task_id"),
+    Index("ix_task_correlation_downstream", "downstream_task_id"),
+)
+
+TABLES: tuple[str, ...] = tuple(metadata.tables)

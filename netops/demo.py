@@ -60,6 +60,7 @@ from agent.interfaces import (
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog
+from netops.deployment import DEMO_CALLERS as SERVED_CALLERS
 
 Status = Literal["ok", "refused", "failed"]
 CARD_PATH = "/.well-known/agent-card.json"
@@ -67,14 +68,13 @@ HEALTH_TIMEOUT_S = 60.0
 STEP_TIMEOUT_S = 90.0
 
 # The demo callers (the same identities ``netagent serve`` prints tokens for).
+WALKTHROUGH_CALLERS = ("alice", "paula", "gary")
 DEMO_CALLERS: dict[str, tuple[str, list[str]]] = {
-    "alice": ("acme", ["inventory.read", "assurance.read", "capacity.read"]),
-    "paula": (
-        "acme",
-        ["inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"],
-    ),
-    "gary": ("globex", ["inventory.read", "assurance.read", "capacity.read"]),
+    caller.subject: (caller.tenant, list(caller.scopes))
+    for caller in SERVED_CALLERS
+    if caller.subject in WALKTHROUGH_CALLERS
 }
+"""The walkthrough's callers: three of those ``netagent serve`` prints tokens for."""
 WORKED_SKILL = "evaluate_resource_condition"
 WORKED_ARGUMENTS: dict[str, Any] = {
     "resource_id": "network-resource-123",

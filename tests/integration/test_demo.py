@@ -104,14 +104,6 @@ def test_ensure_agent_leaves_a_running_agent_alone(demo_agent: RunningAgent) -> 
     assert ensure_agent(demo_agent.settings, demo_agent.base_url) is None
 
 
-def test_demo_callers_are_the_cli_demo_identities() -> None:
-    from netops.deployment import DEMO_CALLERS
-
-    served = {subject: (tenant, scopes) for subject, tenant, scopes in DEMO_CALLERS}
-    for subject, identity in DEMO_CALLERS.items():
-        assert served[subject] == identity
-
-
 def test_ensure_agent_starts_netagent_serve_when_nothing_answers(tmp_path) -> None:
     settings = Settings(home=tmp_path / "home", port=free_port(), seed_on_start=False)
     url = settings.resolved_public_url

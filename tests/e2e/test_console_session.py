@@ -11,8 +11,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent.registry.loader import load_registry
+from netops.deployment import SKILLS_DIR
 from tests.conftest import RunningAgent
 
+REGISTRY = load_registry(SKILLS_DIR)
 ROOT = Path(__file__).resolve().parents[2]
 COOKIE = "netagent_console"
 PAGE = {"Accept": "text/html"}
@@ -163,8 +166,10 @@ def test_every_skill_a_caller_may_use_gets_a_form(console_agent, logged_in):
     for skill in usable:
         page = paula.get(f"/console/try?skill={skill}")
         assert page.status_code == 200 and 'id="invoke-form"' in page.text, skill
+        capability = REGISTRY.get(skill)
+        assert capability is not None
         schema = json.loads(
-            (ROOT / "skills" / skill / "input.schema.json").read_text(encoding="utf-8")
+            (capability.manifest.folder / "input.schema.json").read_text(encoding="utf-8")
         )
         for member in schema.get("properties", {}):  # a control, or a fieldset of controls
             assert f'data-pointer="/{member}' in page.text, (skill, member)

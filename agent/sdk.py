@@ -30,6 +30,7 @@ from agent.server.skill_context import SkillContext, ToolRefusedError, rfc3339
 from agent.storage.audit import AuditLog, AuditRecord
 from agent.storage.coordination import claim_for_transaction, exclusively
 from agent.storage.engine import async_url, make_engine
+from agent.storage.history import MigrationHistory, run_environment
 from agent.storage.types import UTCDateTime
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "ErrorCode",
     "Graph",
     "Group",
+    "MigrationHistory",
     "NetagentError",
     "Node",
     "Principal",
@@ -62,5 +64,6 @@ __all__ = [
     "make_engine",
     "plain",
     "rfc3339",
+    "run_environment",
     "total",
 ]

@@ -11,7 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 import httpx
@@ -74,7 +74,7 @@ from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
 from agent.storage.migrate import upgrade as upgrade_core
-from agent.storage.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
+from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore, WriteBehindTaskStore
 
 log = logging.getLogger(__name__)
 CARD_CACHE_CONTROL = "public, max-age=300"
@@ -314,6 +314,8 @@ def create_app(
             deployment,
             [s for s in (store, event_stream) if isinstance(s, Initializable)],
         )
+        if isinstance(store, WriteBehindTaskStore):  # one process: what ran here is dead
+            await end_interrupted(store, clock)
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
         router.warm()
@@ -413,6 +415,17 @@ def create_app(
             rest_path=REST_PATH,
         )
     return app
+
+
+async def end_interrupted(
+    store: WriteBehindTaskStore, clock: Callable[[], datetime] | None
+) -> None:
+    """A single process's restart ends the tasks its previous run left running (#17)."""
+    durable = store.store
+    if isinstance(durable, UpsertDatabaseTaskStore):
+        ended = await durable.end_interrupted((clock or (lambda: datetime.now(UTC)))())
+        if ended:
+            log.warning("ended %d task(s) a previous run left running: %s", len(ended), INTERRUPTED)
 
 
 def task_observer(settings: Settings, tracer_provider: Any | None = None) -> TaskObserver:

@@ -18,7 +18,9 @@ import httpx
 import pytest
 from a2a.types import GetTaskRequest, Message, SendMessageRequest, Task, TaskState
 from a2a.utils.errors import A2AError
+from google.protobuf.json_format import MessageToDict
 
+from agent.storage.task_store import INTERRUPTED
 from tests.a2a_helpers import binding_of, call_context, data_message, make_client, text_message
 from tests.cluster.test_replicas import skills_with_slow_probe
 from tests.conftest import postgres_database
@@ -136,6 +138,18 @@ async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, dat
                 for task_id in acknowledged
             }
         assert set(stored) == set(acknowledged)
+        if database == "sqlite":  # one process: its restart ends what it left running (#17)
+            running = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+            assert [t for t, task in stored.items() if task.status.state in running] == []
+            interrupted = [
+                t
+                for t, task in stored.items()
+                if acknowledged[t] in running and task.status.state == TaskState.TASK_STATE_FAILED
+            ]
+            assert interrupted, "no acknowledged task was still running at the kill"
+            for task_id in interrupted:
+                (part,) = stored[task_id].status.message.parts
+                assert MessageToDict(part)["data"]["message"] == INTERRUPTED
         parked = [
             task_id
             for task_id, task in stored.items()

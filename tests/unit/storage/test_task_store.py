@@ -225,3 +225,42 @@ async def test_a_first_save_that_fails_leaves_nothing_behind(stores) -> None:
     assert await store.get("t-1", ALICE) is None  # not pretended to exist
     await store.save(task(WORKING), ALICE)  # the next save is a first save again: written now
     assert state_of(await database.get("t-1", ALICE)) == (WORKING, 0)
+
+
+# -- what a restart finds running ----------------------------------------------------------------
+
+
+async def test_a_restart_ends_what_its_previous_run_left_running(stores) -> None:
+    """SUBMITTED and WORKING end FAILED execution_failed; every settled state is left alone,
+    including one whose text mentions a running state."""
+    from datetime import UTC, datetime
+
+    from google.protobuf.json_format import MessageToDict
+
+    from agent.storage.task_store import INTERRUPTED
+
+    _, database = stores
+    chatty = task(COMPLETED, task_id="t-chatty")
+    chatty.status.message.parts.add(text="was TASK_STATE_WORKING a moment ago")
+    for saved in (
+        task(SUBMITTED, task_id="t-submitted"),
+        task(WORKING, artifacts=1, task_id="t-working"),
+        task(INPUT_REQUIRED, task_id="t-parked"),
+        chatty,
+    ):
+        await database.save(saved, ALICE)
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+    assert sorted(await database.end_interrupted(now)) == ["t-submitted", "t-working"]
+
+    for task_id in ("t-submitted", "t-working"):
+        found = await database.get(task_id, ALICE)
+        assert found is not None and found.status.state == TaskState.TASK_STATE_FAILED
+        (part,) = found.status.message.parts
+        assert MessageToDict(part)["data"] == {"code": "execution_failed", "message": INTERRUPTED}
+        assert found.status.timestamp.ToDatetime(tzinfo=UTC) == now
+    working = await database.get("t-working", ALICE)
+    assert working is not None and len(working.artifacts) == 1  # what it had made is kept
+    assert state_of(await database.get("t-parked", ALICE)) == (INPUT_REQUIRED, 0)
+    assert state_of(await database.get("t-chatty", ALICE)) == (COMPLETED, 0)
+    assert await database.end_interrupted(now) == []  # nothing is running any more

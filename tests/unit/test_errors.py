@@ -18,7 +18,7 @@ from agent.errors import NetagentError
 from agent.interfaces.validation import compile_validator
 
 PACKAGES = ("agent", "db", "skills", "netops")
-NOT_IMPORTABLE = frozenset({"db.migrations.env"})
+NOT_IMPORTABLE = frozenset({"db.migrations.env", "agent.storage.migrations.env"})
 """Alembic's env script: it runs only inside an Alembic command (it reads ``context.config``)."""
 
 _LINE = re.compile(

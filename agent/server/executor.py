@@ -224,12 +224,13 @@ class SkillExecutor(AgentExecutor):
         """Take one message to a terminal or input-required state; never lets an error escape.
 
         The invocation's audit rows (its tool calls', then its own) are written in batches:
-        before any artifact leaves, and at the end, instead of one transaction per row.
+        before any artifact leaves, and at the end, instead of one transaction per row; its
+        tools' rows name its task through the batch (tool tokens carry no task id).
         """
         if self._audit is None:  # nothing would flush the batch
             await self._execute(context, event_queue)
             return
-        with AuditLog.batched():
+        with AuditLog.batched(str(context.task_id)):
             await self._execute(context, event_queue)
 
     async def _execute(self, context: RequestContext, event_queue: EventQueue) -> None:

@@ -495,7 +495,9 @@ async def test_a_handler_presenting_the_agents_own_credential_is_refused(
     # The credential is genuine: the exchange accepts it as the agent's actor token.
     runtime = runtime_of(enforce_agent)
     issuer = LocalIssuer(
-        runtime.tool_key, TokenVerifier(enforce_agent.settings, runtime.signing_key)
+        runtime.tool_key,
+        TokenVerifier(enforce_agent.settings, runtime.signing_key),
+        audiences={"inventory"},
     )
     assert issuer.exchange_tokens(
         subject_token=enforce_agent.token("alice"),

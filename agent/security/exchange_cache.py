@@ -78,14 +78,17 @@ class CachingTokenExchanger:
         if pending is None:
             pending = asyncio.ensure_future(self._exchange(key, grant))
             self._pending[key] = pending
+            # Done however it ends, even cancelled before it ran: the next call starts anew.
+            pending.add_done_callback(lambda done: self._forget(key, done))
         # Shielded: a cancelled caller leaves the exchange running for the others waiting on it.
         return await asyncio.shield(pending)
 
-    async def _exchange(self, key: _Key, grant: ToolGrant) -> IssuedToken:
-        try:
-            issued = await self._exchanger.exchange(grant)  # a refusal propagates, unremembered
-        finally:
+    def _forget(self, key: _Key, done: asyncio.Task[IssuedToken]) -> None:
+        if self._pending.get(key) is done:
             del self._pending[key]
+
+    async def _exchange(self, key: _Key, grant: ToolGrant) -> IssuedToken:
+        issued = await self._exchanger.exchange(grant)  # a refusal propagates, unremembered
         fresh_for = reuse_seconds(issued.expires_in)
         if fresh_for > 0:
             self._held[key] = (issued, self._clock() + fresh_for)

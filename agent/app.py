@@ -62,6 +62,7 @@ from agent.security.credentials import (
     ToolGrant,
     ToolTokenVerifier,
 )
+from agent.security.exchange_cache import CachingTokenExchanger
 from agent.security.oauth import token_endpoint
 from agent.security.principal import ANONYMOUS, PrincipalUser
 from agent.server.cancel_relay import CancelRelay
@@ -121,7 +122,12 @@ def gated_tools(
     exchanger: TokenExchanger,
     environments: Mapping[str, ToolEnvironment],
 ) -> ToolFactory:
-    """Handlers' tools: each port's client, presenting a token exchanged for the caller."""
+    """Handlers' tools: each port's client, presenting a token exchanged for the caller.
+
+    Exchanged tokens are reused per grant while fresh (agent/security/exchange_cache.py): one
+    signature here, and one verification at the tool, per caller token and skill, not per call.
+    """
+    exchanger = CachingTokenExchanger(exchanger)
     clients = {
         port.name: (port.audience, port.connect(environments[port.audience]))
         for port in deployment.tools

@@ -35,7 +35,9 @@ class ToolEnvironment:
 
     ``verifier`` checks the tool tokens the core exchanges for this tool's audience (signature,
     audience, expiry); a tool must call it on every request, so a bug in a handler cannot reach
-    another tenant's data. ``engine`` is the database the core was configured with.
+    another tenant's data. ``engine`` is the database the core was configured with. A tool's
+    ``audit`` rows name the calling invocation's task by ``AuditLog.invocation_task()`` (tool
+    tokens carry none: one serves many invocations).
     """
 
     settings: Settings

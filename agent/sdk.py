@@ -1,9 +1,10 @@
 """The core's public surface for skills and tools: the only ``agent`` module they may import.
 
-A skill (``skills/<id>/handler.py``) needs its context, the draft's error codes and a clock
-format; a tool (``db/``, the inventory) needs the principal, the tool-token claims and their
-verifier, the audit log and the shared storage helpers. Everything here is stable for forks;
-whatever is not listed in ``__all__`` is the core's own business and may change.
+A skill (``skills/<id>/handler.py``) needs its context, the draft's error codes, a clock
+format and, for an answer that is the same on every call, ``FixedResult``; a tool (``db/``,
+the inventory) needs the principal, the tool-token claims and their verifier, the audit log
+and the shared storage helpers. Everything here is stable for forks; whatever is not listed in
+``__all__`` is the core's own business and may change.
 tests/test_architecture.py holds ``db/`` and ``skills/`` to importing this module only.
 """
 
@@ -21,6 +22,7 @@ from agent.console.topology import (
 )
 from agent.errors import ConfigurationError, NetagentError
 from agent.interfaces import ErrorCode, SkillError
+from agent.registry.fixed_result import FixedResult
 from agent.routing.extractors import plain, total
 from agent.security.auth import TokenError
 from agent.security.credentials import ToolClaims, ToolGrant, ToolTokenVerifier
@@ -40,6 +42,7 @@ __all__ = [
     "Edge",
     "EdgeDetail",
     "ErrorCode",
+    "FixedResult",
     "Graph",
     "Group",
     "MigrationHistory",

@@ -45,7 +45,8 @@ OPERATION_SCOPES: Mapping[str, frozenset[str]] = {
 """Which token scopes allow which read: topology for every skill, telemetry only for its own."""
 POINT_LOOKUPS = frozenset({"device", "link", "link_between", "resource_exists"})
 VERIFIED_TOKENS = 1024
-"""How many verified tool tokens the gate remembers (each lives for one invocation's calls)."""
+"""How many verified tool tokens the gate remembers (the core reuses each for one caller
+token's invocations of one skill while it is fresh, so a hit is the common case)."""
 
 
 def _resource_ids(
@@ -65,7 +66,7 @@ class InventoryGate:
         self._engine = engine
         self._verifier = verifier
         self._audit = audit
-        # An invocation presents the same token on every call: its signature is checked once.
+        # The same token comes back on every call of its invocations: its signature is checked once.
         self._verify = VerifiedTokens(self._verify_signed, size=VERIFIED_TOKENS)
 
     def _verify_signed(self, token: str) -> tuple[ToolClaims, float | None]:
@@ -124,7 +125,7 @@ class InventoryGate:
                 skill_id=context.get("skill_id"),
                 skill_version=context.get("skill_version"),
                 interface_digest=context.get("interface_digest"),
-                task_id=context.get("task_id"),
+                task_id=context.get("task_id") or AuditLog.invocation_task(),
                 resource_ids=resources,
                 token_id=claims.token_id,
             )
@@ -157,8 +158,8 @@ class InventoryGate:
 class InventoryClient:
     """What a handler holds: the inventory's read methods, each presenting the tool token.
 
-    The token is obtained on first use (one exchange per invocation and tool) and never
-    shown to the handler.
+    The token is obtained on first use (the core reuses an exchanged token while it is fresh)
+    and never shown to the handler.
     """
 
     def __init__(self, gate: InventoryGate, token: Callable[[], Awaitable[str]]) -> None:

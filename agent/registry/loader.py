@@ -19,13 +19,14 @@ from jsonschema.exceptions import ValidationError
 
 from agent.errors import ConfigurationError
 from agent.interfaces import SCHEMAS_DIR, InterfaceBuildError, SkillInterface, build_interface
+from agent.registry.fixed_result import FixedResult
 from agent.registry.manifest import Manifest, State, thawed
 
 BUILTIN_SKILLS_DIR = Path(__file__).resolve().parents[1] / "builtin"
 """The core's own skills (describe_skill), loaded beside every deployment's."""
 MANIFEST_FILE = "manifest.json"
 
-Handle = Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]]
+Handle = Callable[[dict[str, Any], Any], Awaitable[dict[str, Any] | FixedResult]]
 Authorize = Callable[[dict[str, Any], Any], Awaitable[None]]
 CheckConstraints = Callable[[dict[str, Any], Mapping[str, Any]], None]
 Extract = Callable[[str], dict[str, Any]]
@@ -41,11 +42,12 @@ class RegistryError(ConfigurationError):
 class HandlerSpec:
     """The callables a skill's handler module provides.
 
-    ``handle`` is required. ``authorize`` (resource-level authorization) and
-    ``check_constraints`` (limits the arguments may not exceed) run before the task is
-    accepted, so their refusals end the task REJECTED rather than FAILED. ``extract`` fills
-    arguments from free text for the router; ``summarize`` renders a result as plain text for
-    callers that accept only ``text/plain``.
+    ``handle`` is required; it returns the result, or a FixedResult for an answer that is the
+    same on every call (converted once, agent/registry/fixed_result.py). ``authorize``
+    (resource-level authorization) and ``check_constraints`` (limits the arguments may not
+    exceed) run before the task is accepted, so their refusals end the task REJECTED rather
+    than FAILED. ``extract`` fills arguments from free text for the router; ``summarize``
+    renders a result as plain text for callers that accept only ``text/plain``.
     """
 
     handle: Handle

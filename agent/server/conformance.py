@@ -25,6 +25,7 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types import Message, Part, Role, TaskState
 
 from agent.interfaces import ErrorCode, SkillError, error_details
+from agent.registry.fixed_result import FixedResult
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import Visibility
 from agent.routing.router import message_text
@@ -149,7 +150,8 @@ class ConformanceExecutor(AgentExecutor):
             declared_tools=capability.manifest.tools,
             _tool_factory=_no_tools,
         )
-        script = await capability.handler.handle(arguments_of(context.message), skill_context)
+        answer = await capability.handler.handle(arguments_of(context.message), skill_context)
+        script = answer.build() if isinstance(answer, FixedResult) else answer
         details = error_details(capability.interface.output_validator, script)
         if details:
             raise SkillError(ErrorCode.OUTPUT_INVALID, "script does not match its schema", details)

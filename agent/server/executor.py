@@ -26,6 +26,7 @@ from a2a.types import ContentTypeNotSupportedError, Message, Part, Role, Task, T
 
 from agent.interfaces import DESCRIBE_SKILL_ID, EXTENSION_URI, ErrorCode, SkillError, error_details
 from agent.observability.metrics import TaskObserver
+from agent.registry.fixed_result import FixedResult
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State
 from agent.registry.policy import entitled, visible
@@ -40,6 +41,7 @@ from agent.routing.router import (
 from agent.routing.skill_request import SkillRequest
 from agent.security.credentials import ExchangeError
 from agent.security.principal import Principal, principal_of
+from agent.server.result_parts import FixedParts, check_output, result_part
 from agent.server.skill_context import (
     RESULT_ARTIFACT_ID,
     SkillContext,
@@ -168,6 +170,7 @@ class SkillExecutor(AgentExecutor):
         self._clock = clock
         self._running: dict[str, Capability] = {}
         self._inflight: Counter[tuple[str, str]] = Counter()
+        self._fixed = FixedParts()
 
     # -- routing ---------------------------------------------------------------------------
 
@@ -224,12 +227,13 @@ class SkillExecutor(AgentExecutor):
         """Take one message to a terminal or input-required state; never lets an error escape.
 
         The invocation's audit rows (its tool calls', then its own) are written in batches:
-        before any artifact leaves, and at the end, instead of one transaction per row.
+        before any artifact leaves, and at the end, instead of one transaction per row; its
+        tools' rows name its task through the batch (tool tokens carry no task id).
         """
         if self._audit is None:  # nothing would flush the batch
             await self._execute(context, event_queue)
             return
-        with AuditLog.batched():
+        with AuditLog.batched(str(context.task_id)):
             await self._execute(context, event_queue)
 
     async def _execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -450,7 +454,7 @@ class SkillExecutor(AgentExecutor):
 
     async def _run(
         self, capability: Capability, arguments: dict[str, Any], context: SkillContext
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any] | FixedResult:
         handler = capability.handler
         assert handler is not None
         timeout = capability.manifest.limits.get("timeout_seconds")
@@ -487,25 +491,23 @@ class SkillExecutor(AgentExecutor):
 
         return emit
 
-    @staticmethod
     async def _emit_result(
+        self,
         capability: Capability,
-        output: dict[str, Any],
+        output: dict[str, Any] | FixedResult,
         updater: TaskUpdater,
         extensions: list[str],
         with_text: bool,
     ) -> None:
-        interface = capability.interface
-        if interface is not None:
-            details = error_details(interface.output_validator, output)
-            if details:
-                raise SkillError(
-                    ErrorCode.OUTPUT_INVALID, "result does not match output_schema", details
-                )
-        parts = [new_data_part(output, media_type=JSON)]
+        if isinstance(output, FixedResult):  # checked and converted on its first call only
+            parts = [self._fixed.part(capability, output)]
+        else:
+            check_output(capability, output)
+            parts = [result_part(output)]
         if with_text:
             summarize = capability.handler.summarize if capability.handler else None
-            parts.append(new_text_part((summarize or summary_text)(output), media_type=TEXT))
+            data = output.build() if isinstance(output, FixedResult) else output
+            parts.append(new_text_part((summarize or summary_text)(data), media_type=TEXT))
         await updater.add_artifact(
             parts,
             artifact_id=RESULT_ARTIFACT_ID,

@@ -60,7 +60,10 @@ class SkillContext:
         """A tool the manifest declares, reached with a token downscoped to this caller.
 
         The grant asks for the caller's scopes intersected with the manifest's scopes for the
-        tool; undeclared tools do not exist for the handler.
+        tool; undeclared tools do not exist for the handler. Its context names the skill and
+        interface, not the task, so the exchanged token serves every invocation of this skill
+        by this caller token while fresh (agent/security/exchange_cache.py); the audit names
+        the task (``AuditLog.batched``).
         """
         if name not in self.declared_tools:
             raise SkillError(ErrorCode.EXECUTION_FAILED, f"skill declares no tool {name!r}")
@@ -69,7 +72,7 @@ class SkillContext:
                 principal=self._caller,
                 tool=name,
                 scopes=self._caller.scopes & self.declared_tools[name],
-                context={"skill_id": self.skill_id, "task_id": self.task_id, **self.grant_context},
+                context={"skill_id": self.skill_id, **self.grant_context},
             )
             self._tools[name] = self._tool_factory(name, grant)
         return self._tools[name]

@@ -30,6 +30,8 @@ Decision = Literal["allow", "deny"]
 AGENT_TOOL = "agent"  # rows for skill invocations themselves, not tool calls
 _PENDING: ContextVar[list[AuditRecord] | None] = ContextVar("netagent_audit_pending", default=None)
 """Rows of the current invocation not yet inserted (see ``AuditLog.batched``)."""
+_TASK: ContextVar[str | None] = ContextVar("netagent_audit_task", default=None)
+"""The task of the invocation running in this context (see ``AuditLog.invocation_task``)."""
 
 
 @dataclass(frozen=True)
@@ -89,16 +91,27 @@ class AuditLog(ABC):
 
     @staticmethod
     @contextmanager
-    def batched() -> Iterator[None]:
+    def batched(task_id: str | None = None) -> Iterator[None]:
         """Collect this context's rows (one invocation's tool calls and its own row) so that
         ``flush()`` inserts them in one transaction. The executor flushes before any artifact
         leaves and when the invocation ends, so no result goes out before its audit rows are
-        stored; rows not flushed when the block ends are dropped (flush first)."""
-        token = _PENDING.set([])
+        stored; rows not flushed when the block ends are dropped (flush first). ``task_id``
+        is the invocation's task, for ``invocation_task()``."""
+        pending, task = _PENDING.set([]), _TASK.set(task_id)
         try:
             yield
         finally:
-            _PENDING.reset(token)
+            _TASK.reset(task)
+            _PENDING.reset(pending)
+
+    @staticmethod
+    def invocation_task() -> str | None:
+        """The task whose invocation runs in this context (None outside one).
+
+        A tool names it in its rows: tool tokens carry no task id, since one token serves a
+        caller token's invocations of a skill while it is fresh (agent/security/exchange_cache.py).
+        """
+        return _TASK.get()
 
     async def flush(self) -> None:
         """Insert the current batch's rows, if any, in one transaction."""

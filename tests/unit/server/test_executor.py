@@ -253,6 +253,25 @@ async def test_the_worked_example_sends_its_record_then_its_result_and_audits_ea
     assert (invocation["actor_chain"], invocation["token_id"]) == ([], None)
 
 
+async def test_one_caller_tokens_invocations_share_a_tool_token_and_each_names_its_task(
+    agent: Agent,
+) -> None:
+    """The exchanged token is reused per caller token and skill; the audit still tells the
+    tasks apart, and another token of the same caller gets a token of its own."""
+    alice = agent.caller("alice")
+    tasks = [await agent.invoke("evaluate_resource_condition", WORKED, alice) for _ in range(3)]
+    other = await agent.invoke("evaluate_resource_condition", WORKED, agent.caller("alice"))
+    token_ids = []
+    for task in [*tasks, other]:
+        assert state(task) == "TASK_STATE_COMPLETED", task.status
+        tools, _ = await rows(agent, task)
+        assert [r["operation"] for r in tools] == ["resource_exists", "latest_metric"]
+        assert {(r["principal"], r["task_id"]) for r in tools} == {("alice", task.id)}
+        (token_id,) = {r["token_id"] for r in tools}
+        token_ids.append(token_id)
+    assert len(set(token_ids[:3])) == 1 and token_ids[3] != token_ids[0]
+
+
 async def test_an_anonymous_invocation_is_audited_as_anonymous(agent: Agent) -> None:
     task = await agent.invoke("describe_skill", {"skill_id": "lookup_inventory"})
     assert state(task) == "TASK_STATE_COMPLETED", task.status

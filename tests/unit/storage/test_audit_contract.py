@@ -208,6 +208,16 @@ async def test_rows_not_flushed_when_the_batch_ends_are_dropped(audit: AuditLog)
     assert [r["operation"] for r in await audit.query()] == ["kept"]
 
 
+def test_a_batch_names_its_invocations_task_while_it_lasts() -> None:
+    assert AuditLog.invocation_task() is None
+    with AuditLog.batched("t-9"):
+        assert AuditLog.invocation_task() == "t-9"
+        with AuditLog.batched():
+            assert AuditLog.invocation_task() is None
+        assert AuditLog.invocation_task() == "t-9"
+    assert AuditLog.invocation_task() is None
+
+
 async def test_a_batch_with_a_bad_row_stores_none_of_it(audit: AuditLog) -> None:
     with AuditLog.batched():
         await audit.write(tool_call(operation="good"))

@@ -17,14 +17,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+
+from tests.serving import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -119,41 +119,15 @@ def docs_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocsAgent]:
         "NETAGENT_LOG_LEVEL": "warning",
     }
     url = f"http://127.0.0.1:{port}"
-    log_path = home / "serve.log"
-    with log_path.open("w", encoding="utf-8") as log:
-        process = subprocess.Popen(
-            [str(BIN / "netagent"), "serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            _wait_until_healthy(url, process, log_path)
-            yield DocsAgent(url, home)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=30)
-
-
-def _wait_until_healthy(url: str, process: subprocess.Popen[Any], log_path: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"netagent serve exited {process.returncode}:\n{log_path.read_text()}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
-    pytest.fail(
-        f"netagent serve did not answer within {START_TIMEOUT_S} s:\n{log_path.read_text()}"
-    )
+    with serving(
+        [str(BIN / "netagent"), "serve"],
+        cwd=ROOT,
+        env=env,
+        log_path=home / "serve.log",
+        ready_url=f"{url}/healthz",
+        timeout_s=START_TIMEOUT_S,
+    ):
+        yield DocsAgent(url, home)
 
 
 def _run(block: Block, agent: DocsAgent) -> tuple[int, str]:

@@ -20,7 +20,6 @@ import shutil
 import site
 import subprocess
 import sys
-import time
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ import httpx
 import pytest
 
 from tests.conftest import free_port
+from tests.serving import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "db", "netops", "skills")
@@ -237,39 +237,15 @@ def served(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> It
         NETAGENT_PORT=str(port),
         NETAGENT_LOG_LEVEL="warning",
     )
-    log_path = home / "serve.log"
-    with log_path.open("w", encoding="utf-8") as log:
-        process = subprocess.Popen(
-            [installed.bin("netagent"), "serve"],
-            cwd=installed.workdir,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            _wait_for_card(url, process, log_path)
-            yield Served(url, home)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=30)
-
-
-def _wait_for_card(url: str, process: subprocess.Popen[Any], log_path: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"netagent serve exited {process.returncode}:\n{log_path.read_text()}")
-        try:
-            if httpx.get(f"{url}/.well-known/agent-card.json", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
-    pytest.fail(f"netagent serve did not answer in {START_TIMEOUT_S} s:\n{log_path.read_text()}")
+    with serving(
+        [installed.bin("netagent"), "serve"],
+        cwd=installed.workdir,
+        env=env,
+        log_path=home / "serve.log",
+        ready_url=f"{url}/.well-known/agent-card.json",
+        timeout_s=START_TIMEOUT_S,
+    ):
+        yield Served(url, home)
 
 
 def _jsonrpc(served: Served, token: str, method: str, params: dict[str, Any]) -> dict[str, Any]:

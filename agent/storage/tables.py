@@ -80,4 +80,30 @@ task_correlation = Table(
     Index("ix_task_correlation_downstream", "downstream_task_id"),
 )
 
+
+
+replica_lease = Table(
+    "replica_lease",
+    metadata,
+    Column("replica", String(64), primary_key=True),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("heartbeat_at", UTCDateTime, nullable=False),
+    Index("ix_replica_lease_heartbeat_at", "heartbeat_at"),
+)
+"""One row per serving process sharing the database: its lease, renewed by a heartbeat."""
+
+task_runner = Table(
+    "task_runner",
+    metadata,
+    Column("task_id", String(64), primary_key=True),
+    Column("replica", String(64), nullable=False),
+    Column("owner", String(255), nullable=False),
+    Column("since", UTCDateTime, nullable=False),
+    Index("ix_task_runner_replica", "replica"),
+)
+"""Which process runs a task whose id has reached a client before it settled.
+
+Written with the task's first durable (accepted) state, deleted with its settled state, in
+the same transaction; a survivor ends the tasks of a replica whose lease expired.
+"""
 TABLES: tuple[str, ...] = tuple(metadata.tables)

@@ -25,7 +25,13 @@ from db.models import Base
 from tests.storage.conftest import NewDatabase
 from tests.storage.schema import metadata_differences, schema_of
 
-CORE_TABLES = {"task_binding", "principal_audit", "task_correlation"}
+CORE_TABLES = {
+    "task_binding",
+    "principal_audit",
+    "task_correlation",
+    "replica_lease",
+    "task_runner",
+}
 
 
 async def table_names(url: str) -> set[str]:
@@ -44,7 +50,7 @@ def test_config_needs_no_ini_file() -> None:
     assert cfg.get_main_option("version_table") == core.VERSION_TABLE == "alembic_version_core"
     for shipped in ("env.py", "script.py.mako", "alembic.ini"):
         assert (core.MIGRATIONS_DIR / shipped).is_file()
-    assert core.head_revision() == "core_0001"
+    assert core.head_revision() == "core_0002"
     assert set(TABLES) == CORE_TABLES
 
 
@@ -53,13 +59,17 @@ def test_the_revision_declares_the_columns_the_code_uses() -> None:
     nullability and keys as ``agent.storage.tables``; the schema tests cannot tell those apart
     where the database stores them alike."""
     scripts = ScriptDirectory.from_config(core.alembic_config())
-    revision = scripts.get_revision("core_0001")
-    assert revision is not None
+    revisions = [scripts.get_revision(r) for r in ("core_0001", "core_0002")]
 
     def shape(columns: Iterable[Column[Any]]) -> list[tuple[str, str, bool | None, bool]]:
         return [(c.name, repr(c.type), c.nullable, c.primary_key) for c in columns]
 
-    declared = {name: shape(columns()) for name, (columns, _) in revision.module.TABLES.items()}
+    declared = {
+        name: shape(columns())
+        for revision in revisions
+        if revision is not None
+        for name, (columns, _) in revision.module.TABLES.items()
+    }
     assert declared == {name: shape(table.columns) for name, table in metadata.tables.items()}
 
 
@@ -73,6 +83,7 @@ def test_offline_sql_creates_every_table_and_trigger() -> None:
         assert f"CREATE TABLE {table}" in sql
     assert sql.count("CREATE TRIGGER principal_audit_no_") == 3
     assert "INSERT INTO alembic_version_core (version_num) VALUES ('core_0001')" in sql
+    assert "UPDATE alembic_version_core SET version_num='core_0002'" in sql
 
 
 async def test_upgrade_creates_the_core_tables_only(new_database: NewDatabase) -> None:

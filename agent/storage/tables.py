@@ -81,7 +81,6 @@ task_correlation = Table(
 )
 
 
-
 replica_lease = Table(
     "replica_lease",
     metadata,

@@ -97,12 +97,16 @@ task_runner = Table(
     Column("task_id", String(64), primary_key=True),
     Column("replica", String(64), nullable=False),
     Column("owner", String(255), nullable=False),
+    Column("principal", String(255), nullable=False),
+    Column("tenant", String(64), nullable=True),
+    Column("skill_id", String(64), nullable=True),
     Column("since", UTCDateTime, nullable=False),
     Index("ix_task_runner_replica", "replica"),
 )
 """Which process runs a task whose id has reached a client before it settled.
 
 Written with the task's first durable (accepted) state, deleted with its settled state, in
+the same transaction; principal, tenant and skill are what the audit row of an ended task names.
 the same transaction; a survivor ends the tasks of a replica whose lease expired.
 """
 TABLES: tuple[str, ...] = tuple(metadata.tables)

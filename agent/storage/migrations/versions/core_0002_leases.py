@@ -34,6 +34,9 @@ def task_runner_columns() -> list[sa.Column[Any]]:
         sa.Column("task_id", sa.String(64), primary_key=True),
         sa.Column("replica", sa.String(64), nullable=False),
         sa.Column("owner", sa.String(255), nullable=False),
+        sa.Column("principal", sa.String(255), nullable=False),
+        sa.Column("tenant", sa.String(64), nullable=True),
+        sa.Column("skill_id", sa.String(64), nullable=True),
         sa.Column("since", UTCDateTime, nullable=False),
     ]
 

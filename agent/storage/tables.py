@@ -106,7 +106,7 @@ task_runner = Table(
 """Which process runs a task whose id has reached a client before it settled.
 
 Written with the task's first durable (accepted) state, deleted with its settled state, in
-the same transaction; principal, tenant and skill are what the audit row of an ended task names.
-the same transaction; a survivor ends the tasks of a replica whose lease expired.
+the same transaction; a survivor ends the tasks of a replica whose lease expired, and the
+principal, tenant and skill here are what the audit row of such a task names.
 """
 TABLES: tuple[str, ...] = tuple(metadata.tables)

@@ -8,6 +8,7 @@ in as a :class:`~agent.ports.Deployment`; nothing here knows which domain it is.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -16,15 +17,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 from a2a.auth.user import User
-from a2a.server.agent_execution import SimpleRequestContextBuilder
-from a2a.server.cluster import DatabaseTaskEventStream, VersionedDatabaseTaskStore
 from a2a.server.context import ServerCallContext
 from a2a.server.routes import (
     DefaultServerCallContextBuilder,
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import TaskStore
 from a2a.types import AgentExtension
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -69,23 +67,20 @@ from agent.server.cancel_relay import CancelRelay
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.skill_context import ToolFactory
+from agent.server.task_run import RunBindings
 from agent.settings import Settings
 from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
 from agent.storage.migrate import upgrade as upgrade_core
-from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore, WriteBehindTaskStore
+from agent.storage.settlement import StoreTaskWriter
+from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore
 
 log = logging.getLogger(__name__)
 CARD_CACHE_CONTROL = "public, max-age=300"
 OAUTH_TOKEN_PATH = "/oauth/token"
 SHUTDOWN_GRACE_SECONDS = 5.0
-# A task parked in input-required lives on in the store; its in-memory runner is released after
-# this long, so parked tasks cannot pile up in a process (the follow-up reloads it from the
-# store, on this replica or any other).
-PARKED_TASK_RELEASE_SECONDS = 60.0
-EVENT_POLL_SECONDS = 0.2  # how soon a replica sees events of a task running on another
 
 
 class PrincipalContextBuilder(DefaultServerCallContextBuilder):
@@ -208,32 +203,13 @@ class Initializable(Protocol):
     async def initialize(self) -> None: ...
 
 
-def task_stores(
-    settings: Settings, engine: AsyncEngine
-) -> tuple[TaskStore | VersionedDatabaseTaskStore, DatabaseTaskEventStream | None]:
-    """The SDK's cluster stores when replicas may share the database, else the plain store.
+def task_store(engine: AsyncEngine) -> UpsertDatabaseTaskStore:
+    """The SDK's task table, read by the request handler (every write goes by the writer).
 
-    The versioned store writes every task event to a shared log with optimistic versions, so
-    a task parked on one replica can be continued on another and a subscription on one replica
-    follows a task running on another. A single process needs none of that, and writes a
-    running task's intermediate states behind (agent/storage/task_store.py).
+    The same table serves one process and several replicas: a task's settled states are
+    written once each, whichever replica runs it (agent/server/request_handler.py).
     """
-    if settings.cluster_stores:
-        return (
-            VersionedDatabaseTaskStore(engine, create_table=True),
-            DatabaseTaskEventStream(engine, poll_interval_s=EVENT_POLL_SECONDS),
-        )
-    return WriteBehindTaskStore(UpsertDatabaseTaskStore(engine, create_table=True)), None
-
-
-def new_task_ids(store: TaskStore | VersionedDatabaseTaskStore) -> dict[str, Any]:
-    """The SDK's request-context builder, with task ids the write-behind store knows are new."""
-    if not isinstance(store, WriteBehindTaskStore):
-        return {}
-    builder = SimpleRequestContextBuilder(
-        should_populate_referred_tasks=False, task_store=None, task_id_generator=store.fresh_ids()
-    )
-    return {"request_context_builder": builder}
+    return UpsertDatabaseTaskStore(engine, create_table=True)
 
 
 def build_runtime(
@@ -282,34 +258,33 @@ def create_app(
     tool_factory = gated_tools(deployment, exchanger, environments)
     if tools is not None:
         tool_factory = tools(tool_factory)
-    store, event_stream = task_stores(settings, runtime.engine)
+    store = task_store(runtime.engine)
+    writer = StoreTaskWriter(store, runtime.audit, DatabaseBindingStore(runtime.engine))
     router = Router(runtime.registry, threshold=settings.route_threshold)
     observer = task_observer(settings, tracer_provider)
     executor = SkillExecutor(
         runtime.registry,
         tool_factory,
         router,
-        DatabaseBindingStore(runtime.engine),
+        RunBindings(DatabaseBindingStore(runtime.engine)),
         audit=runtime.audit,
         clock=clock,
         observer=observer,
     )
     # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a task.
-    shared = event_stream is not None and runtime.engine.dialect.name == "postgresql"
+    shared = settings.cluster_stores and runtime.engine.dialect.name == "postgresql"
     relay = CancelRelay(runtime.engine) if shared else None
     handler = GovernedRequestHandler(
         cards=runtime.cards,
         agent_executor=executor,
         task_store=store,
-        event_stream=event_stream,
-        interrupted_task_timeout=PARKED_TASK_RELEASE_SECONDS,
-        extended_agent_card=runtime.cards.public_card,
+        writer=writer,
         limits=settings.limits,
         conformance=(
             load_registry(CONFORMANCE_SKILLS_DIR, builtin=False) if settings.conformance else None
         ),
         relay=relay,
-        **new_task_ids(store),
+        replica=uuid.uuid4().hex,
     )
 
     @asynccontextmanager
@@ -318,10 +293,11 @@ def create_app(
             settings,
             runtime.engine,
             deployment,
-            [s for s in (store, event_stream) if isinstance(s, Initializable)],
+            [store],
         )
-        if isinstance(store, WriteBehindTaskStore):  # one process: what ran here is dead
+        if not settings.cluster_stores:  # one process: what ran here before is dead
             await end_interrupted(store, clock)
+        await writer.start()
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
         router.warm()
@@ -336,8 +312,7 @@ def create_app(
             if relay is not None:
                 await relay.stop()
             await handler.aclose()
-            if isinstance(store, WriteBehindTaskStore):
-                await store.flush_all()
+            await writer.stop()
             if isinstance(exchanger, RemoteTokenExchanger):
                 await exchanger.aclose()
             await runtime.engine.dispose()
@@ -424,14 +399,12 @@ def create_app(
 
 
 async def end_interrupted(
-    store: WriteBehindTaskStore, clock: Callable[[], datetime] | None
+    store: UpsertDatabaseTaskStore, clock: Callable[[], datetime] | None
 ) -> None:
     """A single process's restart ends the tasks its previous run left running (#17)."""
-    durable = store.store
-    if isinstance(durable, UpsertDatabaseTaskStore):
-        ended = await durable.end_interrupted((clock or (lambda: datetime.now(UTC)))())
-        if ended:
-            log.warning("ended %d task(s) a previous run left running: %s", len(ended), INTERRUPTED)
+    ended = await store.end_interrupted((clock or (lambda: datetime.now(UTC)))())
+    if ended:
+        log.warning("ended %d task(s) a previous run left running: %s", len(ended), INTERRUPTED)
 
 
 def task_observer(settings: Settings, tracer_provider: Any | None = None) -> TaskObserver:

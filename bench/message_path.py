@@ -42,11 +42,13 @@ from agent.security.credentials import (
 from agent.security.principal import PrincipalUser
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
+from agent.server.task_run import RunBindings
 from agent.settings import Settings
 from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.bindings_memory import InMemoryBindingStore
 from agent.storage.engine import make_engine
 from agent.storage.migrate import upgrade as upgrade_core
+from agent.storage.settlement import StoreTaskWriter
 from netops.deployment import IDENTITY, INVENTORY, SKILLS_DIR, network_deployment
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,13 +94,15 @@ async def measure() -> list[str]:
     registry = load_registry(SKILLS_DIR)
     router = Router(registry)
     router.warm()
-    executor = SkillExecutor(registry, tools, router, InMemoryBindingStore(), audit=audit)
+    executor = SkillExecutor(
+        registry, tools, router, RunBindings(InMemoryBindingStore()), audit=audit
+    )
     cards = CardFactory(registry, "http://127.0.0.1:8000", identity=IDENTITY)
     handler = GovernedRequestHandler(
         cards=cards,
         agent_executor=executor,
-        task_store=InMemoryTaskStore(),
-        extended_agent_card=cards.public_card,
+        task_store=tasks,
+        writer=StoreTaskWriter(tasks, audit, bindings),
         limits=settings.limits,
     )
     token = issue_token(

@@ -230,7 +230,7 @@ class SkillExecutor(AgentExecutor):
         before any artifact leaves, and at the end, instead of one transaction per row; its
         tools' rows name its task through the batch (tool tokens carry no task id).
         """
-        if self._audit is None:  # nothing would flush the batch
+        if self._audit is None or AuditLog.batching():  # none to flush, or the caller's batch
             await self._execute(context, event_queue)
             return
         with AuditLog.batched(str(context.task_id)):

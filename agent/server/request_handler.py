@@ -1,12 +1,26 @@
-"""The SDK's request handler with the checks that belong before any task exists.
+"""The request handler: one pass per invocation, behind the SDK's ``RequestHandler`` interface.
 
-Here: required extensions, identifiers the task store can hold (length, no control
-characters), the task a follow-up names (owner-scoped, before anything else looks at it),
-routing (so that a message no skill accepts gets the protocol's ContentTypeNotSupportedError,
-and the executor reuses the decision), accepted output modes, the per-caller extended card, and
-a guard that turns any unexpected exception into a generic error with a correlation id (the SDK
-would otherwise send the exception's text, SQL included). Errors raised here carry fixed text:
-never an identifier or other input value.
+The SDK's JSON-RPC and HTTP+JSON adapters, types and errors stay; what sits behind them is ours.
+A send runs edge checks, routing, then the executor (entitlement, interface match, validation,
+authorization, constraints, the skill, record and output validation) with the executor's event
+queue being the task itself (agent/server/task_run.py): no event queue, consumer task or store
+round trip per event. A blocking send is answered once its settled state (terminal or
+input-required) is durable, in one write with its audit rows and binding (agent/storage/
+settlement.py: concurrent requests share commits). Where the task id reaches a client before
+the task settles (streaming, returnImmediately) the accepted state is durable first. Get,
+list, cancel and subscribe read the runs in flight here (``LiveTasks``) and then the store; a
+cancel for a task another replica runs goes there by the cancel relay.
+
+Also here, before any task exists: required extensions, identifiers the store can hold, the
+task a follow-up names (owner-scoped), accepted output modes; and a guard that turns any
+unexpected exception into a generic error with a correlation id (the SDK would send the
+exception's text, SQL included). Errors raised here carry fixed text: never an input value.
+
+Where the SDK's own handler is wrong, this one is not (../shared/guides/
+a2a-sdk-1.3-request-handler.md): a follow-up naming only its task keeps the task's context; two
+concurrent follow-ups to one task run one after the other and the second, finding the task
+settled, is refused (-32004) instead of silently dropped; a streamed follow-up starts with the
+Task; a push config inside SendMessage is refused (this agent sends no push notifications).
 """
 
 from __future__ import annotations
@@ -18,38 +32,70 @@ import logging
 import re
 import uuid
 from collections.abc import AsyncGenerator, Callable
+from datetime import UTC, datetime
 from typing import Any
 
+from a2a.helpers import new_data_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
-from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.events import Event
+from a2a.server.request_handlers import RequestHandler
+from a2a.server.tasks import TaskStore
 from a2a.types import (
     AgentCard,
     CancelTaskRequest,
     ContentTypeNotSupportedError,
+    DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     InternalError,
     InvalidParamsError,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    PushNotificationNotSupportedError,
+    Role,
     SendMessageRequest,
     SubscribeToTaskRequest,
+    Task,
+    TaskArtifactUpdateEvent,
     TaskNotCancelableError,
     TaskNotFoundError,
+    TaskPushNotificationConfig,
     TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    UnsupportedOperationError,
 )
 from a2a.utils.errors import A2AError
+from a2a.utils.proto_utils import validate_proto_required_fields
+from a2a.utils.task import apply_history_length, validate_history_length, validate_page_size
 
-from agent._sdk import running_here, versioned_store
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import check_message
+from agent.interfaces import ErrorCode, SkillError
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
-from agent.routing.router import Action
+from agent.routing.router import Action, Decision
 from agent.security.principal import Principal, PrincipalUser, principal_of
 from agent.server.cancel_relay import CancelRelay
 from agent.server.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
-from agent.server.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor
+from agent.server.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor, terminal_error
+from agent.server.task_run import (
+    TERMINAL,
+    Acceptance,
+    TaskRun,
+    apply_status,
+    copy_task,
+    enter_run,
+    leave_run,
+)
 from agent.settings import Limits
+from agent.storage.audit import AuditLog
+from agent.storage.settlement import Runner, Settlement, TaskWriter
 
 log = logging.getLogger(__name__)
 MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
@@ -60,6 +106,10 @@ TASK_NOT_FOUND = "Task not found"
 # A cancel for a task another replica runs: how long to wait for that replica to cancel it.
 RELAY_WAIT_SECONDS = 5.0
 RELAY_POLL_SECONDS = 0.1
+# A subscription to a task running on another replica follows the store at this pace.
+REMOTE_POLL_SECONDS = 0.2
+SHUTDOWN_SECONDS = 5.0
+SHUTDOWN_MESSAGE = "interrupted by a shutdown"
 _RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
 
@@ -137,108 +187,471 @@ def _check_output_modes(params: SendMessageRequest, capability: Capability) -> N
     )
 
 
-class GovernedRequestHandler(DefaultRequestHandler):
-    """DefaultRequestHandler plus the pre-task checks this agent promises."""
+def _owner(context: ServerCallContext) -> str:
+    """The task-store owner of a call (the SDK's default owner resolver's rule)."""
+    return context.user.user_name if context.user.is_authenticated else ""
+
+
+def _check_push(params: SendMessageRequest) -> None:
+    """This agent sends no push notifications: a config that asks for them is refused."""
+    if params.configuration.HasField("task_push_notification_config"):
+        raise PushNotificationNotSupportedError(
+            message="this agent sends no push notifications; poll or stream instead"
+        )
+
+
+class LiveTasks:
+    """The runs in flight in this process, by task id, and the locks follow-ups take."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, TaskRun] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    def get(self, task_id: str, owner: str) -> TaskRun | None:
+        """The owner's run of that task, if it runs here."""
+        run = self._runs.get(task_id)
+        return run if run is not None and run.owner == owner else None
+
+    def running(self, task_id: str) -> bool:
+        """Whether anyone's run of that task is here."""
+        return task_id in self._runs
+
+    def add(self, task_id: str, run: TaskRun) -> None:
+        """From its creation until it is settled and published."""
+        self._runs[task_id] = run
+
+    def remove(self, task_id: str, run: TaskRun) -> None:
+        """Once it is settled and published."""
+        if self._runs.get(task_id) is run:
+            del self._runs[task_id]
+
+    def all(self) -> list[TaskRun]:
+        """Every run in flight (shutdown)."""
+        return list(self._runs.values())
+
+    async def acquire(self, task_id: str) -> Callable[[], None]:
+        """One request at a time per existing task (follow-ups, cancels of parked tasks);
+        returns the release, to be called exactly once."""
+        lock, users = self._locks.get(task_id, (asyncio.Lock(), 0))
+        self._locks[task_id] = (lock, users + 1)
+        try:
+            await lock.acquire()
+        except BaseException:
+            self._unuse(task_id)
+            raise
+
+        def release() -> None:
+            lock.release()
+            self._unuse(task_id)
+
+        return release
+
+    def _unuse(self, task_id: str) -> None:
+        lock, users = self._locks[task_id]
+        if users <= 1:
+            del self._locks[task_id]
+        else:
+            self._locks[task_id] = (lock, users - 1)
+
+
+def _status_event(task: Task, state: TaskState.ValueType, message: Message | None = None) -> Any:
+    status = TaskStatus(state=state)
+    if message is not None:
+        status.message.CopyFrom(message)
+    status.timestamp.FromDatetime(datetime.now(UTC))
+    return TaskStatusUpdateEvent(task_id=task.id, context_id=task.context_id, status=status)
+
+
+class GovernedRequestHandler(RequestHandler):
+    """See the module docstring."""
 
     def __init__(
         self,
         *,
         cards: CardFactory,
         agent_executor: SkillExecutor,
+        task_store: TaskStore,
+        writer: TaskWriter,
         limits: Limits | None = None,
         conformance: Registry | None = None,
         relay: CancelRelay | None = None,
-        **kwargs: Any,
+        replica: str = "",
     ) -> None:
-        """``conformance``: the internal conformance skills (``--conformance``), else None.
+        """``task_store`` is read (get, list); every write goes through ``writer``.
 
+        ``conformance``: the internal conformance skills (``--conformance``), else None.
         ``relay``: how a cancel reaches the replica running the task, when there are several.
+        ``replica``: this process's id, recorded as the runner of tasks whose ids escape.
         """
         self._conformance = (
             ConformanceExecutor(conformance, agent_executor) if conformance is not None else None
         )
-        super().__init__(
-            agent_card=cards.public_card,
-            agent_executor=self._conformance or agent_executor,
-            **kwargs,
-        )
+        self._executor: AgentExecutor = self._conformance or agent_executor
+        self._skills = agent_executor
+        self._store = task_store
+        self._writer = writer
         self._limits = limits or Limits()
         self._relay = relay
-        self._skills = agent_executor
+        self._replica = replica
         self._cards = cards
+        self._card: AgentCard = cards.public_card
         self._declared = list(cards.public_card.capabilities.extensions)
+        self._live = LiveTasks()
+        self._closing = False
 
-    async def _precheck(self, params: SendMessageRequest, context: ServerCallContext) -> None:
-        """Everything that must be refused with a protocol error, before a task exists."""
+    # -- sends -----------------------------------------------------------------------------
+
+    async def _precheck(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Task | None:
+        """Everything refused with a protocol error before a task exists; the stored task a
+        follow-up names, or None."""
+        validate_proto_required_fields(params)
+        validate_history_length(params.configuration)
         check_message(params, self._limits)  # first: nothing oversize is routed or stored
         require_extensions(self._declared, context.requested_extensions)
         _check_ids(params)
+        _check_push(params)
         message = params.message
+        stored = None
         if message.task_id:
             # Owner-scoped: another caller's task is answered exactly like a missing one, and
             # in fixed text (the SDK's own answers quote the ids back).
-            stored = await versioned_store(self).get(message.task_id, context)
+            stored = await self._task(message.task_id, context)
             if stored is None:
                 raise TaskNotFoundError(message=TASK_NOT_FOUND)
             if not message.context_id:
-                # A follow-up that names only its task keeps the task's context (the SDK would
-                # otherwise invent a new one once the task is no longer live in this process).
-                message.context_id = stored.task.context_id
-            elif message.context_id != stored.task.context_id:
+                # A follow-up that names only its task keeps the task's context.
+                message.context_id = stored.context_id
+            elif message.context_id != stored.context_id:
                 raise InvalidParamsError(
                     message="message.context_id is not the context of the task it names"
                 )
+            _check_open(stored)
         if self._conformance is not None:
             claimed = self._conformance.claim(message)
             if claimed is not None:  # a test kit's scenario message: the router never sees it
                 context.state[CONFORMANCE_STATE_KEY] = claimed
-                return
+                return stored
         decision = await self._skills.decide(params.message, principal_of(context.user))
         if decision.action is Action.RUN and decision.capability is not None:
             _check_output_modes(params, decision.capability)
         context.state[ROUTE_STATE_KEY] = decision
+        return stored
+
+    async def _task(self, task_id: str, context: ServerCallContext) -> Task | None:
+        """The owner's task: the run in flight here, else the store's."""
+        run = self._live.get(task_id, _owner(context))
+        if run is not None and run.task is not None:
+            return copy_task(run.task)
+        return await self._store.get(task_id, context)
+
+    async def _start(
+        self,
+        params: SendMessageRequest,
+        context: ServerCallContext,
+        stored: Task | None,
+        *,
+        escapes: bool,
+    ) -> TaskRun:
+        """A run for this send, registered and started; ``escapes``: its id reaches the
+        caller before it settles (its accepted state is durable first).
+
+        A follow-up's run holds its task's lock until it is settled: follow-ups to one task
+        run one at a time, and each finds the task as the one before left it.
+        """
+        release = None
+        if stored is not None:
+            release = await self._live.acquire(stored.id)
+            try:
+                stored = await self._reread(stored.id, context)
+            except BaseException:
+                release()
+                raise
+        try:
+            return self._launch(params, context, stored, escapes, release)
+        except BaseException:
+            if release is not None:
+                release()
+            raise
+
+    def _launch(
+        self,
+        params: SendMessageRequest,
+        context: ServerCallContext,
+        stored: Task | None,
+        escapes: bool,
+        release: Callable[[], None] | None,
+    ) -> TaskRun:
+        message = params.message
+        principal = principal_of(context.user)
+        acceptance = None
+        if escapes:
+            decision = context.state.get(ROUTE_STATE_KEY)
+            capability = decision.capability if isinstance(decision, Decision) else None
+            acceptance = Acceptance(
+                Runner(
+                    self._replica,
+                    principal.subject or "anonymous",
+                    principal.tenant,
+                    capability.id if capability is not None else None,
+                )
+            )
+        if stored is None:
+            message.task_id = str(uuid.uuid4())
+            if not message.context_id:
+                message.context_id = str(uuid.uuid4())
+            run = TaskRun(_owner(context), self._writer, acceptance=acceptance)
+        else:
+            if stored.status.HasField("message"):  # the SDK's rule for a follow-up
+                stored.history.append(stored.status.message)
+                stored.status.ClearField("message")
+            stored.history.append(message)
+            run = TaskRun(_owner(context), self._writer, task=stored, acceptance=acceptance)
+        request = RequestContext(
+            context,
+            request=params,
+            task_id=message.task_id,
+            context_id=message.context_id,
+            task=stored,
+        )
+        self._live.add(message.task_id, run)
+        run.runner = asyncio.get_running_loop().create_task(
+            self._drive(run, request, message.task_id, release)
+        )
+        return run
+
+    async def _drive(
+        self,
+        run: TaskRun,
+        request: RequestContext,
+        task_id: str,
+        release: Callable[[], None] | None,
+    ) -> None:
+        """Run the executor to a settled state, commit it, publish it, forget the run."""
+        token = enter_run(run)
+        try:
+            with AuditLog.batched(task_id, on_flush=run.flush_audit):
+                if release is not None and run.escaped and run.task is not None:
+                    # a follow-up whose task the caller sees now: its new message is durable
+                    await self._writer.commit(Settlement(run.owner, copy_task(run.task)))
+                await self._execute(run, request)
+                audit = AuditLog.take()
+            settlement = run.settlement(audit)
+            if settlement is not None:
+                await self._writer.commit(settlement)
+        except BaseException:
+            run.finish()  # listeners are told; the store keeps its last durable state
+            raise
+        finally:
+            leave_run(token)
+            self._live.remove(task_id, run)
+            if release is not None:
+                release()
+        run.finish()
+
+    async def _execute(self, run: TaskRun, request: RequestContext) -> None:
+        """The executor, to a settled state whatever happens (a cancel ends it CANCELED)."""
+        try:
+            await self._executor.execute(request, run)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            if run.task is None or run.final is not None:
+                return
+            if self._closing:
+                error = SkillError(ErrorCode.EXECUTION_FAILED, SHUTDOWN_MESSAGE)
+                await run.enqueue_event(
+                    _status_event(
+                        run.task, TaskState.TASK_STATE_FAILED, _error_message(run.task, error)
+                    )
+                )
+                return
+            await self._executor.cancel(request, run)
+        except Exception as exc:  # the executor ends every error itself; this is a defect
+            if run.task is not None and run.final is None:
+                error = terminal_error(exc, run.task.id)
+                await run.enqueue_event(
+                    _status_event(
+                        run.task, TaskState.TASK_STATE_FAILED, _error_message(run.task, error)
+                    )
+                )
+            else:
+                raise
 
     @_guarded
-    async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Any:
-        """Refuse before a task exists when extensions or identifiers are wrong."""
-        await self._precheck(params, context)
-        return await super().on_message_send(params, context)
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Task | Message:
+        """Blocking: answered with the settled task; returnImmediately: with the accepted one."""
+        stored = await self._precheck(params, context)
+        immediately = params.configuration.return_immediately
+        run = await self._start(params, context, stored, escapes=immediately)
+        await self._await(run, immediately)
+        if run.reply is not None:
+            return run.reply
+        if run.task is None:
+            raise InternalError(message="the invocation ended without a task")
+        return apply_history_length(copy_task(run.task), params.configuration)
+
+    async def _reread(self, task_id: str, context: ServerCallContext) -> Task:
+        """A follow-up under its task's lock: the task as it is now, still open."""
+        stored = await self._task(task_id, context)
+        if stored is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)
+        _check_open(stored)
+        return stored
+
+    async def _await(self, run: TaskRun, immediately: bool) -> None:
+        """Until the run settled (or, returnImmediately, was accepted); a dropped request does
+        not stop the run."""
+        assert run.runner is not None
+        if immediately:
+            accepted = asyncio.ensure_future(run.accepted.wait())
+            await asyncio.wait({accepted, run.runner}, return_when=asyncio.FIRST_COMPLETED)
+            if not accepted.done():
+                accepted.cancel()
+            if run.runner.done() and run.task is None:
+                run.runner.result()  # its error, if it failed before a task existed
+            return
+        await asyncio.shield(run.runner)
 
     @_guarded
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
-    ) -> AsyncGenerator[Any, None]:
-        """As on_message_send, for the streaming method."""
-        await self._precheck(params, context)
-        async for event in super().on_message_send_stream(params, context):
-            yield event
+    ) -> AsyncGenerator[Event, None]:
+        """The task first (durable by then), then its events, the settled state last."""
+        if not self._card.capabilities.streaming:
+            raise UnsupportedOperationError(message="streaming is not supported")
+        stored = await self._precheck(params, context)
+        run = await self._start(params, context, stored, escapes=True)
+        # A new task's first event is the Task (published once durable); a follow-up's task
+        # exists already, so it goes first, as it is now (the SDK starts with a status).
+        first = copy_task(run.task) if stored is not None and run.task is not None else None
+        listener = run.listen()
+        assert run.runner is not None
+        try:
+            if first is not None:
+                yield apply_history_length(first, params.configuration)
+            while True:
+                event = await listener.get()
+                if event is None:
+                    break
+                if isinstance(event, Task):
+                    event = apply_history_length(event, params.configuration)
+                yield event
+            if run.runner.done() and not run.runner.cancelled():
+                run.runner.result()  # a failed settled write is the caller's error too
+        finally:
+            run.forget(listener)
+
+    # -- reads -----------------------------------------------------------------------------
 
     @_guarded
-    async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Any:
-        """Refuse, with the task untouched, when the running skill is not cancelable.
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task:
+        """The run in flight here, else the store; an id the store cannot hold names none."""
+        validate_proto_required_fields(params)
+        validate_history_length(params)
+        _check_task_id(params.id)
+        task = await self._task(params.id, context)
+        if task is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)
+        return apply_history_length(task, params)
+
+    @_guarded
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        """The store's page, with the newest state of tasks running here."""
+        validate_history_length(params)
+        if params.HasField("page_size"):
+            validate_page_size(params.page_size)
+        if params.status not in TaskState.values():
+            raise InvalidParamsError(message="status is not a task state")
+        if _CONTROL.search(params.context_id):
+            raise InvalidParamsError(message="context_id holds a control character")
+        page = await self._store.list(params, context)
+        owner = _owner(context)
+        for task in page.tasks:
+            run = self._live.get(task.id, owner)
+            if run is not None and run.task is not None:
+                task.CopyFrom(run.task)
+            if not params.include_artifacts:
+                task.ClearField("artifacts")
+            limited = apply_history_length(task, params)
+            if limited is not task:
+                task.CopyFrom(limited)
+        return page
+
+    # -- cancel ----------------------------------------------------------------------------
+
+    @_guarded
+    async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
+        """Cancel the run here, relay to the replica that runs it, or end a parked task.
 
         The caller's own task first: asking the executor about an id the caller cannot see
         would tell it that someone's task runs under that id.
         """
+        validate_proto_required_fields(params)
         _check_task_id(params.id)
-        if not params.id:
-            return await super().on_cancel_task(params, context)  # the SDK's InvalidParams
-        stored = await versioned_store(self).get(params.id, context)
+        owner = _owner(context)
+        run = self._live.get(params.id, owner)
+        if run is not None and run.task is not None:
+            if self._skills.refuses_cancel(params.id):
+                raise TaskNotCancelableError(message="this skill's invocations cannot be cancelled")
+            return await self._cancel_run(run)
+        stored = await self._store.get(params.id, context)
         if stored is None:
             raise TaskNotFoundError(message=TASK_NOT_FOUND)
-        if await self._skills.refuses_cancel_anywhere(stored.task, principal_of(context.user)):
+        if stored.status.state in TERMINAL:
+            raise TaskNotCancelableError(message="the task has ended")
+        if await self._skills.refuses_cancel_anywhere(stored, principal_of(context.user)):
             raise TaskNotCancelableError(message="this skill's invocations cannot be cancelled")
         if (
             self._relay is not None
-            and stored.task.status.state in _RUNNING
-            and not await running_here(self, params.id)
+            and stored.status.state in _RUNNING
+            and not self._live.running(params.id)
         ):
             return await self._cancel_where_it_runs(params, context)
-        return await super().on_cancel_task(params, context)
+        release = await self._live.acquire(params.id)
+        try:
+            run = self._live.get(params.id, owner)
+            if run is not None and run.task is not None:  # a follow-up took it up meanwhile
+                release()
+                release = None
+                return await self._cancel_run(run)
+            return await self._cancel_stored(params.id, context)
+        finally:
+            if release is not None:
+                release()
+
+    async def _cancel_run(self, run: TaskRun) -> Task:
+        """Cancel the executor, wait for the CANCELED state to be durable, return it."""
+        assert run.task is not None and run.runner is not None
+        if run.final is not None and run.final.status.state in TERMINAL:
+            raise TaskNotCancelableError(message="the task has ended")
+        run.cancelling = True
+        run.runner.cancel()
+        await asyncio.shield(run.done.wait())
+        if run.task.status.state != TaskState.TASK_STATE_CANCELED:
+            raise TaskNotCancelableError(message="the task ended before it was cancelled")
+        return copy_task(run.task)
+
+    async def _cancel_stored(self, task_id: str, context: ServerCallContext) -> Task:
+        """A task no process runs (parked for input, or left by a process that died)."""
+        stored = await self._store.get(task_id, context)
+        if stored is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)
+        if stored.status.state in TERMINAL:
+            raise TaskNotCancelableError(message="the task has ended")
+        apply_status(stored, _status_event(stored, TaskState.TASK_STATE_CANCELED))
+        await self._writer.commit(Settlement(_owner(context), copy_task(stored)))
+        return stored
 
     async def _cancel_where_it_runs(
         self, params: CancelTaskRequest, context: ServerCallContext
-    ) -> Any:
+    ) -> Task:
         """The task runs on another replica, or on none any more (its runner died).
 
         Writing CANCELED here would be overwritten by the runner's result, so the runner is
@@ -251,38 +664,93 @@ class GovernedRequestHandler(DefaultRequestHandler):
         deadline = loop.time() + RELAY_WAIT_SECONDS
         while loop.time() < deadline:
             await asyncio.sleep(RELAY_POLL_SECONDS)
-            stored = await versioned_store(self).get(params.id, context)
-            if stored is not None and stored.task.status.state not in _RUNNING:
-                if stored.task.status.state == TaskState.TASK_STATE_CANCELED:
-                    return stored.task
+            stored = await self._store.get(params.id, context)
+            if stored is not None and stored.status.state not in _RUNNING:
+                if stored.status.state == TaskState.TASK_STATE_CANCELED:
+                    return stored
                 raise TaskNotCancelableError(message="the task ended before it was cancelled")
         log.warning("no replica runs task %s any more; cancelling it in the store", params.id)
-        return await super().on_cancel_task(params, context)
+        release = await self._live.acquire(params.id)
+        try:
+            return await self._cancel_stored(params.id, context)
+        finally:
+            release()
 
     async def cancel_if_running_here(self, task_id: str, principal: Principal) -> None:
         """A cancel relayed by a peer: act on it only for a task this replica runs."""
-        if not await running_here(self, task_id):
+        run = self._live.get(task_id, PrincipalUser(principal).user_name)
+        if run is None or run.task is None:
             return
-        context = ServerCallContext(user=PrincipalUser(principal))
+        if self._skills.refuses_cancel(task_id):
+            return
         try:
-            await self.on_cancel_task(CancelTaskRequest(id=task_id), context)
+            await self._cancel_run(run)
         except A2AError as error:  # the asking replica reports the outcome from the store
             log.info("a relayed cancel was refused here: %s", type(error).__name__)
 
-    @_guarded
-    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Any:
-        """An id the store cannot hold names no task: TaskNotFound, before the store sees it."""
-        _check_task_id(params.id)
-        return await super().on_get_task(params, context)
+    # -- subscribe -------------------------------------------------------------------------
 
     @_guarded
     async def on_subscribe_to_task(
         self, params: SubscribeToTaskRequest, context: ServerCallContext
-    ) -> AsyncGenerator[Any, None]:
-        """As on_get_task, for subscriptions."""
+    ) -> AsyncGenerator[Event, None]:
+        """The task now, then its events until it settles (here, or as the store says)."""
+        if not self._card.capabilities.streaming:
+            raise UnsupportedOperationError(message="streaming is not supported")
+        validate_proto_required_fields(params)
         _check_task_id(params.id)
-        async for event in super().on_subscribe_to_task(params, context):
+        run = self._live.get(params.id, _owner(context))
+        if run is not None and run.task is not None:
+            snapshot = copy_task(run.task)  # and attach, with no await in between
+            listener = run.listen()
+            try:
+                yield snapshot
+                while True:
+                    event = await listener.get()
+                    if event is None:
+                        break
+                    yield event
+            finally:
+                run.forget(listener)
+            return
+        stored = await self._store.get(params.id, context)
+        if stored is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)
+        if stored.status.state in TERMINAL:
+            raise UnsupportedOperationError(message="the task has ended")
+        yield stored
+        async for event in self._follow_store(stored, context):
             yield event
+
+    async def _follow_store(
+        self, seen: Task, context: ServerCallContext
+    ) -> AsyncGenerator[Event, None]:
+        """A task running elsewhere (another replica): its settled state when the store has it.
+
+        Only settled states reach the store; the artifacts come with the last one.
+        """
+        while seen.status.state in _RUNNING:
+            await asyncio.sleep(REMOTE_POLL_SECONDS)
+            run = self._live.get(seen.id, _owner(context))
+            if run is not None:  # it started running here (a follow-up): the store lags
+                await run.done.wait()
+            current = await self._store.get(seen.id, context)
+            if current is None:
+                return
+            if current.status == seen.status:
+                continue
+            known = {a.artifact_id for a in seen.artifacts}
+            for artifact in current.artifacts:
+                if artifact.artifact_id not in known:
+                    yield TaskArtifactUpdateEvent(
+                        task_id=current.id, context_id=current.context_id, artifact=artifact
+                    )
+            yield TaskStatusUpdateEvent(
+                task_id=current.id, context_id=current.context_id, status=current.status
+            )
+            seen = current
+
+    # -- cards and push --------------------------------------------------------------------
 
     @_guarded
     async def on_get_extended_agent_card(
@@ -295,20 +763,60 @@ class GovernedRequestHandler(DefaultRequestHandler):
         return self._cards.extended_card(principal)
 
     @_guarded
-    async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> Any:
-        """Refuse a status filter that is no task state (a number the store cannot name), and
-        a context id the store cannot compare (PostgreSQL refuses NUL in text)."""
-        if params.status not in TaskState.values():
-            raise InvalidParamsError(message="status is not a task state")
-        if _CONTROL.search(params.context_id):
-            raise InvalidParamsError(message="context_id holds a control character")
-        return await super().on_list_tasks(params, context)
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        """Refused: the card says pushNotifications false (A2A 3.3.4)."""
+        raise PushNotificationNotSupportedError(message="push notifications are not supported")
+
+    @_guarded
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        """Refused: the card says pushNotifications false."""
+        raise PushNotificationNotSupportedError(message="push notifications are not supported")
+
+    @_guarded
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        """Refused: the card says pushNotifications false."""
+        raise PushNotificationNotSupportedError(message="push notifications are not supported")
+
+    @_guarded
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        """Refused: the card says pushNotifications false."""
+        raise PushNotificationNotSupportedError(message="push notifications are not supported")
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """At shutdown: give runs a moment, then end the rest FAILED (interrupted)."""
+        runs = [run.runner for run in self._live.all() if run.runner is not None]
+        if not runs:
+            return
+        _, pending = await asyncio.wait(runs, timeout=SHUTDOWN_SECONDS)
+        self._closing = True
+        for runner in pending:
+            runner.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=SHUTDOWN_SECONDS)
 
 
-for _name in (
-    "on_create_task_push_notification_config",
-    "on_get_task_push_notification_config",
-    "on_list_task_push_notification_configs",
-    "on_delete_task_push_notification_config",
-):
-    setattr(GovernedRequestHandler, _name, _guarded(getattr(DefaultRequestHandler, _name)))
+def _check_open(task: Task) -> None:
+    """A send to a task that has ended is refused (A2A 3.1.1), before any event."""
+    if task.status.state in TERMINAL:
+        raise UnsupportedOperationError(message="the task has ended; start a new one")
+
+
+def _error_message(task: Task, error: SkillError) -> Message:
+    """The status message of a task ended here: exactly one Data Part, the error object."""
+    return Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.ROLE_AGENT,
+        task_id=task.id,
+        context_id=task.context_id,
+        parts=[new_data_part(error.to_object(), media_type="application/json")],
+    )

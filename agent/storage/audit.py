@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
@@ -31,6 +31,9 @@ AGENT_TOOL = "agent"  # rows for skill invocations themselves, not tool calls
 _PENDING: ContextVar[list[AuditRecord] | None] = ContextVar("netagent_audit_pending", default=None)
 """Rows of the current invocation not yet inserted (see ``AuditLog.batched``)."""
 _TASK: ContextVar[str | None] = ContextVar("netagent_audit_task", default=None)
+FlushHook = Callable[[list["AuditRecord"]], Awaitable[None]]
+_HOOK: ContextVar[FlushHook | None] = ContextVar("netagent_audit_hook", default=None)
+"""Who takes a batch's rows on ``flush()`` instead of the log's own insert."""
 """The task of the invocation running in this context (see ``AuditLog.invocation_task``)."""
 
 
@@ -91,18 +94,37 @@ class AuditLog(ABC):
 
     @staticmethod
     @contextmanager
-    def batched(task_id: str | None = None) -> Iterator[None]:
+    def batched(task_id: str | None = None, on_flush: FlushHook | None = None) -> Iterator[None]:
         """Collect this context's rows (one invocation's tool calls and its own row) so that
         ``flush()`` inserts them in one transaction. The executor flushes before any artifact
         leaves and when the invocation ends, so no result goes out before its audit rows are
         stored; rows not flushed when the block ends are dropped (flush first). ``task_id``
-        is the invocation's task, for ``invocation_task()``."""
+        is the invocation's task, for ``invocation_task()``. ``on_flush``: who takes the rows
+        instead of the log's own insert (the request handler, which commits them with the
+        task's settled state)."""
         pending, task = _PENDING.set([]), _TASK.set(task_id)
+        hook = _HOOK.set(on_flush)
         try:
             yield
         finally:
+            _HOOK.reset(hook)
             _TASK.reset(task)
             _PENDING.reset(pending)
+
+    @staticmethod
+    def batching() -> bool:
+        """Whether this context collects rows already (an outer ``batched`` block)."""
+        return _PENDING.get() is not None
+
+    @staticmethod
+    def take() -> list[AuditRecord]:
+        """The rows collected and not yet flushed, handed over (the batch is then empty)."""
+        pending = _PENDING.get()
+        if not pending:
+            return []
+        records = list(pending)
+        pending.clear()
+        return records
 
     @staticmethod
     def invocation_task() -> str | None:
@@ -114,12 +136,14 @@ class AuditLog(ABC):
         return _TASK.get()
 
     async def flush(self) -> None:
-        """Insert the current batch's rows, if any, in one transaction."""
-        pending = _PENDING.get()
-        if not pending:
+        """Insert the current batch's rows, if any, in one transaction (or hand them over)."""
+        records = self.take()
+        if not records:
             return
-        records = list(pending)
-        pending.clear()
+        hook = _HOOK.get()
+        if hook is not None:
+            await hook(records)
+            return
         await self._append(records)
 
     @abstractmethod

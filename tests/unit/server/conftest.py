@@ -17,10 +17,12 @@ from agent.routing.router import Router
 from agent.security.auth import load_or_create_signing_key
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
+from agent.server.task_run import RunBindings
 from agent.settings import Settings
 from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.bindings_memory import InMemoryBindingStore
 from agent.storage.engine import make_engine
+from agent.storage.settlement import StoreTaskWriter
 from db.migrate import upgrade
 from db.simulator import seed
 from tests.conftest import FIXED_NOW
@@ -78,7 +80,7 @@ async def agent(
         registry,
         inventory_tool(keys, inventory, audit),
         router,
-        bindings,
+        RunBindings(bindings),
         audit=audit,
         clock=lambda: FIXED_NOW,
     )
@@ -87,7 +89,7 @@ async def agent(
         cards=cards,
         agent_executor=executor,
         task_store=tasks,
-        extended_agent_card=cards.public_card,
+        writer=StoreTaskWriter(tasks, audit, bindings),
         limits=Limits(max_parts=MAX_PARTS),
     )
     yield Agent(handler, tasks, bindings, audit, keys, registry)

@@ -1,0 +1,226 @@
+"""One invocation in flight: the executor's event queue, its task, and who is listening.
+
+The executor talks to the SDK's ``EventQueue`` interface; a ``TaskRun`` is that queue. Each
+event is applied to the run's own ``Task`` at once (as the SDK's TaskManager would: a status
+moves the previous status message into the history and merges its metadata; an artifact is
+added, replaced or appended by id), and handed to the listeners (a streaming send, subscribers),
+with no queue, consumer task or store round trip between. A settled state (terminal or
+input-required) is held back: the request handler commits it, with the invocation's audit rows
+and binding, in one durable write, and only then publishes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from a2a.server.events import Event, EventQueue
+from a2a.server.tasks.task_manager import append_artifact_to_task
+from a2a.types import (
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
+
+from agent.storage.audit import AuditRecord
+from agent.storage.bindings import Binding, BindingStore
+from agent.storage.settlement import Runner, Settlement, TaskWriter
+
+SETTLED = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+        TaskState.TASK_STATE_INPUT_REQUIRED,
+        TaskState.TASK_STATE_AUTH_REQUIRED,
+    }
+)
+TERMINAL = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+    }
+)
+_CURRENT: ContextVar[TaskRun | None] = ContextVar("netagent_task_run", default=None)
+Listener = asyncio.Queue[Event | None]
+"""A listener's queue; None closes it."""
+
+
+def copy_task(task: Task) -> Task:
+    """A snapshot the run's later events cannot change."""
+    copy = Task()
+    copy.CopyFrom(task)
+    return copy
+
+
+def apply_status(task: Task, event: TaskStatusUpdateEvent) -> None:
+    """The SDK TaskManager's rule: the old status message joins the history."""
+    if task.status.HasField("message"):
+        task.history.append(task.status.message)
+    if event.metadata:
+        task.metadata.MergeFrom(event.metadata)
+    task.status.CopyFrom(event.status)
+
+
+@dataclass
+class Acceptance:
+    """What the first durable write of a run whose id escapes says about it."""
+
+    runner: Runner
+
+
+class TaskRun(EventQueue):
+    """See the module docstring. ``acceptance``: commit the task's first state before anyone
+    sees it (streaming, returnImmediately); None for a blocking send, whose id reaches no one
+    before the run settles."""
+
+    def __init__(
+        self,
+        owner: str,
+        writer: TaskWriter,
+        *,
+        task: Task | None = None,
+        acceptance: Acceptance | None = None,
+    ) -> None:
+        self.owner = owner
+        self.task = task
+        self.reply: Message | None = None
+        self.final: TaskStatusUpdateEvent | None = None
+        self.audit: list[AuditRecord] = []
+        self.binding: Binding | None = None
+        self.escaped = acceptance is not None and task is not None
+        self.accepted = asyncio.Event()
+        self.done = asyncio.Event()
+        self.runner: asyncio.Task[None] | None = None
+        self.cancelling = False
+        self._writer = writer
+        self._acceptance = acceptance
+        self._listeners: list[Listener] = []
+        if task is not None:
+            self.accepted.set()
+
+    # -- the executor's side ---------------------------------------------------------------
+
+    async def enqueue_event(self, event: Event) -> None:
+        """Apply, then publish (a settled status waits for its commit)."""
+        if isinstance(event, Message):
+            self.reply = event
+            return
+        if isinstance(event, Task):
+            await self._created(event)
+            return
+        task = self.task
+        if task is None:  # an executor that sends updates before its task: nothing to apply
+            raise RuntimeError("task update before the task")
+        if isinstance(event, TaskStatusUpdateEvent):
+            apply_status(task, event)
+            if event.status.state in SETTLED:
+                self.final = event
+                return
+        elif isinstance(event, TaskArtifactUpdateEvent):
+            append_artifact_to_task(task, event)
+        self._publish(event)
+
+    async def _created(self, task: Task) -> None:
+        self.task = task
+        if self._acceptance is not None:
+            await self._writer.commit(
+                Settlement(self.owner, copy_task(task), runner=self._acceptance.runner)
+            )
+            self.escaped = True
+        self.accepted.set()
+        self._publish(copy_task(task))
+
+    async def flush_audit(self, records: list[AuditRecord]) -> None:
+        """The audit log's flush hook: rows go out now only if something could leave before
+        the settled state (a listener sees records as they come); else with that state."""
+        if self.final is None and self._listeners:
+            await self._writer.commit(Settlement(self.owner, audit=records))
+            return
+        self.audit.extend(records)
+
+    async def defer_binding(self, binding: Binding) -> None:
+        """A binding the executor stores: now, if the task is visible already; else with the
+        settled state."""
+        if self.escaped:
+            await self._writer.commit(Settlement(self.owner, binding=binding))
+            return
+        self.binding = binding
+
+    # -- the handler's side ----------------------------------------------------------------
+
+    def listen(self) -> Listener:
+        """A queue of this run's events from now on (the caller takes its snapshot first)."""
+        listener: Listener = asyncio.Queue()
+        self._listeners.append(listener)
+        return listener
+
+    def forget(self, listener: Listener) -> None:
+        """A listener that went away (a closed stream)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def settlement(self, audit: list[AuditRecord]) -> Settlement | None:
+        """The settled write: the task as it ends, its audit rows, its binding."""
+        if self.task is None:
+            return None
+        return Settlement(
+            self.owner, copy_task(self.task), audit=[*self.audit, *audit], binding=self.binding
+        )
+
+    def finish(self) -> None:
+        """After the settled write: publish the held state and close every listener."""
+        if self.final is not None:
+            self._publish(self.final)
+        elif self.reply is not None:
+            self._publish(self.reply)
+        for listener in self._listeners:
+            listener.put_nowait(None)
+        self._listeners.clear()
+        self.accepted.set()
+        self.done.set()
+
+    def _publish(self, event: Event) -> None:
+        for listener in self._listeners:
+            listener.put_nowait(event)
+
+
+def current_run() -> TaskRun | None:
+    """The run whose executor is running in this context."""
+    return _CURRENT.get()
+
+
+def enter_run(run: TaskRun) -> object:
+    """Make ``run`` the current one (a token for ``leave_run``)."""
+    return _CURRENT.set(run)
+
+
+def leave_run(token: object) -> None:
+    """Undo ``enter_run``."""
+    _CURRENT.reset(token)  # type: ignore[arg-type]
+
+
+class RunBindings(BindingStore):
+    """Bindings the running invocation writes go with its settled state (or at once once its
+    task is visible, so every replica reads the same binding); all others pass through."""
+
+    def __init__(self, inner: BindingStore) -> None:
+        self._inner = inner
+
+    async def get(self, task_id: str, owner: str) -> Binding | None:
+        """From the store (a run's own binding is written by the time anyone else asks)."""
+        return await self._inner.get(task_id, owner)
+
+    async def put(self, binding: Binding) -> None:
+        """Deferred to the current run when it is this task's run."""
+        run = current_run()
+        if run is not None and run.task is not None and run.task.id == binding.task_id:
+            await run.defer_binding(binding)
+            return
+        await self._inner.put(binding)

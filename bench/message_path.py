@@ -94,9 +94,8 @@ async def measure() -> list[str]:
     registry = load_registry(SKILLS_DIR)
     router = Router(registry)
     router.warm()
-    executor = SkillExecutor(
-        registry, tools, router, RunBindings(InMemoryBindingStore()), audit=audit
-    )
+    tasks, bindings = InMemoryTaskStore(), InMemoryBindingStore()
+    executor = SkillExecutor(registry, tools, router, RunBindings(bindings), audit=audit)
     cards = CardFactory(registry, "http://127.0.0.1:8000", identity=IDENTITY)
     handler = GovernedRequestHandler(
         cards=cards,

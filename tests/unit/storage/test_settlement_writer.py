@@ -1,0 +1,415 @@
+"""The group-committing task writers, on SQLite (thread and asyncio) and PostgreSQL.
+
+What they promise (agent/storage/settlement.py, group_commit.py): ``commit`` returns once its
+settlement is durable, concurrent settlements share transactions, the rows read back through
+the stores' own readers are those the stores' own writes give, a task row of another owner is
+never touched, the runner row follows the task's state, a bad settlement fails only itself,
+``stop`` drains, and no failure of the writer leaves a caller waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from a2a.server.context import ServerCallContext
+from a2a.types import Artifact, ListTasksRequest, Message, Part, Role, Task, TaskState, TaskStatus
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.storage.audit import AuditRecord, DatabaseAuditLog
+from agent.storage.bindings import Binding, DatabaseBindingStore, Phase
+from agent.storage.group_commit import AsyncGroupWriter, SqliteThreadWriter, task_writer
+from agent.storage.settlement import (
+    OwnerUser,
+    Runner,
+    Settlement,
+    StoreTaskWriter,
+    TaskWriter,
+)
+from agent.storage.tables import task_runner
+from agent.storage.task_store import UpsertDatabaseTaskStore
+
+pytestmark = pytest.mark.asyncio
+
+SUBMITTED = TaskState.TASK_STATE_SUBMITTED
+WORKING = TaskState.TASK_STATE_WORKING
+COMPLETED = TaskState.TASK_STATE_COMPLETED
+INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
+ALICE = "acme:alice"
+MALLORY = "globex:mallory"
+T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+WAIT = 20.0  # no test waits this long unless a caller hangs
+
+
+@pytest.fixture(
+    params=[("sqlite", "thread"), ("sqlite", "async"), ("postgresql", "async")],
+    ids=["sqlite-thread", "sqlite-async", "postgresql"],
+)
+def kind(request: pytest.FixtureRequest) -> tuple[str, str]:
+    return tuple(request.param)  # type: ignore[return-value]
+
+
+@pytest.fixture
+def form(kind: tuple[str, str]) -> str:
+    """The database the engine_for fixture (tests/unit/storage/conftest.py) makes."""
+    return kind[0]
+
+
+@dataclass
+class Stores:
+    engine: AsyncEngine
+    tasks: UpsertDatabaseTaskStore
+    audit: DatabaseAuditLog
+    bindings: DatabaseBindingStore
+
+    def reference(self) -> StoreTaskWriter:
+        return StoreTaskWriter(self.tasks, self.audit, self.bindings)
+
+
+def stores_on(engine: AsyncEngine) -> Stores:
+    return Stores(
+        engine,
+        UpsertDatabaseTaskStore(engine, create_table=True),
+        DatabaseAuditLog(engine),
+        DatabaseBindingStore(engine),
+    )
+
+
+@pytest.fixture
+async def stores(engine_for: Callable[[], AsyncEngine]) -> Stores:
+    return stores_on(engine_for())
+
+
+def make_writer(kind: tuple[str, str], stores: Stores, **options: Any) -> TaskWriter:
+    if kind[1] == "thread":
+        return SqliteThreadWriter(stores.engine, stores.tasks, **options)
+    return AsyncGroupWriter(stores.engine, stores.tasks, **options)
+
+
+@pytest.fixture
+async def writer(kind: tuple[str, str], stores: Stores) -> AsyncIterator[TaskWriter]:
+    writer = make_writer(kind, stores)
+    await writer.start()
+    yield writer
+    await writer.stop()
+
+
+def task(
+    task_id: str, state: TaskState, *, second: int = 0, artifacts: int = 0, text: str = "ok"
+) -> Task:
+    status = TaskStatus(
+        state=state,
+        message=Message(message_id=f"m-{task_id}", role=Role.ROLE_AGENT, parts=[Part(text=text)]),
+    )
+    status.timestamp.FromDatetime(T0 + timedelta(seconds=second))
+    return Task(
+        id=task_id,
+        context_id=f"c-{task_id}",
+        status=status,
+        artifacts=[
+            Artifact(artifact_id=f"a-{n}", parts=[Part(text=f"record {n} {text}")])
+            for n in range(artifacts)
+        ],
+        history=[Message(message_id=f"h-{task_id}", role=Role.ROLE_USER, parts=[Part(text=text)])],
+    )
+
+
+def record(task_id: str, n: int = 0, **fields: Any) -> AuditRecord:
+    values: dict[str, Any] = {
+        "principal": "alice",
+        "tenant": "acme",
+        "tool": "agent",
+        "operation": "invoke",
+        "decision": "allow",
+        "reason": f"call {n}",
+        "actor_chain": ("alice", "agent"),
+        "skill_id": "ping",
+        "task_id": task_id,
+        "resource_ids": (f"r-{n}",),
+        "ts": T0 + timedelta(seconds=n),
+    }
+    return AuditRecord(**(values | fields))
+
+
+def binding(task_id: str, owner: str = ALICE, skill: str = "ping") -> Binding:
+    return Binding(task_id, owner, Phase.BOUND, skill, ("ping", "trace"), {"host": "r1"}, "go")
+
+
+RUNNER = Runner(replica="replica-a", principal="alice", tenant="acme", skill_id="ping")
+
+
+def settled(task_id: str, n: int = 0, owner: str = ALICE) -> Settlement:
+    """A terminal state with its audit rows and binding, as the handler hands it over."""
+    return Settlement(
+        owner=owner,
+        task=task(task_id, COMPLETED, second=n, artifacts=2),
+        audit=(record(task_id, n), record(task_id, n, tool="ping", operation="run")),
+        binding=binding(task_id, owner),
+    )
+
+
+def ctx(owner: str) -> ServerCallContext:
+    return ServerCallContext(user=OwnerUser(owner))
+
+
+async def runners(engine: AsyncEngine) -> dict[str, dict[str, Any]]:
+    async with engine.connect() as connection:
+        rows = (await connection.execute(select(task_runner))).mappings().all()
+    return {row["task_id"]: dict(row) for row in rows}
+
+
+async def snapshot(stores: Stores, task_ids: list[str], owner: str = ALICE) -> dict[str, Any]:
+    """Everything the readers give back for these tasks (what a follow-up would see)."""
+    listed = await stores.tasks.list(ListTasksRequest(page_size=100), ctx(owner))
+    audit = await stores.audit.query(limit=10_000)
+    for row in audit:
+        row.pop("id")  # ids differ between two databases; order is what matters
+    return {
+        "tasks": [await stores.tasks.get(t, ctx(owner)) for t in task_ids],
+        "list": [t.id for t in listed.tasks],
+        "list_tasks": list(listed.tasks),
+        "audit": audit,
+        "bindings": [await stores.bindings.get(t, owner) for t in task_ids],
+        "runners": {
+            k: {c: v for c, v in r.items() if c != "since"}
+            for k, r in (await runners(stores.engine)).items()
+        },
+    }
+
+
+# --- durability and group commit --------------------------------------------------------------
+
+
+async def test_concurrent_commits_are_all_durable_and_share_transactions(
+    writer: TaskWriter, stores: Stores, kind: tuple[str, str]
+) -> None:
+    ids = [f"t-{n:03d}" for n in range(300)]
+    await asyncio.wait_for(
+        asyncio.gather(*(writer.commit(settled(t, n)) for n, t in enumerate(ids))), WAIT
+    )
+    stats = writer.stats
+    assert stats.settlements == 300
+    assert stats.failures == 0
+    assert stats.commits <= 30, stats  # group commit: far fewer transactions than settlements
+    # durable: visible to a fresh engine on the same database, through the readers
+    fresh = stores_on(_same_database(stores.engine))
+    try:
+        for n, t in enumerate(ids):
+            got = await fresh.tasks.get(t, ctx(ALICE))
+            assert got == task(t, COMPLETED, second=n, artifacts=2)
+        assert len(await fresh.audit.query(limit=1000)) == 600
+        assert await fresh.bindings.get(ids[-1], ALICE) == binding(ids[-1])
+    finally:
+        await fresh.engine.dispose()
+
+
+def _same_database(engine: AsyncEngine) -> AsyncEngine:
+    from agent.storage.engine import make_engine
+
+    return make_engine(engine.url.render_as_string(hide_password=False))
+
+
+async def test_rows_read_back_equal_the_stores_own_writes(
+    kind: tuple[str, str], engine_for: Callable[[], AsyncEngine]
+) -> None:
+    ours, theirs = stores_on(engine_for()), stores_on(engine_for())
+    writer, reference = make_writer(kind, ours), theirs.reference()
+    await writer.start()
+    ids = [f"t-{n}" for n in range(12)]
+    # several states of each task, interleaved, as concurrent requests would submit them
+    plan: list[Settlement] = []
+    for n, t in enumerate(ids):
+        plan.append(Settlement(ALICE, task(t, SUBMITTED, second=n), runner=RUNNER))
+    for n, t in enumerate(ids):
+        state = INPUT_REQUIRED if n % 3 == 0 else COMPLETED
+        plan.append(
+            Settlement(
+                ALICE,
+                task(t, state, second=100 - n, artifacts=n % 4),
+                audit=tuple(record(t, k) for k in range(n % 3 + 1)),
+                binding=binding(t),
+            )
+        )
+    plan.append(Settlement(ALICE, audit=(record("t-0", 99),)))  # audit only
+    plan.append(Settlement(ALICE, binding=binding("t-1", skill="trace")))  # binding only
+    await asyncio.wait_for(asyncio.gather(*(writer.commit(s) for s in plan)), WAIT)
+    for s in plan:
+        await reference.commit(s)
+    await writer.stop()
+    mine, expected = await snapshot(ours, ids), await snapshot(theirs, ids)
+    expected["runners"] = {}  # the reference ignores runners; every task here settled
+    assert mine == expected
+    assert mine["list"] == [f"t-{n}" for n in range(12)]  # newest status first
+    assert mine["bindings"][1] == binding("t-1", skill="trace")
+
+
+async def test_a_row_of_another_owner_is_never_touched(writer: TaskWriter, stores: Stores) -> None:
+    await writer.commit(Settlement(ALICE, task("t-1", WORKING), runner=RUNNER))
+    intruder = Runner("replica-x", "mallory", "globex", "wipe")
+    # in one batch: mallory's attempts between alice's own states
+    await asyncio.gather(
+        writer.commit(Settlement(MALLORY, task("t-1", COMPLETED, text="pwned"))),
+        writer.commit(Settlement(ALICE, task("t-1", WORKING, second=1), runner=RUNNER)),
+        writer.commit(Settlement(MALLORY, task("t-1", WORKING, text="pwned"), runner=intruder)),
+        writer.commit(Settlement(MALLORY, task("t-2", WORKING, text="theirs"), runner=intruder)),
+    )
+    assert await stores.tasks.get("t-1", ctx(ALICE)) == task("t-1", WORKING, second=1)
+    assert await stores.tasks.get("t-1", ctx(MALLORY)) is None
+    assert await stores.tasks.get("t-2", ctx(MALLORY)) == task("t-2", WORKING, text="theirs")
+    rows = await runners(stores.engine)
+    assert rows["t-1"]["replica"] == "replica-a" and rows["t-1"]["owner"] == ALICE
+    assert rows["t-2"]["replica"] == "replica-x"
+    # mallory "settling" alice's task deletes nothing of hers either
+    await writer.commit(Settlement(MALLORY, task("t-1", COMPLETED)))
+    assert "t-1" in await runners(stores.engine)
+
+
+async def test_runner_row_while_running_deleted_once_settled(
+    writer: TaskWriter, stores: Stores
+) -> None:
+    before = datetime.now(UTC)
+    await writer.commit(Settlement(ALICE, task("t-1", SUBMITTED), runner=RUNNER))
+    row = (await runners(stores.engine))["t-1"]
+    assert row == {
+        "task_id": "t-1",
+        "replica": "replica-a",
+        "owner": ALICE,
+        "principal": "alice",
+        "tenant": "acme",
+        "skill_id": "ping",
+        "since": row["since"],
+    }
+    assert before - timedelta(seconds=1) <= row["since"] <= datetime.now(UTC)
+    moved = Runner("replica-b", "alice", None, None)
+    await writer.commit(Settlement(ALICE, task("t-1", WORKING), runner=moved))
+    assert (await runners(stores.engine))["t-1"]["replica"] == "replica-b"
+    assert (await runners(stores.engine))["t-1"]["tenant"] is None
+    await writer.commit(Settlement(ALICE, task("t-1", INPUT_REQUIRED)))
+    assert await runners(stores.engine) == {}
+    # running again, then settled within one batch: the last state wins
+    await asyncio.gather(
+        writer.commit(Settlement(ALICE, task("t-1", WORKING), runner=RUNNER)),
+        writer.commit(Settlement(ALICE, task("t-1", COMPLETED))),
+        writer.commit(Settlement(ALICE, task("t-2", COMPLETED))),
+        writer.commit(Settlement(ALICE, task("t-2", WORKING), runner=RUNNER)),
+    )
+    assert set(await runners(stores.engine)) == {"t-2"}
+
+
+# --- isolation --------------------------------------------------------------------------------
+
+
+def bad_items(kind: tuple[str, str]) -> dict[str, Settlement]:
+    """Settlements the database (or its driver) refuses, by name."""
+    bad = {
+        "naive ts": Settlement(
+            ALICE, task("bad-ts", COMPLETED), audit=(record("bad-ts", ts=datetime(2026, 1, 1)),)
+        ),
+        "unserializable": Settlement(
+            ALICE, binding=Binding("bad-js", ALICE, Phase.BOUND, arguments={"x": object()})
+        ),
+    }
+    if kind[0] == "postgresql":
+        bad["nul"] = Settlement(
+            ALICE, task("bad-nul", COMPLETED), audit=(record("bad-nul", principal="a\x00b"),)
+        )
+        bad["oversize"] = Settlement(
+            ALICE, task("bad-long", COMPLETED), audit=(record("bad-long", decision="x" * 9),)
+        )
+        bad["long id"] = Settlement(ALICE, task("x" * 37, COMPLETED))
+    return bad
+
+
+async def test_a_bad_settlement_fails_only_itself(
+    writer: TaskWriter, stores: Stores, kind: tuple[str, str]
+) -> None:
+    bad = bad_items(kind)
+    good = [settled(f"ok-{n}", n) for n in range(10)]
+    batch = good[:5] + list(bad.values()) + good[5:]
+    results = await asyncio.wait_for(
+        asyncio.gather(*(writer.commit(s) for s in batch), return_exceptions=True), WAIT
+    )
+    outcome = dict(zip(map(id, batch), results, strict=True))
+    for s in good:
+        assert outcome[id(s)] is None
+        assert s.task is not None
+        assert await stores.tasks.get(s.task.id, ctx(ALICE)) == s.task
+    for name, s in bad.items():
+        assert isinstance(outcome[id(s)], Exception), name
+        if s.task is not None:  # nothing of it was written: its task row went with its audit
+            assert await stores.tasks.get(s.task.id, ctx(ALICE)) is None, name
+    assert writer.stats.failures == len(bad)
+    assert writer.stats.settlements == len(good)
+    assert writer.stats.isolations >= 1
+    assert len(await stores.audit.query(limit=1000)) == 2 * len(good)
+
+
+# --- stop and failure -------------------------------------------------------------------------
+
+
+async def test_stop_drains_then_commit_raises(kind: tuple[str, str], stores: Stores) -> None:
+    writer = make_writer(kind, stores)
+    await writer.start()
+    await writer.start()  # idempotent
+    pending = [asyncio.ensure_future(writer.commit(settled(f"t-{n}", n))) for n in range(100)]
+    await asyncio.sleep(0)  # the commits are submitted, not written
+    await asyncio.wait_for(writer.stop(), WAIT)
+    assert all(p.done() and p.exception() is None for p in pending)
+    assert len(await stores.audit.query(limit=1000)) == 200
+    with pytest.raises(RuntimeError):
+        await writer.commit(settled("late"))
+    assert await stores.tasks.get("late", ctx(ALICE)) is None
+    await writer.stop()  # idempotent
+
+
+async def test_a_database_error_reaches_every_caller(writer: TaskWriter, stores: Stores) -> None:
+    async with stores.engine.begin() as connection:
+        await connection.execute(text("DROP TABLE task_binding"))
+    results = await asyncio.wait_for(
+        asyncio.gather(
+            *(writer.commit(settled(f"t-{n}", n)) for n in range(20)), return_exceptions=True
+        ),
+        WAIT,
+    )
+    assert all(isinstance(r, Exception) for r in results)
+    # the writer lives on: a settlement that needs no binding is written
+    await asyncio.wait_for(writer.commit(Settlement(ALICE, task("t-x", COMPLETED))), WAIT)
+    assert await stores.tasks.get("t-x", ctx(ALICE)) is not None
+
+
+class Crash(BaseException):
+    """Not an Exception: nothing on the way catches it, as with a bug in the writer itself."""
+
+
+async def test_a_crashed_writer_fails_its_callers_and_refuses_more(
+    kind: tuple[str, str], stores: Stores
+) -> None:
+    writer = make_writer(kind, stores)
+
+    def crash(*_: Any) -> None:
+        raise Crash("boom")
+
+    await writer.start()
+    await writer.commit(settled("before"))
+    writer._write = crash  # type: ignore[attr-defined,method-assign]
+    results = await asyncio.wait_for(
+        asyncio.gather(
+            *(writer.commit(settled(f"t-{n}")) for n in range(10)), return_exceptions=True
+        ),
+        WAIT,
+    )
+    assert all(isinstance(r, RuntimeError) for r in results), results
+    with pytest.raises(RuntimeError):
+        await asyncio.wait_for(writer.commit(settled("after")), WAIT)
+    await asyncio.wait_for(writer.stop(), WAIT)
+
+
+async def test_task_writer_picks_by_engine(stores: Stores, kind: tuple[str, str]) -> None:
+    chosen = task_writer(stores.engine, stores.tasks)
+    expected = SqliteThreadWriter if kind[0] == "sqlite" else AsyncGroupWriter
+    assert type(chosen) is expected

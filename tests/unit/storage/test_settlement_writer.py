@@ -10,19 +10,25 @@ never touched, the runner row follows the task's state, a bad settlement fails o
 from __future__ import annotations
 
 import asyncio
+import shutil
+import sqlite3
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from a2a.server.context import ServerCallContext
 from a2a.types import Artifact, ListTasksRequest, Message, Part, Role, Task, TaskState, TaskStatus
 from sqlalchemy import select, text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.storage.audit import AuditRecord, DatabaseAuditLog
 from agent.storage.bindings import Binding, DatabaseBindingStore, Phase
+from agent.storage.engine import make_engine
 from agent.storage.group_commit import AsyncGroupWriter, SqliteThreadWriter, task_writer
 from agent.storage.settlement import (
     OwnerUser,
@@ -31,8 +37,9 @@ from agent.storage.settlement import (
     StoreTaskWriter,
     TaskWriter,
 )
-from agent.storage.tables import task_runner
+from agent.storage.tables import task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
+from tests.conftest import postgres_database
 
 pytestmark = pytest.mark.asyncio
 
@@ -55,9 +62,32 @@ def kind(request: pytest.FixtureRequest) -> tuple[str, str]:
 
 
 @pytest.fixture
-def form(kind: tuple[str, str]) -> str:
-    """The database the engine_for fixture (tests/unit/storage/conftest.py) makes."""
-    return kind[0]
+async def engine_for(
+    kind: tuple[str, str],
+    tmp_path: Path,
+    migrated_sqlite: Path,
+    migrated_postgres: str | None,
+) -> AsyncIterator[Callable[[], AsyncEngine]]:
+    """Makes fresh migrated databases, each a different one (two in a test are compared)."""
+    engines: list[AsyncEngine] = []
+
+    def make() -> AsyncEngine:
+        name = f"writer_{uuid.uuid4().hex[:12]}"
+        if kind[0] == "sqlite":
+            target = tmp_path / f"{name}.db"
+            shutil.copyfile(migrated_sqlite, target)
+            url = f"sqlite+aiosqlite:///{target}"
+        else:
+            if migrated_postgres is None:
+                pytest.skip("no PostgreSQL cluster in this session (CI always has one)")
+            url = postgres_database(name, template=migrated_postgres)
+            assert url is not None
+        engines.append(make_engine(url))
+        return engines[-1]
+
+    yield make
+    for engine in engines:
+        await engine.dispose()
 
 
 @dataclass
@@ -209,8 +239,6 @@ async def test_concurrent_commits_are_all_durable_and_share_transactions(
 
 
 def _same_database(engine: AsyncEngine) -> AsyncEngine:
-    from agent.storage.engine import make_engine
-
     return make_engine(engine.url.render_as_string(hide_password=False))
 
 
@@ -347,6 +375,198 @@ async def test_a_bad_settlement_fails_only_itself(
     assert writer.stats.settlements == len(good)
     assert writer.stats.isolations >= 1
     assert len(await stores.audit.query(limit=1000)) == 2 * len(good)
+
+
+def hostile(kind: tuple[str, str]) -> list[Settlement]:
+    """Settlements an attacker shapes: NUL, separators, huge, many rows, odd ids and owners."""
+    huge = "x" * 2_000_000
+    items = [
+        Settlement(ALICE, task("nul-text", COMPLETED, text="a\x00b"), binding=binding("nul-text")),
+        Settlement(
+            ALICE, task("nul-audit", COMPLETED), audit=(record("nul-audit", principal="a\x00b"),)
+        ),
+        Settlement("acme:a\x00lice", task("nul-owner", COMPLETED)),
+        Settlement(
+            ALICE,
+            task("seps", COMPLETED, text="\u2028\u2029\x1f\x1e\u202e\U0001f600;--'\""),
+            audit=(record("seps", reason="'; DROP TABLE tasks; --\u2028"),),
+        ),
+        Settlement(ALICE, task("huge", COMPLETED, artifacts=3, text=huge)),
+        Settlement(
+            ALICE, task("rows", COMPLETED), audit=tuple(record("rows", n) for n in range(2000))
+        ),
+        Settlement(ALICE, task("a/b?c#d%25 :", COMPLETED)),
+        Settlement(ALICE, task("x" * 37, COMPLETED)),
+        Settlement(
+            ALICE, task("surrogate", COMPLETED), audit=(record("surrogate", reason="\ud800"),)
+        ),
+        Settlement(
+            ALICE,
+            binding=Binding(
+                "deep",
+                ALICE,
+                Phase.ARGUMENTS,
+                None,
+                (),
+                {"k\x00\u2028": [[{"a": [1.5, None, True]}]] * 50},
+                "\x00",
+            ),
+        ),
+        Settlement(
+            ALICE, task("long-reason", COMPLETED), audit=(record("long-reason", reason="r" * 256),)
+        ),
+    ]
+    return items
+
+
+def task_ids_of(settlement: Settlement) -> set[str]:
+    ids = {r.task_id for r in settlement.audit if r.task_id}
+    if settlement.task is not None:
+        ids.add(settlement.task.id)
+    if settlement.binding is not None:
+        ids.add(settlement.binding.task_id)
+    return ids
+
+
+async def test_hostile_settlements_fail_or_land_as_the_stores_own_writes(
+    kind: tuple[str, str], engine_for: Callable[[], AsyncEngine]
+) -> None:
+    """Differential: what the reference writer stores, ours stores identically, in one batch;
+    what the database refuses through the stores fails ours too, and leaves nothing behind."""
+    ours, theirs = stores_on(engine_for()), stores_on(engine_for())
+    writer, reference = make_writer(kind, ours), theirs.reference()
+    await writer.start()
+    items = hostile(kind)
+    expected: list[BaseException | None] = []
+    for s in items:
+        try:
+            await reference.commit(s)
+        except Exception as exc:
+            expected.append(exc)
+        else:
+            expected.append(None)
+    got = await asyncio.wait_for(
+        asyncio.gather(*(writer.commit(s) for s in items), return_exceptions=True), WAIT
+    )
+    await writer.stop()
+    for s, want, have in zip(items, expected, got, strict=True):
+        assert (want is None) == (have is None), (task_ids_of(s), want, have)
+        if have is not None:
+            assert isinstance(have, SQLAlchemyError | UnicodeError | TypeError | ValueError), have
+    ok = [s for s, have in zip(items, got, strict=True) if have is None]
+    failed = [s for s, have in zip(items, got, strict=True) if have is not None]
+    assert ok and failed  # both kinds are exercised on every backend
+    ok_ids = sorted(set().union(*map(task_ids_of, ok)))
+    mine = await snapshot(ours, ok_ids)
+    reference_view = await snapshot(theirs, ok_ids)
+    good = set(ok_ids)
+    reference_view["audit"] = [r for r in reference_view["audit"] if r["task_id"] in good]
+    reference_view["list_tasks"] = [t for t in reference_view["list_tasks"] if t.id in good]
+    reference_view["list"] = [t.id for t in reference_view["list_tasks"]]
+    reference_view["runners"] = {}
+    assert mine == reference_view
+    async with ours.engine.connect() as connection:  # by id: a NUL owner cannot be asked for
+        stored = set((await connection.execute(select(ours.tasks.table.c.id))).scalars())
+        bound = set((await connection.execute(select(task_binding.c.task_id))).scalars())
+    assert stored == {s.task.id for s in ok if s.task is not None}
+    assert bound == {s.binding.task_id for s in ok if s.binding is not None}
+    for s in failed:  # nothing of a refused settlement was written
+        for task_id in task_ids_of(s) - good:
+            assert await ours.audit.query(task_id=task_id) == []
+
+
+class LimitedSqliteWriter(SqliteThreadWriter):
+    """The thread writer on a connection whose SQLite refuses values over 1 MB (SQLITE_TOOBIG,
+    what any SQLite says past its compiled limit, 1 GB by default)."""
+
+    def _pragmas(self, connection: Any, record: Any) -> None:
+        super()._pragmas(connection, record)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1_000_000)
+
+
+async def test_sqlite_refuses_an_oversize_value_and_only_its_settlement_fails(
+    stores: Stores, kind: tuple[str, str]
+) -> None:
+    if kind != ("sqlite", "thread"):
+        pytest.skip("the length limit is set on the thread writer's own connection")
+    writer = LimitedSqliteWriter(stores.engine, stores.tasks)
+    await writer.start()
+    big = Settlement(ALICE, task("big", COMPLETED, text="x" * 1_100_000), audit=(record("big"),))
+    batch = [settled(f"ok-{n}", n) for n in range(5)] + [big] + [settled("ok-9", 9)]
+    results = await asyncio.gather(*(writer.commit(s) for s in batch), return_exceptions=True)
+    await writer.stop()
+    assert [r is None for r in results] == [True] * 5 + [False, True]
+    assert "too big" in str(results[5])
+    assert await stores.tasks.get("big", ctx(ALICE)) is None
+    assert await stores.audit.query(task_id="big") == []
+    assert await stores.tasks.get("ok-9", ctx(ALICE)) is not None
+
+
+async def test_states_of_one_task_commit_in_submission_order(
+    kind: tuple[str, str], stores: Stores
+) -> None:
+    writer = make_writer(kind, stores, max_batch=3)  # many batches, states split across them
+    await writer.start()
+    states = [
+        Settlement(ALICE, task("t-1", WORKING, second=n, artifacts=n), runner=RUNNER)
+        for n in range(40)
+    ]
+    states.append(Settlement(ALICE, task("t-1", COMPLETED, second=99, artifacts=40)))
+    states += [Settlement(ALICE, task("t-2", WORKING, second=n), runner=RUNNER) for n in range(10)]
+    interleaved = [s for pair in zip(states[:25], states[25:], strict=False) for s in pair]
+    await asyncio.wait_for(asyncio.gather(*(writer.commit(s) for s in states)), WAIT)
+    assert writer.stats.commits >= len(states) // 3
+    assert await stores.tasks.get("t-1", ctx(ALICE)) == task(
+        "t-1", COMPLETED, second=99, artifacts=40
+    )
+    assert await stores.tasks.get("t-2", ctx(ALICE)) == task("t-2", WORKING, second=9)
+    assert set(await runners(stores.engine)) == {"t-2"}
+    await writer.stop()
+    assert interleaved  # (the order above is the submission order gather keeps)
+
+
+async def test_writes_beside_the_async_stores_on_the_same_database(
+    writer: TaskWriter, stores: Stores
+) -> None:
+    """The writer and the engine's own writers (bindings, audit, task saves) share the file:
+    neither fails on the other's lock."""
+    ours = [writer.commit(settled(f"w-{n}", n)) for n in range(100)]
+    theirs = [stores.bindings.put(binding(f"s-{n}")) for n in range(30)]
+    theirs += [stores.audit._append([record(f"s-{n}", n)]) for n in range(30)]
+    theirs += [stores.tasks.save(task(f"s-{n}", WORKING), ctx(ALICE)) for n in range(30)]
+    await asyncio.wait_for(asyncio.gather(*ours, *theirs), WAIT)
+    assert len(await stores.audit.query(limit=1000)) == 230
+    assert await stores.tasks.get("s-29", ctx(ALICE)) is not None
+    assert await stores.tasks.get("w-99", ctx(ALICE)) is not None
+
+
+async def test_a_cancelled_caller_leaves_the_writer_working(
+    writer: TaskWriter, stores: Stores
+) -> None:
+    waiting = [asyncio.ensure_future(writer.commit(settled(f"t-{n}", n))) for n in range(50)]
+    await asyncio.sleep(0)
+    for w in waiting[::2]:
+        w.cancel()
+    await asyncio.wait(waiting)
+    assert all(w.cancelled() or w.exception() is None for w in waiting)
+    await asyncio.wait_for(writer.commit(settled("after")), WAIT)
+    assert await stores.tasks.get("after", ctx(ALICE)) is not None
+    assert await stores.tasks.get("t-0", ctx(ALICE)) is not None  # queued before it was cancelled
+
+
+async def test_commits_racing_stop_either_land_or_raise(
+    kind: tuple[str, str], stores: Stores
+) -> None:
+    writer = make_writer(kind, stores)
+    await writer.start()
+    early = [asyncio.ensure_future(writer.commit(settled(f"e-{n}", n))) for n in range(50)]
+    stopping = asyncio.ensure_future(writer.stop())
+    late = [asyncio.ensure_future(writer.commit(settled(f"l-{n}", n))) for n in range(50)]
+    await asyncio.wait_for(asyncio.wait([*early, stopping, *late]), WAIT)
+    assert all(e.exception() is None for e in early)
+    assert all(isinstance(x.exception(), RuntimeError) for x in late)
+    assert await stores.tasks.get("e-49", ctx(ALICE)) is not None
+    assert await stores.tasks.get("l-0", ctx(ALICE)) is None
 
 
 # --- stop and failure -------------------------------------------------------------------------

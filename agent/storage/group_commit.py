@@ -152,6 +152,8 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
         self._started = asyncio.Lock()
         self._engine: Engine | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.pragmas: dict[str, Any] = {}
+        """What the writer's connection reports once it is open (journal_mode, synchronous)."""
 
     async def start(self) -> None:
         """Create the task table if needed and start the thread (once)."""
@@ -179,6 +181,8 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
             cursor.execute(f"PRAGMA synchronous={self._synchronous}")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_TIMEOUT_S * 1000)}")
+            for name in ("journal_mode", "synchronous"):
+                self.pragmas[name] = cursor.execute(f"PRAGMA {name}").fetchone()[0]
         finally:
             cursor.close()
 

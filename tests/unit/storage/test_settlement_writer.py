@@ -10,8 +10,10 @@ never touched, the runner row follows the task's state, a bad settlement fails o
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sqlite3
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ from agent.storage.settlement import (
     StoreTaskWriter,
     TaskWriter,
 )
-from agent.storage.tables import task_binding, task_runner
+from agent.storage.tables import principal_audit, task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
 from tests.conftest import postgres_database
 
@@ -633,3 +635,79 @@ async def test_task_writer_picks_by_engine(stores: Stores, kind: tuple[str, str]
     chosen = task_writer(stores.engine, stores.tasks)
     expected = SqliteThreadWriter if kind[0] == "sqlite" else AsyncGroupWriter
     assert type(chosen) is expected
+
+
+async def test_the_sqlite_writer_syncs_every_commit_in_wal(
+    stores: Stores, kind: tuple[str, str]
+) -> None:
+    """WAL with synchronous=FULL: a commit survives power loss, not only a killed process."""
+    if kind != ("sqlite", "thread"):
+        pytest.skip("the thread writer's own connection")
+    writer = SqliteThreadWriter(stores.engine, stores.tasks)
+    await writer.commit(settled("t-1"))  # starts it
+    await writer.stop()
+    assert writer.pragmas == {"journal_mode": "wal", "synchronous": 2}  # 2: FULL
+
+
+KILLED_WRITER = """
+import asyncio, sys
+from agent.storage.engine import make_engine
+from agent.storage.group_commit import AsyncGroupWriter, SqliteThreadWriter
+from agent.storage.settlement import Settlement
+from agent.storage.task_store import UpsertDatabaseTaskStore
+from tests.unit.storage.test_settlement_writer import ALICE, COMPLETED, record, task
+
+async def main(url, kind):
+    engine = make_engine(url)
+    tasks = UpsertDatabaseTaskStore(engine)
+    writer = (SqliteThreadWriter if kind == "thread" else AsyncGroupWriter)(engine, tasks)
+    await writer.start()
+
+    async def caller(n):
+        for k in range(100_000):
+            task_id = f"t-{n}-{k}"
+            settlement = Settlement(ALICE, task(task_id, COMPLETED), audit=(record(task_id),))
+            await writer.commit(settlement)
+            print(task_id, flush=True)  # the caller has seen it
+
+    await asyncio.gather(*(caller(n) for n in range(16)))
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+async def test_what_a_caller_saw_survives_a_killed_process(
+    kind: tuple[str, str], engine_for: Callable[[], AsyncEngine], tmp_path: Path
+) -> None:
+    """SIGKILL the writer's process mid-load: every settlement a caller was answered for is
+    in the database, with its audit row."""
+    engine = engine_for()
+    script = tmp_path / "killed_writer.py"
+    script.write_text(KILLED_WRITER)
+    url = engine.url.render_as_string(hide_password=False)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(script),
+        url,
+        kind[1],
+        stdout=asyncio.subprocess.PIPE,
+        env=os.environ | {"PYTHONPATH": str(Path.cwd())},
+    )
+    assert child.stdout is not None
+    seen: list[str] = []
+    try:
+        while len(seen) < 500:
+            line = await asyncio.wait_for(child.stdout.readline(), WAIT)
+            assert line, "the writer process ended early"
+            seen.append(line.decode().strip())
+    finally:
+        child.kill()
+        await child.wait()
+    seen += [line.decode().strip() for line in (await child.stdout.read()).splitlines()]
+    stores = stores_on(engine)
+    async with engine.connect() as connection:
+        stored = set((await connection.execute(select(stores.tasks.table.c.id))).scalars())
+        audited = set((await connection.execute(select(principal_audit.c.task_id))).scalars())
+    assert set(seen) <= stored
+    assert set(seen) <= audited
+    assert stored == audited  # never a task row without its audit row, nor the reverse

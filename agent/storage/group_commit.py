@@ -21,7 +21,7 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
@@ -40,6 +40,7 @@ MAX_BATCH = 256
 retries; 256 task rows stay far below SQLite's and PostgreSQL's bound-parameter limits)."""
 
 _Item = tuple[Settlement, "asyncio.Future[None]"]
+Isolation = Generator[Sequence[Settlement], BaseException | None, list[BaseException | None]]
 _STOP = object()
 
 
@@ -72,30 +73,24 @@ class _Batcher:
         """Counts so far."""
         return self._stats
 
-    def _outcomes(
-        self, batch: Sequence[Settlement], write: Callable[[Sequence[Settlement]], None]
-    ) -> list[BaseException | None]:
-        """Write ``batch`` with ``write`` (one transaction); on failure each alone."""
-        try:
-            write(batch)
-        except Exception as exc:
-            if len(batch) == 1:
-                self._count([exc])
-                return [exc]
-            self._stats.isolations += 1
-            log.warning("a batch of %d settlements failed; writing each alone", len(batch))
-        else:
+    def _isolated(self, batch: Sequence[Settlement]) -> Isolation:
+        """What to write for ``batch``, one transaction per step: the batch, then, if it
+        failed, each settlement alone. Send each step its error (or None); returns each
+        settlement's outcome."""
+        error = yield batch
+        if error is None:
             self._stats.commits += 1
             return self._count([None] * len(batch))
+        if len(batch) == 1:
+            return self._count([error])
+        self._stats.isolations += 1
+        log.warning("a batch of %d settlements failed; writing each alone", len(batch))
         outcomes: list[BaseException | None] = []
         for settlement in batch:
-            try:
-                write([settlement])
-            except Exception as exc:
-                outcomes.append(exc)
-            else:
+            error = yield [settlement]
+            if error is None:
                 self._stats.commits += 1
-                outcomes.append(None)
+            outcomes.append(error)
         return self._count(outcomes)
 
     def _count(self, outcomes: list[BaseException | None]) -> list[BaseException | None]:
@@ -151,7 +146,6 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
         self._thread: threading.Thread | None = None
         self._started = asyncio.Lock()
         self._engine: Engine | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
         self.pragmas: dict[str, Any] = {}
         """What the writer's connection reports once it is open (journal_mode, synchronous)."""
 
@@ -160,8 +154,9 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
         async with self._started:
             if self._thread is not None:
                 return
+            if self._closed is not None:
+                raise RuntimeError(str(self._closed)) from self._closed
             await self._tasks.initialize()
-            self._loop = asyncio.get_running_loop()
             self._engine = self._sync_engine()
             self._thread = threading.Thread(target=self._run, name="settlement-writer", daemon=True)
             self._thread.start()
@@ -239,9 +234,7 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
                     items.append(item)
             if items:
                 try:
-                    outcomes = self._outcomes(
-                        [s for s, _ in items], lambda batch: self._write(connection, batch)
-                    )
+                    outcomes = self._write_isolated(connection, [s for s, _ in items])
                 except BaseException as exc:  # the thread is going: answer this batch too
                     self._answer(items, [_failed(exc)] * len(items))
                     raise
@@ -249,14 +242,36 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
             if stop:
                 return
 
+    def _write_isolated(
+        self, connection: Connection, batch: Sequence[Settlement]
+    ) -> list[BaseException | None]:
+        steps = self._isolated(batch)
+        try:
+            step = next(steps)
+            while True:
+                try:
+                    self._write(connection, step)
+                except Exception as exc:
+                    step = steps.send(exc)
+                else:
+                    step = steps.send(None)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
     def _write(self, connection: Connection, batch: Sequence[Settlement]) -> None:
         with connection.begin():
             run_sync(connection, batch_steps(self._statements, batch))
 
     def _answer(self, items: Sequence[_Item], outcomes: Sequence[BaseException | None]) -> None:
-        assert self._loop is not None
-        with contextlib.suppress(RuntimeError):  # the loop is closed: no one is waiting
-            self._loop.call_soon_threadsafe(_resolve, items, outcomes)
+        """Hand the outcomes to the loop each ``commit`` waits on (one call per loop)."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[int]] = {}
+        for index, (_, future) in enumerate(items):
+            by_loop.setdefault(future.get_loop(), []).append(index)
+        for loop, indices in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # the loop is closed: no one is waiting
+                loop.call_soon_threadsafe(
+                    _resolve, [items[i] for i in indices], [outcomes[i] for i in indices]
+                )
 
     def _abandon(self, reason: BaseException) -> None:
         """Refuse new commits and fail the queued ones (after a stop there are none)."""
@@ -296,6 +311,8 @@ class AsyncGroupWriter(_Batcher, TaskWriter):
         async with self._started:
             if self._writer is not None:
                 return
+            if self._closed is not None:
+                raise RuntimeError(str(self._closed)) from self._closed
             await self._tasks.initialize()
             self._writer = asyncio.get_running_loop().create_task(self._run())
             self._writer.add_done_callback(_retrieved)
@@ -329,7 +346,7 @@ class AsyncGroupWriter(_Batcher, TaskWriter):
                     items = self._pending[: self._max_batch]
                     del self._pending[: self._max_batch]
                     try:
-                        outcomes = await self._outcomes_async([s for s, _ in items])
+                        outcomes = await self._write_isolated([s for s, _ in items])
                     except BaseException as exc:  # the writer is going: answer this batch
                         _resolve(items, [_failed(exc)] * len(items))
                         raise
@@ -346,28 +363,19 @@ class AsyncGroupWriter(_Batcher, TaskWriter):
             items, self._pending = self._pending, []
             _resolve(items, [reason] * len(items))
 
-    async def _outcomes_async(self, batch: Sequence[Settlement]) -> list[BaseException | None]:
-        """``_Batcher._outcomes`` with awaited writes (the same isolation)."""
+    async def _write_isolated(self, batch: Sequence[Settlement]) -> list[BaseException | None]:
+        steps = self._isolated(batch)
         try:
-            await self._write(batch)
-        except Exception as exc:
-            if len(batch) == 1:
-                return self._count([exc])
-            self._stats.isolations += 1
-            log.warning("a batch of %d settlements failed; writing each alone", len(batch))
-        else:
-            self._stats.commits += 1
-            return self._count([None] * len(batch))
-        outcomes: list[BaseException | None] = []
-        for settlement in batch:
-            try:
-                await self._write([settlement])
-            except Exception as exc:
-                outcomes.append(exc)
-            else:
-                self._stats.commits += 1
-                outcomes.append(None)
-        return self._count(outcomes)
+            step = next(steps)
+            while True:
+                try:
+                    await self._write(step)
+                except Exception as exc:
+                    step = steps.send(exc)
+                else:
+                    step = steps.send(None)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
     async def _write(self, batch: Sequence[Settlement]) -> None:
         async with self._engine.begin() as connection:

@@ -23,13 +23,16 @@ from typing import Any
 
 import pytest
 from a2a.server.context import ServerCallContext
+from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import Artifact, ListTasksRequest, Message, Part, Role, Task, TaskState, TaskStatus
 from sqlalchemy import select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.storage.audit import AuditRecord, DatabaseAuditLog
+from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.bindings import Binding, DatabaseBindingStore, Phase
+from agent.storage.bindings_memory import InMemoryBindingStore
 from agent.storage.engine import make_engine
 from agent.storage.group_commit import AsyncGroupWriter, SqliteThreadWriter, task_writer
 from agent.storage.settlement import (
@@ -38,6 +41,7 @@ from agent.storage.settlement import (
     Settlement,
     StoreTaskWriter,
     TaskWriter,
+    WriterStats,
 )
 from agent.storage.tables import principal_audit, task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
@@ -711,3 +715,33 @@ async def test_what_a_caller_saw_survives_a_killed_process(
     assert set(seen) <= stored
     assert set(seen) <= audited
     assert stored == audited  # never a task row without its audit row, nor the reverse
+
+
+async def test_a_writer_stopped_before_it_started_refuses_commits(
+    kind: tuple[str, str], stores: Stores
+) -> None:
+    writer = make_writer(kind, stores)
+    await writer.stop()
+    with pytest.raises(RuntimeError):
+        await asyncio.wait_for(writer.commit(settled("t-1")), WAIT)
+    assert await stores.tasks.get("t-1", ctx(ALICE)) is None
+
+
+async def test_the_store_writer_on_the_in_memory_stores() -> None:
+    """The reference writer on the in-memory seam the server's unit tests stand on."""
+    tasks, audit, bindings = InMemoryTaskStore(), InMemoryAuditLog(), InMemoryBindingStore()
+    writer = StoreTaskWriter(tasks, audit, bindings)
+    await writer.start()
+    await asyncio.gather(
+        writer.commit(Settlement(ALICE, task("t-1", WORKING), runner=RUNNER)),
+        writer.commit(settled("t-1", 3)),
+        writer.commit(Settlement(MALLORY, audit=(record("t-1", 4, principal="mallory"),))),
+    )
+    assert await tasks.get("t-1", ctx(ALICE)) == settled("t-1", 3).task
+    assert await tasks.get("t-1", ctx(MALLORY)) is None
+    assert [r["reason"] for r in await audit.query()] == ["call 4", "call 3", "call 3"]
+    assert await bindings.get("t-1", ALICE) == binding("t-1")
+    assert writer.stats == WriterStats(commits=3, settlements=3, failures=0, isolations=0)
+    await writer.stop()
+    with pytest.raises(RuntimeError):
+        await writer.commit(settled("t-2"))

@@ -190,8 +190,6 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
         thread = self._thread
         if thread is not None:
             await asyncio.to_thread(thread.join)
-        if self._engine is not None:
-            self._engine.dispose()
 
     async def commit(self, settlement: Settlement) -> None:
         """Queue ``settlement`` for the thread; return once its batch committed."""
@@ -216,6 +214,7 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
             reason = _failed(exc)
         finally:
             self._abandon(reason)
+            self._engine.dispose()  # here: SQLite connections belong to the thread that made them
 
     def _drain(self, connection: Connection) -> None:
         while True:

@@ -1,11 +1,16 @@
-"""Settlements: the durable writes of an invocation, and the writer interface that commits them.
+"""Settled task states as single durable writes: what a writer is handed, and its contract.
 
-PROVISIONAL (handler branch): the group-committing database writers replace this file's
-StoreTaskWriter-only form when they land.
+A request's first acknowledged state and its settled state (terminal or input-required) must
+be in the database before the caller sees them, and the invocation's audit rows with its
+settled state, in one transaction. ``Settlement`` is one such write; a ``TaskWriter`` makes it
+durable. The database writers (agent/storage/group_commit.py, ``task_writer``) share one
+transaction among the settlements pending at once; ``StoreTaskWriter`` here writes through the
+store interfaces one by one, for in-memory stores and as the reference semantics.
 """
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,15 +18,18 @@ from dataclasses import dataclass
 from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskStore
-from a2a.types import Task
+from a2a.types import Task, TaskState
 
 from agent.storage.audit import AuditLog, AuditRecord
 from agent.storage.bindings import Binding, BindingStore
 
+RUNNING_STATES = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
+"""A task in these states has a runner (a ``task_runner`` row); in any other it has none."""
+
 
 @dataclass(frozen=True)
 class Runner:
-    """Which process runs a task whose id has escaped, and whose it is (for its audit row)."""
+    """Which process runs a task, and for whom: its ``task_runner`` row."""
 
     replica: str
     principal: str
@@ -31,7 +39,13 @@ class Runner:
 
 @dataclass(frozen=True)
 class Settlement:
-    """One durable write of an invocation."""
+    """One durable write of an invocation.
+
+    ``task`` is upserted for ``owner`` (a row of another owner is left alone, and so is that
+    task's runner row); ``audit`` rows are appended in order; ``binding`` replaces the task's
+    binding; ``runner`` is recorded while ``task`` is SUBMITTED or WORKING, and the runner row
+    is deleted when ``task`` is in any other state. All in one transaction.
+    """
 
     owner: str
     task: Task | None = None
@@ -42,27 +56,32 @@ class Settlement:
 
 @dataclass
 class WriterStats:
-    """What a writer has done, for benchmarks and tests."""
+    """What a writer has done: for the benchmark and the tests."""
 
-    commits: int = 0
-    settlements: int = 0
-    failures: int = 0
+    commits: int = 0  # transactions committed
+    settlements: int = 0  # settlements made durable
+    failures: int = 0  # settlements whose commit() raised
+    isolations: int = 0  # batches that failed and were retried one settlement at a time
 
 
 class TaskWriter(ABC):
-    """Commits settlements; ``commit`` returns once its settlement is durable."""
+    """Makes settlements durable; ``commit`` returns once its settlement is.
+
+    Settlements of one task commit in the order their ``commit`` calls were made. A settlement
+    that cannot be written fails only its own ``commit`` (with the database's error).
+    """
 
     @abstractmethod
     async def start(self) -> None:
-        """Ready to commit (idempotent)."""
+        """Get ready to write (idempotent)."""
 
     @abstractmethod
     async def stop(self) -> None:
-        """Commit what was submitted, then refuse more."""
+        """Commit everything already submitted, then stop; ``commit`` raises afterwards."""
 
     @abstractmethod
     async def commit(self, settlement: Settlement) -> None:
-        """Write the settlement; raise if it could not be written."""
+        """Return once ``settlement`` is durable; raise if it could not be written."""
 
     @property
     @abstractmethod
@@ -71,48 +90,64 @@ class TaskWriter(ABC):
 
 
 class OwnerUser(User):
-    """The SDK user a task store keys rows on: just the owner."""
+    """The SDK user whose ``user_name`` (what the owner resolver reads) is ``owner``."""
 
     def __init__(self, owner: str) -> None:
         self._owner = owner
 
     @property
     def is_authenticated(self) -> bool:
-        """Whether there is an owner at all."""
-        return bool(self._owner)
+        """An owner was resolved from a verified caller."""
+        return True
 
     @property
     def user_name(self) -> str:
-        """The owner key."""
+        """The task-store owner."""
         return self._owner
 
 
 class StoreTaskWriter(TaskWriter):
-    """Through the store interfaces, one write each: the reference semantics, and for tests."""
+    """One settlement at a time through the stores' own writes; ``runner`` is ignored.
+
+    Not one transaction (the stores commit separately): for in-memory stores in unit tests,
+    and as the reference the database writers are compared with.
+    """
 
     def __init__(self, tasks: TaskStore, audit: AuditLog, bindings: BindingStore) -> None:
         self._tasks, self._audit, self._bindings = tasks, audit, bindings
+        self._lock = asyncio.Lock()  # one at a time: the submission order is the write order
+        self._stopped = False
         self._stats = WriterStats()
 
     async def start(self) -> None:
         """Nothing to start."""
 
     async def stop(self) -> None:
-        """Nothing to stop."""
+        """Wait for the commit in progress; refuse new ones."""
+        self._stopped = True
+        async with self._lock:
+            pass
 
     async def commit(self, settlement: Settlement) -> None:
-        """Task, then audit rows, then binding."""
-        if settlement.task is not None:
-            context = ServerCallContext(user=OwnerUser(settlement.owner))
-            await self._tasks.save(settlement.task, context)
-        if settlement.audit:
-            await self._audit._append(list(settlement.audit))
-        if settlement.binding is not None:
-            await self._bindings.put(settlement.binding)
-        self._stats.commits += 1
-        self._stats.settlements += 1
+        """Task, then audit rows, then binding, each through its store."""
+        if self._stopped:
+            raise RuntimeError("the task writer is stopped")
+        async with self._lock:
+            try:
+                if settlement.task is not None:
+                    context = ServerCallContext(user=OwnerUser(settlement.owner))
+                    await self._tasks.save(settlement.task, context)
+                if settlement.audit:
+                    await self._audit._append(list(settlement.audit))
+                if settlement.binding is not None:
+                    await self._bindings.put(settlement.binding)
+            except Exception:
+                self._stats.failures += 1
+                raise
+            self._stats.commits += 1
+            self._stats.settlements += 1
 
     @property
     def stats(self) -> WriterStats:
-        """Counts so far."""
+        """Counts so far (each settlement is its own commit)."""
         return self._stats

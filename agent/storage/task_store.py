@@ -44,7 +44,7 @@ from a2a.types import (
     TaskStatus,
 )
 from google.protobuf.json_format import MessageToDict
-from sqlalchemy import String, cast, inspect, or_, select, update
+from sqlalchemy import Insert, String, Table, cast, inspect, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from agent.interfaces import ErrorCode, SkillError
@@ -248,25 +248,44 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         mapper = inspect(self.task_model)
-        self._table = mapper.local_table
+        table = mapper.local_table
+        assert isinstance(table, Table)
+        self._table = table
         # (ORM attribute, column): the model's ``task_metadata`` is the column ``metadata``
         self._columns = [(a.key, a.columns[0].name) for a in mapper.column_attrs]
         self._dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        self._upsert = self.upsert()
+
+    @property
+    def table(self) -> Table:
+        """The SDK's task table (what ``row`` fills)."""
+        return self._table
+
+    def row(self, task: Task, owner: str) -> dict[str, Any]:
+        """The column values the SDK's store writes for ``task`` of ``owner``."""
+        model = self._to_orm(task, owner)
+        return {column: getattr(model, key) for key, column in self._columns}
+
+    def upsert(self) -> Insert:
+        """INSERT ... ON CONFLICT UPDATE of ``row`` values, keeping the row's owner.
+
+        Without values: executed with one ``row`` or many (a group commit's batch).
+        """
+        table = self._table
+        insert = self._dialect.insert(table)
+        statement: Insert = insert.on_conflict_do_update(
+            index_elements=[table.c.id],
+            set_={name: insert.excluded[name] for _, name in self._columns if name != "id"},
+            where=table.c.owner == insert.excluded.owner,
+        )
+        return statement
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         """Insert the task or replace its row (for the same owner only)."""
         await self._ensure_initialized()
-        row = self._to_orm(task, self.owner_resolver(context))
-        values: dict[str, Any] = {column: getattr(row, key) for key, column in self._columns}
-        table = self._table
-        insert = self._dialect.insert(table).values(values)
-        statement = insert.on_conflict_do_update(
-            index_elements=[table.c.id],
-            set_={name: insert.excluded[name] for name in values if name != "id"},
-            where=table.c.owner == insert.excluded.owner,
-        )
+        values = self.row(task, self.owner_resolver(context))
         async with self.engine.begin() as connection:
-            await connection.execute(statement)
+            await connection.execute(self._upsert, values)
 
     async def end_interrupted(self, now: datetime) -> list[str]:
         """End every task left SUBMITTED or WORKING: FAILED, ``execution_failed``, interrupted.

@@ -1,0 +1,169 @@
+"""The statements that write a batch of settlements in one transaction, for any connection.
+
+``batch_steps`` yields (statement, parameters, wants ids) and is sent back the ids a step
+returned; ``run_sync`` and ``run_async`` drive it on a sync or an async connection, so the
+SQLite writer thread and the asyncio writer run exactly the same statements. A batch costs
+one executemany per table, whatever its size, and gives the same rows as writing its
+settlements one after another:
+
+- task rows: one upsert per task is enough for consecutive saves of one owner (each replaces
+  the whole row under the same owner condition), so only the last of such a run is written.
+  A task saved under another owner in between (which must change nothing if the row is not
+  theirs) starts a second layer, written by a second statement: PostgreSQL refuses an upsert
+  that touches one row twice.
+- runner rows follow the last settlement of each task whose task row was written (RETURNING
+  says which were; a row of another owner is not, and neither is its runner row).
+- bindings: ``put`` replaces whoever wrote before, so the last one per task is written.
+- audit rows: all of them, in order (append-only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Executable, bindparam, delete
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from agent.storage.settlement import RUNNING_STATES, Settlement
+from agent.storage.tables import principal_audit, task_binding, task_runner
+from agent.storage.task_store import UpsertDatabaseTaskStore
+
+Step = tuple[Executable, list[dict[str, Any]] | dict[str, Any], bool]
+Steps = Generator[Step, set[str] | None, None]
+
+
+@dataclass
+class _Run:
+    """Consecutive settlements of one task and one owner: only the last one's row is written."""
+
+    owner: str
+    indices: list[int] = field(default_factory=list)
+
+
+class BatchStatements:
+    """The statements of one dialect (built once per writer: SQLAlchemy caches their SQL)."""
+
+    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str) -> None:
+        self.tasks = tasks
+        self.task_upsert = tasks.upsert().returning(tasks.table.c.id)
+        insert = (postgresql if dialect == "postgresql" else sqlite).insert
+        runner = insert(task_runner)
+        self.runner_upsert = runner.on_conflict_do_update(
+            index_elements=[task_runner.c.task_id],
+            set_={c.name: runner.excluded[c.name] for c in task_runner.c if c.name != "task_id"},
+        )
+        self.runner_delete = delete(task_runner).where(
+            task_runner.c.task_id.in_(bindparam("ids", expanding=True))
+        )
+        self.audit_insert = principal_audit.insert()
+        binding = insert(task_binding)
+        self.binding_upsert = binding.on_conflict_do_update(
+            index_elements=[task_binding.c.task_id],
+            set_={c.name: binding.excluded[c.name] for c in task_binding.c if c.name != "task_id"},
+        )
+
+
+def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Steps:
+    """The batch's statements in order; send each step the ids it returned (or None)."""
+    now = datetime.now(UTC)
+    runs: dict[str, list[_Run]] = {}
+    for index, settlement in enumerate(batch):
+        if settlement.task is None:
+            continue
+        task_runs = runs.setdefault(settlement.task.id, [])
+        if not task_runs or task_runs[-1].owner != settlement.owner:
+            task_runs.append(_Run(settlement.owner))
+        task_runs[-1].indices.append(index)
+    written: set[int] = set()
+    depth = max((len(r) for r in runs.values()), default=0)
+    for layer in range(depth):
+        layer_runs = [r[layer] for r in runs.values() if len(r) > layer]
+        rows = [_task_row(statements.tasks, batch[run.indices[-1]]) for run in layer_runs]
+        ids = yield statements.task_upsert, rows, True
+        for run, row in zip(layer_runs, rows, strict=True):
+            if ids is not None and row["id"] in ids:
+                written.update(run.indices)
+    upserts, deletes = _runner_rows(batch, written, now)
+    if upserts:
+        yield statements.runner_upsert, upserts, False
+    if deletes:
+        yield statements.runner_delete, {"ids": deletes}, False
+    audit = [record.as_row() for settlement in batch for record in settlement.audit]
+    if audit:
+        yield statements.audit_insert, audit, False
+    bindings = {s.binding.task_id: _binding_row(s, now) for s in batch if s.binding is not None}
+    if bindings:
+        yield statements.binding_upsert, list(bindings.values()), False
+
+
+def _task_row(tasks: UpsertDatabaseTaskStore, settlement: Settlement) -> dict[str, Any]:
+    assert settlement.task is not None
+    return tasks.row(settlement.task, settlement.owner)
+
+
+def _runner_rows(
+    batch: Sequence[Settlement], written: set[int], now: datetime
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each written task's last runner action: its row while running, a delete once settled."""
+    last: dict[str, dict[str, Any] | None] = {}
+    for index in sorted(written):
+        settlement = batch[index]
+        task, runner = settlement.task, settlement.runner
+        assert task is not None
+        if task.status.state not in RUNNING_STATES:
+            last[task.id] = None
+        elif runner is not None:
+            last[task.id] = {
+                "task_id": task.id,
+                "replica": runner.replica,
+                "owner": settlement.owner,
+                "principal": runner.principal,
+                "tenant": runner.tenant,
+                "skill_id": runner.skill_id,
+                "since": now,
+            }
+    upserts = [row for row in last.values() if row is not None]
+    return upserts, [task_id for task_id, row in last.items() if row is None]
+
+
+def _binding_row(settlement: Settlement, now: datetime) -> dict[str, Any]:
+    binding = settlement.binding
+    assert binding is not None
+    return {
+        "task_id": binding.task_id,
+        "owner": binding.owner,
+        "phase": binding.phase.value,
+        "skill_id": binding.skill_id,
+        "candidates": list(binding.candidates),
+        "arguments": binding.arguments,
+        "text": binding.text,
+        "updated_at": now,
+    }
+
+
+def run_sync(connection: Connection, steps: Steps) -> None:
+    """Execute ``steps`` on a sync connection (inside the caller's transaction)."""
+    ids: set[str] | None = None
+    try:
+        while True:
+            statement, parameters, wants_ids = steps.send(ids)
+            result = connection.execute(statement, parameters)
+            ids = set(result.scalars()) if wants_ids else None
+    except StopIteration:
+        return
+
+
+async def run_async(connection: AsyncConnection, steps: Steps) -> None:
+    """Execute ``steps`` on an async connection (inside the caller's transaction)."""
+    ids: set[str] | None = None
+    try:
+        while True:
+            statement, parameters, wants_ids = steps.send(ids)
+            result = await connection.execute(statement, parameters)
+            ids = set(result.scalars()) if wants_ids else None
+    except StopIteration:
+        return

@@ -22,7 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from agent.app import prepare_storage, task_stores
+from agent.app import prepare_storage, task_store
 from agent.client.compose import CorrelationStore
 from agent.security.principal import Principal, PrincipalUser
 from agent.settings import Settings
@@ -83,10 +83,7 @@ async def start_up(url: str, home: Path) -> None:
     settings = Settings(home=home, database_url=url, seed_on_start=False)
     engine = make_engine(url)
     try:
-        store, events = task_stores(settings, engine)
-        await prepare_storage(
-            settings, engine, network_deployment(), [s for s in (store, events) if s]
-        )
+        await prepare_storage(settings, engine, network_deployment(), [task_store(engine)])
     finally:
         await engine.dispose()
 

@@ -73,8 +73,8 @@ from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
+from agent.storage.group_commit import task_writer
 from agent.storage.migrate import upgrade as upgrade_core
-from agent.storage.settlement import StoreTaskWriter
 from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore
 
 log = logging.getLogger(__name__)
@@ -259,7 +259,7 @@ def create_app(
     if tools is not None:
         tool_factory = tools(tool_factory)
     store = task_store(runtime.engine)
-    writer = StoreTaskWriter(store, runtime.audit, DatabaseBindingStore(runtime.engine))
+    writer = task_writer(runtime.engine, store)
     router = Router(runtime.registry, threshold=settings.route_threshold)
     observer = task_observer(settings, tracer_provider)
     executor = SkillExecutor(

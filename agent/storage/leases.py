@@ -100,10 +100,13 @@ class ReplicaLease:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._loop
             self._loop = None
-        async with self._engine.begin() as connection:
-            await connection.execute(
-                delete(replica_lease).where(replica_lease.c.replica == self._replica)
-            )
+        try:
+            async with self._engine.begin() as connection:
+                await connection.execute(
+                    delete(replica_lease).where(replica_lease.c.replica == self._replica)
+                )
+        except Exception:  # shutting down: the lease expires on its own within the ttl
+            log.exception("replica %s could not give its lease back", self._replica)
 
     async def heartbeat(self) -> None:
         """Renew the lease; re-take it if a survivor deleted it as expired (a long stall)."""

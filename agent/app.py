@@ -74,6 +74,7 @@ from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
+from agent.storage.leases import ReplicaLease
 from agent.storage.migrate import upgrade as upgrade_core
 from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore, WriteBehindTaskStore
 
@@ -294,6 +295,8 @@ def create_app(
         clock=clock,
         observer=observer,
     )
+    # A replica's lease: survivors end the tasks of one that died (wall-clock time, not ``clock``).
+    lease = ReplicaLease(runtime.engine) if settings.cluster_stores else None
     # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a task.
     shared = event_stream is not None and runtime.engine.dialect.name == "postgresql"
     relay = CancelRelay(runtime.engine) if shared else None
@@ -322,6 +325,8 @@ def create_app(
         )
         if isinstance(store, WriteBehindTaskStore):  # one process: what ran here is dead
             await end_interrupted(store, clock)
+        if lease is not None:
+            await lease.start()
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
         router.warm()
@@ -336,6 +341,8 @@ def create_app(
             if relay is not None:
                 await relay.stop()
             await handler.aclose()
+            if lease is not None:  # after the handler: what is left running here is swept
+                await lease.stop()
             if isinstance(store, WriteBehindTaskStore):
                 await store.flush_all()
             if isinstance(exchanger, RemoteTokenExchanger):
@@ -345,6 +352,7 @@ def create_app(
 
     app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
+    app.state.lease = lease  # its replica id is what this process's task_runner rows name
     builder = PrincipalContextBuilder()
 
     @app.get("/healthz", include_in_schema=False)

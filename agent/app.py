@@ -74,6 +74,7 @@ from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
 from agent.storage.group_commit import task_writer
+from agent.storage.leases import ReplicaLease
 from agent.storage.migrate import upgrade as upgrade_core
 from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore
 
@@ -271,6 +272,8 @@ def create_app(
         clock=clock,
         observer=observer,
     )
+    # A replica's lease: survivors end the tasks of one that died (wall-clock time, not ``clock``).
+    lease = ReplicaLease(runtime.engine) if settings.cluster_stores else None
     # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a task.
     shared = settings.cluster_stores and runtime.engine.dialect.name == "postgresql"
     relay = CancelRelay(runtime.engine) if shared else None
@@ -284,7 +287,7 @@ def create_app(
             load_registry(CONFORMANCE_SKILLS_DIR, builtin=False) if settings.conformance else None
         ),
         relay=relay,
-        replica=uuid.uuid4().hex,
+        replica=lease.replica if lease is not None else uuid.uuid4().hex,
     )
 
     @asynccontextmanager
@@ -298,6 +301,8 @@ def create_app(
         if not settings.cluster_stores:  # one process: what ran here before is dead
             await end_interrupted(store, clock)
         await writer.start()
+        if lease is not None:
+            await lease.start()
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
         router.warm()
@@ -313,6 +318,8 @@ def create_app(
                 await relay.stop()
             await handler.aclose()
             await writer.stop()
+            if lease is not None:  # after the handler: what is left running here is swept
+                await lease.stop()
             if isinstance(exchanger, RemoteTokenExchanger):
                 await exchanger.aclose()
             await runtime.engine.dispose()
@@ -320,6 +327,7 @@ def create_app(
 
     app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
+    app.state.lease = lease  # its replica id is what this process's task_runner rows name
     builder = PrincipalContextBuilder()
 
     @app.get("/healthz", include_in_schema=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import UTC, datetime, timedelta
@@ -46,6 +47,7 @@ from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_
 from agent.security.credentials import LocalIssuer
 from agent.settings import Settings
 from agent.storage.audit import AuditLog, DatabaseAuditLog
+from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
 
 app = typer.Typer(
     help="netops-agent: a reference A2A network-management agent.", no_args_is_help=True
@@ -73,6 +75,8 @@ def cli_settings(**overrides: object) -> Settings:
 
 _running: list[Deployment] = []
 """The deployment :func:`run` was given: one process serves one deployment."""
+_factories: list[str] = []
+"""The import path of a function returning it, if :func:`run` was given one."""
 
 
 def _deployment() -> Deployment:
@@ -118,6 +122,15 @@ def serve(
             help="Also answer the A2A TCK's scenario messages (an internal skill; docs/tck.md).",
         ),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Worker processes on one port, each a replica with its own lease "
+            "(PostgreSQL only).",
+        ),
+    ] = 1,
 ) -> None:
     """Run the agent (creates, migrates and seeds the embedded database on first start)."""
     import uvicorn
@@ -138,8 +151,9 @@ def serve(
     except ValueError as exc:
         raise fail(f"settings: {exc}") from None
     deployment = _deployment()
+    factory = _worker_factory(settings, workers)
     try:
-        application = create_app(settings, deployment)
+        application = create_app(settings, deployment)  # with workers: checked here, once
     except RegistryError as exc:
         raise fail(f"registry: {exc}") from None
     except ValueError as exc:  # a setting that cannot work, e.g. an exchange URL without credential
@@ -151,18 +165,35 @@ def serve(
         f"Agent card: [bold]{settings.resolved_public_url}/.well-known/agent-card.json[/]",
         highlight=False,
     )
-    if log_config is not None:
-        uvicorn.run(
-            application,
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            log_config=log_config,
+    target: Any = application
+    options: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
+    if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)
+        os.environ.update(settings_environment(settings))
+        os.environ[DEPLOYMENT_FACTORY_ENV] = factory
+        target, options = APP_FACTORY, {**options, "factory": True, "workers": workers}
+    uvicorn.run(
+        target, host=settings.host, port=settings.port, log_level=settings.log_level, **options
+    )
+
+
+def _worker_factory(settings: Settings, workers: int) -> str:
+    """The deployment factory workers import; refuses what cannot run in several processes."""
+    if workers == 1:
+        return ""
+    if settings.resolved_database_url.startswith("sqlite"):
+        raise fail(
+            "--workers needs PostgreSQL (NETAGENT_DATABASE_URL): one process serves a SQLite "
+            "file, and its start-up ends every task it finds running"
         )
-    else:
-        uvicorn.run(
-            application, host=settings.host, port=settings.port, log_level=settings.log_level
+    if not settings.cluster_stores:
+        raise fail("--workers needs the replica-safe stores: NETAGENT_CLUSTER is off")
+    factory = (_factories[-1] if _factories else "") or os.environ.get(DEPLOYMENT_FACTORY_ENV, "")
+    if not factory:
+        raise fail(
+            f"--workers needs a deployment factory: agent.cli.run(deployment, "
+            f"factory='module:function'), or {DEPLOYMENT_FACTORY_ENV}"
         )
+    return factory
 
 
 def _print_demo_tokens(settings: Settings, callers: Sequence[DemoCaller]) -> None:
@@ -915,10 +946,16 @@ def validate_command(
     console.print(f"registry valid: {len(registry or [])} skills, interfaces match the lock")
 
 
-def run(deployment: Deployment) -> None:
-    """Run the command line for ``deployment`` (a deployment's console-script entry point)."""
+def run(deployment: Deployment, *, factory: str | None = None) -> None:
+    """Run the command line for ``deployment`` (a deployment's console-script entry point).
+
+    ``factory``: the ``module:function`` that returns the same deployment, for
+    ``serve --workers N`` (each worker process builds its app from it).
+    """
     _running.append(deployment)
+    _factories.append(factory or "")
     try:
         app()
     finally:
         _running.remove(deployment)
+        _factories.pop()

@@ -142,4 +142,4 @@ def demo_command(
 
 def main() -> None:
     """Console-script entry point (``netagent``)."""
-    run(network_deployment())
+    run(network_deployment(), factory="netops.deployment:network_deployment")

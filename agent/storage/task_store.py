@@ -26,10 +26,9 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from a2a.helpers import new_data_part
 from a2a.server.context import ServerCallContext
 from a2a.server.id_generator import IDGenerator, IDGeneratorContext
 from a2a.server.owner_resolver import OwnerResolver, resolve_user_scope
@@ -37,17 +36,15 @@ from a2a.server.tasks import DatabaseTaskStore, TaskStore
 from a2a.types import (
     ListTasksRequest,
     ListTasksResponse,
-    Message,
-    Role,
     Task,
     TaskState,
-    TaskStatus,
 )
-from google.protobuf.json_format import MessageToDict
-from sqlalchemy import Insert, String, Table, cast, inspect, or_, select, update
+from sqlalchemy import Insert, String, Table, cast, delete, inspect, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from agent.interfaces import ErrorCode, SkillError
+from agent.storage.interrupted import INTERRUPTED as INTERRUPTED  # its old home: app, tests
+from agent.storage.interrupted import RUNNING, Runner, end_task, has_versions
+from agent.storage.tables import task_runner
 
 log = logging.getLogger(__name__)
 FLUSH_AFTER_SECONDS = 0.5
@@ -62,11 +59,6 @@ SETTLED_STATES = frozenset(
         TaskState.TASK_STATE_AUTH_REQUIRED,
     }
 )
-
-
-INTERRUPTED = "interrupted by a restart"
-"""The error message of a task its process left running when it died."""
-_RUNNING = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
 
 
 def _copy(task: Task) -> Task:
@@ -293,40 +285,32 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
         For a single process, at start-up before it serves: whatever it finds running was
         running in a process that is gone, and no one would ever settle it (a GetTask would
         say WORKING forever, a cancel would find nothing to cancel). Replicas sharing the
-        database must not do this (another replica may be running those tasks); that needs
-        leases. Returns the ids it ended.
+        database must not do this (another replica may be running those tasks); their leases
+        do it (agent/storage/leases.py). One transaction: each ended task gets its invocation
+        audit row (whose: its ``task_runner`` row, else its owner), and every ``task_runner``
+        row goes, since nothing runs here yet. Returns the ids it ended.
         """
         await self._ensure_initialized()
         table = self._table
+        assert isinstance(table, Table)  # a declarative model's own table
         text = cast(table.c.status, String)
-        query = select(table.c.id, table.c.context_id, table.c.status).where(
-            or_(*(text.like(f"%{state}%") for state in _RUNNING))
+        query = select(table.c.id, table.c.status).where(
+            or_(*(text.like(f"%{state}%") for state in RUNNING))
         )
-        error = SkillError(ErrorCode.EXECUTION_FAILED, INTERRUPTED).to_object()
         ended: list[str] = []
         async with self.engine.begin() as connection:
-            for task_id, context_id, stored in (await connection.execute(query)).all():
-                if not isinstance(stored, dict) or stored.get("state") not in _RUNNING:
+            runners = {
+                row.task_id: Runner(row.principal, row.tenant, row.skill_id)
+                for row in (await connection.execute(select(task_runner))).all()
+            }
+            versioned = await has_versions(connection)
+            for task_id, stored in (await connection.execute(query)).all():
+                if not isinstance(stored, dict) or stored.get("state") not in RUNNING:
                     continue  # the text matched elsewhere (say, inside a message)
-                status = TaskStatus(
-                    state=TaskState.TASK_STATE_FAILED,
-                    message=Message(
-                        message_id=uuid.uuid4().hex,
-                        role=Role.ROLE_AGENT,
-                        task_id=task_id,
-                        context_id=context_id or "",
-                        parts=[new_data_part(dict(error), media_type="application/json")],
-                    ),
-                )
-                status.timestamp.FromDatetime(now.astimezone(UTC))
-                model = self.task_model
-                await connection.execute(
-                    update(model)
-                    .where(model.id == task_id)
-                    .values(
-                        status=MessageToDict(status),
-                        last_updated=now.astimezone(UTC).replace(tzinfo=None),
-                    )
-                )
-                ended.append(task_id)
+                runner = runners.get(task_id)
+                if await end_task(
+                    connection, task_id, runner, now, versioned=versioned, tasks=table
+                ):
+                    ended.append(task_id)
+            await connection.execute(delete(task_runner))
         return ended

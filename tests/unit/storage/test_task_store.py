@@ -28,6 +28,7 @@ from a2a.types import (
 
 from agent.security.principal import Principal, PrincipalUser
 from agent.storage.engine import make_engine
+from agent.storage.migrate import upgrade
 from agent.storage.task_store import UpsertDatabaseTaskStore, WriteBehindTaskStore
 from tests.conftest import postgres_database
 
@@ -86,7 +87,9 @@ def database_url(backend: str, tmp_path: Path) -> str:
 async def stores(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[tuple[WriteBehindTaskStore, SlowStore]]:
-    engine = make_engine(database_url(request.param, tmp_path))
+    url = database_url(request.param, tmp_path)
+    await upgrade(url)  # the core's tables, as start-up makes them (a restart writes audit rows)
+    engine = make_engine(url)
     database = SlowStore(engine, create_table=True)
     store = WriteBehindTaskStore(database, flush_after=0.1)
     await store.initialize()
@@ -264,3 +267,101 @@ async def test_a_restart_ends_what_its_previous_run_left_running(stores) -> None
     assert state_of(await database.get("t-parked", ALICE)) == (INPUT_REQUIRED, 0)
     assert state_of(await database.get("t-chatty", ALICE)) == (COMPLETED, 0)
     assert await database.end_interrupted(now) == []  # nothing is running any more
+
+
+async def test_a_restart_audits_each_task_it_ends_and_drops_every_runner_row(stores) -> None:
+    """One invocation row per ended task, naming whose it was: its runner row if it has one,
+    else its owner ``tenant:subject`` split at the first ':' (cut to the columns, NUL
+    replaced); settled tasks get none; no runner row survives."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import insert, select
+
+    from agent.storage.audit import DatabaseAuditLog
+    from agent.storage.tables import task_runner
+
+    _, database = stores
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    callers = {
+        "t-runner": context("alice"),
+        "t-colons": context("agent:bot:1", "ac"),
+        "t-no-tenant": ServerCallContext(user=PrincipalUser(Principal("bob", None, frozenset()))),
+        "t-long-tenant": context("x", "t" * 200),
+        "t-anonymous": ServerCallContext(user=PrincipalUser(Principal("", None, frozenset()))),
+        "t-done": context("carol"),
+    }
+    sqlite = database.engine.dialect.name == "sqlite"
+    if sqlite:  # PostgreSQL cannot store a NUL in the owner at all
+        callers["t-nul"] = context("m\x00allory")
+    for task_id, caller in callers.items():
+        await database.save(
+            task(COMPLETED if task_id == "t-done" else WORKING, task_id=task_id), caller
+        )
+    async with database.engine.begin() as connection:
+        for task_id in ("t-runner", "t-done"):
+            await connection.execute(
+                insert(task_runner).values(
+                    task_id=task_id,
+                    replica="previous-run",
+                    owner="acme:alice",
+                    principal="alice:from-runner",
+                    tenant="acme",
+                    skill_id="check_link_capacity",
+                    since=now,
+                )
+            )
+
+    ended = await database.end_interrupted(now)
+
+    assert sorted(ended) == sorted(set(callers) - {"t-done"})
+    rows = await DatabaseAuditLog(database.engine).query(limit=100)
+    whose = {r["task_id"]: (r["principal"], r["tenant"], r["skill_id"]) for r in rows}
+    expected = {
+        "t-runner": ("alice:from-runner", "acme", "check_link_capacity"),
+        "t-colons": ("agent:bot:1", "ac", None),
+        "t-no-tenant": ("bob", None, None),
+        "t-long-tenant": ("x", "t" * 64, None),
+        "t-anonymous": ("anonymous", None, None),
+    }
+    if sqlite:
+        expected["t-nul"] = ("m\ufffdallory", "acme", None)
+    assert whose == expected and len(rows) == len(expected)
+    assert {(r["tool"], r["operation"], r["decision"], r["reason"]) for r in rows} == {
+        ("agent", "invoke", "allow", "execution_failed")
+    }
+    assert {r["ts"] for r in rows} == {now}
+    async with database.engine.connect() as connection:
+        assert (await connection.execute(select(task_runner))).all() == []
+    assert state_of(await database.get("t-done", callers["t-done"])) == (COMPLETED, 0)
+
+
+async def test_a_restart_whose_audit_row_is_refused_changes_nothing(stores) -> None:
+    """The ends and their audit rows are one transaction: start-up fails, nothing is half done."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    _, database = stores
+    await database.save(task(WORKING, task_id="t-1"), ALICE)
+    await database.save(task(WORKING, task_id="t-2"), ALICE)
+    postgres = database.engine.dialect.name == "postgresql"
+    refuse = (
+        [
+            "CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'audit refused'; END $$",
+            "CREATE TRIGGER refuse_audit BEFORE INSERT ON principal_audit "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_audit()",
+        ]
+        if postgres
+        else [
+            "CREATE TRIGGER refuse_audit BEFORE INSERT ON principal_audit "
+            "BEGIN SELECT RAISE(ABORT, 'audit refused'); END"
+        ]
+    )
+    async with database.engine.begin() as connection:
+        for statement in refuse:
+            await connection.execute(text(statement))
+    with pytest.raises(DBAPIError, match="audit refused"):
+        await database.end_interrupted(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
+    assert [state_of(await database.get(t, ALICE)) for t in ("t-1", "t-2")] == [(WORKING, 0)] * 2

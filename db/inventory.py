@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, Literal, cast
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     CompoundSelect,
     Select,
@@ -444,7 +445,7 @@ def _tenant_id() -> ColumnElement[int]:
 
 def _owned() -> ColumnElement[bool]:
     tid = _tenant_id()
-    resource_id = bindparam("resource_id")
+    resource_id: BindParameter[str] = bindparam("resource_id")
     return or_(
         exists().where(Device.resource_id == resource_id, Device.tenant_id == tid),
         exists()

@@ -254,7 +254,8 @@ class LiveTasks:
             self._locks[task_id] = (lock, users - 1)
 
 
-def _status_event(task: Task, state: TaskState.ValueType, message: Message | None = None) -> Any:
+def _status_event(task: Task, state: Any, message: Message | None = None) -> TaskStatusUpdateEvent:
+    """A status update of ``task`` now (``state``: a TaskState value)."""
     status = TaskStatus(state=state)
     if message is not None:
         status.message.CopyFrom(message)
@@ -617,14 +618,11 @@ class GovernedRequestHandler(RequestHandler):
         release = await self._live.acquire(params.id)
         try:
             run = self._live.get(params.id, owner)
-            if run is not None and run.task is not None:  # a follow-up took it up meanwhile
-                release()
-                release = None
-                return await self._cancel_run(run)
-            return await self._cancel_stored(params.id, context)
+            if run is None or run.task is None:
+                return await self._cancel_stored(params.id, context)
         finally:
-            if release is not None:
-                release()
+            release()
+        return await self._cancel_run(run)  # a follow-up took the task up meanwhile
 
     async def _cancel_run(self, run: TaskRun) -> Task:
         """Cancel the executor, wait for the CANCELED state to be durable, return it."""

@@ -71,11 +71,11 @@ from a2a.types import (
     UnsupportedOperationError,
 )
 from a2a.utils.errors import A2AError
-from a2a.utils.proto_utils import validate_proto_required_fields
 from a2a.utils.task import apply_history_length, validate_history_length, validate_page_size
 
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import check_message
+from agent.edge.required_fields import check_required_fields
 from agent.interfaces import ErrorCode, SkillError
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
@@ -307,7 +307,7 @@ class GovernedRequestHandler(RequestHandler):
     ) -> Task | None:
         """Everything refused with a protocol error before a task exists; the stored task a
         follow-up names, or None."""
-        validate_proto_required_fields(params)
+        check_required_fields(params)
         validate_history_length(params.configuration)
         check_message(params, self._limits)  # first: nothing oversize is routed or stored
         require_extensions(self._declared, context.requested_extensions)
@@ -552,7 +552,7 @@ class GovernedRequestHandler(RequestHandler):
     @_guarded
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task:
         """The run in flight here, else the store; an id the store cannot hold names none."""
-        validate_proto_required_fields(params)
+        check_required_fields(params)
         validate_history_length(params)
         _check_task_id(params.id)
         task = await self._task(params.id, context)
@@ -594,7 +594,7 @@ class GovernedRequestHandler(RequestHandler):
         The caller's own task first: asking the executor about an id the caller cannot see
         would tell it that someone's task runs under that id.
         """
-        validate_proto_required_fields(params)
+        check_required_fields(params)
         _check_task_id(params.id)
         owner = _owner(context)
         run = self._live.get(params.id, owner)
@@ -695,7 +695,7 @@ class GovernedRequestHandler(RequestHandler):
         """The task now, then its events until it settles (here, or as the store says)."""
         if not self._card.capabilities.streaming:
             raise UnsupportedOperationError(message="streaming is not supported")
-        validate_proto_required_fields(params)
+        check_required_fields(params)
         _check_task_id(params.id)
         run = self._live.get(params.id, _owner(context))
         if run is not None and run.task is not None:

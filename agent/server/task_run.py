@@ -16,8 +16,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from a2a.server.events import Event, EventQueue
-from a2a.server.tasks.task_manager import append_artifact_to_task
 from a2a.types import (
+    InvalidAgentResponseError,
     Message,
     Task,
     TaskArtifactUpdateEvent,
@@ -66,6 +66,27 @@ def apply_status(task: Task, event: TaskStatusUpdateEvent) -> None:
     if event.metadata:
         task.metadata.MergeFrom(event.metadata)
     task.status.CopyFrom(event.status)
+
+
+def apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
+    """The SDK TaskManager's rule: add, replace by id, or append parts (``append``).
+
+    Its own helper is wrapped in a tracing span per call; this is the same rule without it.
+    """
+    artifact = event.artifact
+    for existing in task.artifacts:
+        if existing.artifact_id == artifact.artifact_id:
+            if event.append:
+                existing.parts.extend(artifact.parts)
+                existing.metadata.update(dict(artifact.metadata.items()))
+            else:
+                existing.CopyFrom(artifact)
+            return
+    if event.append:
+        raise InvalidAgentResponseError(
+            message="append=True for an artifact the task does not have yet"
+        )
+    task.artifacts.append(artifact)
 
 
 @dataclass
@@ -124,7 +145,7 @@ class TaskRun(EventQueue):
                 self.final = event
                 return
         elif isinstance(event, TaskArtifactUpdateEvent):
-            append_artifact_to_task(task, event)
+            apply_artifact(task, event)
         self._publish(event)
 
     async def _created(self, task: Task) -> None:

@@ -45,12 +45,10 @@ def _can_hold_required(descriptor: Descriptor, _seen: frozenset[str] = frozenset
         if REQUIRED in field.GetOptions().Extensions[field_behavior]:
             return True
         if field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type is not None:
-            target = field.message_type
-            if target.GetOptions().map_entry:
+            target: Descriptor | None = field.message_type
+            if target is not None and target.GetOptions().map_entry:
                 target = target.fields_by_name["value"].message_type
-                if target is None:
-                    continue
-            if _can_hold_required(target, seen):
+            if target is not None and _can_hold_required(target, seen):
                 return True
     return False
 

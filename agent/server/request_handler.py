@@ -370,11 +370,16 @@ class GovernedRequestHandler(RequestHandler):
                 release()
                 raise
         try:
-            return self._launch(params, context, stored, escapes, release)
+            run = self._launch(params, context, stored, escapes, release)
         except BaseException:
             if release is not None:
                 release()
             raise
+        if stored is not None and escapes and run.task is not None:
+            # A follow-up whose task the caller sees before it settles: its new message is
+            # durable first (the run waits for this write before it starts).
+            await run.ready
+        return run
 
     def _launch(
         self,
@@ -417,9 +422,14 @@ class GovernedRequestHandler(RequestHandler):
             task=stored,
         )
         self._live.add(message.task_id, run)
+        if stored is not None and escapes:
+            run.ready = asyncio.ensure_future(
+                self._writer.commit(Settlement(run.owner, copy_task(stored)))
+            )
         run.runner = asyncio.get_running_loop().create_task(
             self._drive(run, request, message.task_id, release)
         )
+        run.runner.add_done_callback(_retrieved)
         return run
 
     async def _drive(
@@ -433,10 +443,12 @@ class GovernedRequestHandler(RequestHandler):
         token = enter_run(run)
         try:
             with AuditLog.batched(task_id, on_flush=run.flush_audit):
-                if release is not None and run.escaped and run.task is not None:
-                    # a follow-up whose task the caller sees now: its new message is durable
-                    await self._writer.commit(Settlement(run.owner, copy_task(run.task)))
-                await self._execute(run, request)
+                await run.ready
+                run.executing = True
+                try:
+                    await self._execute(run, request)
+                finally:
+                    run.executing = False
                 audit = AuditLog.take()
             settlement = run.settlement(audit)
             if settlement is not None:
@@ -629,8 +641,9 @@ class GovernedRequestHandler(RequestHandler):
         assert run.task is not None and run.runner is not None
         if run.final is not None and run.final.status.state in TERMINAL:
             raise TaskNotCancelableError(message="the task has ended")
-        run.cancelling = True
-        run.runner.cancel()
+        if run.executing:  # only the executor is cancelled, never the settled write
+            run.cancelling = True
+            run.runner.cancel()
         await asyncio.shield(run.done.wait())
         if run.task.status.state != TaskState.TASK_STATE_CANCELED:
             raise TaskNotCancelableError(message="the task ended before it was cancelled")
@@ -797,10 +810,18 @@ class GovernedRequestHandler(RequestHandler):
             return
         _, pending = await asyncio.wait(runs, timeout=SHUTDOWN_SECONDS)
         self._closing = True
-        for runner in pending:
-            runner.cancel()
+        for run in self._live.all():
+            if run.runner in pending and run.executing:
+                run.runner.cancel()
         if pending:
             await asyncio.wait(pending, timeout=SHUTDOWN_SECONDS)
+
+
+def _retrieved(runner: asyncio.Task[None]) -> None:
+    """A run's failure reaches its caller (or, with none left, the log), never asyncio's
+    "exception was never retrieved"."""
+    if not runner.cancelled() and runner.exception() is not None:
+        log.debug("a run ended with an error its caller was given", exc_info=runner.exception())
 
 
 def _check_open(task: Task) -> None:

@@ -52,6 +52,12 @@ Listener = asyncio.Queue[Event | None]
 """A listener's queue; None closes it."""
 
 
+def _done() -> asyncio.Future[None]:
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    future.set_result(None)
+    return future
+
+
 def copy_task(task: Task) -> Task:
     """A snapshot the run's later events cannot change."""
     copy = Task()
@@ -119,6 +125,9 @@ class TaskRun(EventQueue):
         self.accepted = asyncio.Event()
         self.done = asyncio.Event()
         self.runner: asyncio.Task[None] | None = None
+        self.ready: asyncio.Future[None] = _done()
+        """What the run waits for before it starts (a follow-up's durable new message)."""
+        self.executing = False
         self.cancelling = False
         self._writer = writer
         self._acceptance = acceptance

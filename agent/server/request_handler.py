@@ -26,6 +26,7 @@ Task; a push config inside SendMessage is refused (this agent sends no push noti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -87,6 +88,7 @@ from agent.server.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor, terminal
 from agent.server.task_run import (
     TERMINAL,
     Acceptance,
+    Listener,
     TaskRun,
     apply_status,
     copy_task,
@@ -108,6 +110,8 @@ RELAY_WAIT_SECONDS = 5.0
 RELAY_POLL_SECONDS = 0.1
 # A subscription to a task running on another replica follows the store at this pace.
 REMOTE_POLL_SECONDS = 0.2
+# A subscription to a task parked here is woken by its change; it looks anyway this often.
+PARKED_POLL_SECONDS = 5.0
 SHUTDOWN_SECONDS = 5.0
 SHUTDOWN_MESSAGE = "interrupted by a shutdown"
 _RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
@@ -206,6 +210,7 @@ class LiveTasks:
     def __init__(self) -> None:
         self._runs: dict[str, TaskRun] = {}
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._watchers: dict[str, set[asyncio.Event]] = {}
 
     def get(self, task_id: str, owner: str) -> TaskRun | None:
         """The owner's run of that task, if it runs here."""
@@ -219,6 +224,27 @@ class LiveTasks:
     def add(self, task_id: str, run: TaskRun) -> None:
         """From its creation until it is settled and published."""
         self._runs[task_id] = run
+        self.touch(task_id)
+
+    def watch(self, task_id: str) -> asyncio.Event:
+        """An event set whenever that task may have changed here (a run starts, a parked
+        task is cancelled); the watcher clears it before it looks."""
+        changed = asyncio.Event()
+        self._watchers.setdefault(task_id, set()).add(changed)
+        return changed
+
+    def unwatch(self, task_id: str, changed: asyncio.Event) -> None:
+        """A watcher that went away."""
+        watchers = self._watchers.get(task_id)
+        if watchers is not None:
+            watchers.discard(changed)
+            if not watchers:
+                del self._watchers[task_id]
+
+    def touch(self, task_id: str) -> None:
+        """Wake the task's watchers."""
+        for changed in self._watchers.get(task_id, ()):
+            changed.set()
 
     def remove(self, task_id: str, run: TaskRun) -> None:
         """Once it is settled and published."""
@@ -658,6 +684,7 @@ class GovernedRequestHandler(RequestHandler):
             raise TaskNotCancelableError(message="the task has ended")
         apply_status(stored, _status_event(stored, TaskState.TASK_STATE_CANCELED))
         await self._writer.commit(Settlement(_owner(context), copy_task(stored)))
+        self._live.touch(task_id)  # subscribers waiting on the parked task
         return stored
 
     async def _cancel_where_it_runs(
@@ -705,7 +732,12 @@ class GovernedRequestHandler(RequestHandler):
     async def on_subscribe_to_task(
         self, params: SubscribeToTaskRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event, None]:
-        """The task now, then its events until it settles (here, or as the store says)."""
+        """The task now, then its events until it is terminal (A2A 3.1.6).
+
+        Across runs, as the SDK's subscription does: a task parked for input (or a run that
+        parks it) is not the end; the stream follows the run of each follow-up here, or the
+        store when another replica runs it, until the task ends.
+        """
         if not self._card.capabilities.streaming:
             raise UnsupportedOperationError(message="streaming is not supported")
         check_required_fields(params)
@@ -713,53 +745,73 @@ class GovernedRequestHandler(RequestHandler):
         run = self._live.get(params.id, _owner(context))
         if run is not None and run.task is not None:
             snapshot = copy_task(run.task)  # and attach, with no await in between
-            listener = run.listen()
-            try:
-                yield snapshot
-                while True:
-                    event = await listener.get()
-                    if event is None:
-                        break
-                    yield event
-            finally:
-                run.forget(listener)
-            return
-        stored = await self._store.get(params.id, context)
-        if stored is None:
-            raise TaskNotFoundError(message=TASK_NOT_FOUND)
-        if stored.status.state in TERMINAL:
-            raise UnsupportedOperationError(message="the task has ended")
-        yield stored
-        async for event in self._follow_store(stored, context):
+            listener: Listener | None = run.listen()
+        else:
+            stored = await self._store.get(params.id, context)
+            if stored is None:
+                raise TaskNotFoundError(message=TASK_NOT_FOUND)
+            if stored.status.state in TERMINAL:
+                raise UnsupportedOperationError(message="the task has ended")
+            snapshot, run, listener = stored, None, None
+        async for event in self._follow(snapshot, run, listener, context):
             yield event
 
-    async def _follow_store(
-        self, seen: Task, context: ServerCallContext
+    async def _follow(
+        self,
+        snapshot: Task,
+        run: TaskRun | None,
+        listener: Listener | None,
+        context: ServerCallContext,
     ) -> AsyncGenerator[Event, None]:
-        """A task running elsewhere (another replica): its settled state when the store has it.
-
-        Only settled states reach the store; the artifacts come with the last one.
-        """
-        while seen.status.state in _RUNNING:
-            await asyncio.sleep(REMOTE_POLL_SECONDS)
-            run = self._live.get(seen.id, _owner(context))
-            if run is not None:  # it started running here (a follow-up): the store lags
-                await run.done.wait()
-            current = await self._store.get(seen.id, context)
-            if current is None:
-                return
-            if current.status == seen.status:
-                continue
-            known = {a.artifact_id for a in seen.artifacts}
-            for artifact in current.artifacts:
-                if artifact.artifact_id not in known:
-                    yield TaskArtifactUpdateEvent(
-                        task_id=current.id, context_id=current.context_id, artifact=artifact
+        """The snapshot, then the task's events until it is terminal: each run's here as it
+        happens (``listener``: attached to ``run`` when the snapshot was taken), else the
+        store's settled states (only those reach it; the artifacts come with them)."""
+        task_id, owner = snapshot.id, _owner(context)
+        seen = snapshot
+        changed = self._live.watch(task_id)
+        try:
+            yield snapshot
+            while True:
+                if run is not None and listener is not None:
+                    while (event := await listener.get()) is not None:
+                        yield event
+                    run.forget(listener)
+                    if run.final is None or run.task is None:
+                        return  # it failed before a settled state (or answered a Message)
+                    seen, run, listener = copy_task(run.task), None, None
+                if seen.status.state in TERMINAL:
+                    return
+                changed.clear()  # before looking: a change from now on wakes us
+                run = self._live.get(task_id, owner)
+                if run is not None and run.task is not None:
+                    listener = run.listen()  # a follow-up runs it here now
+                    continue
+                current = await self._store.get(task_id, context)
+                if current is None:
+                    return
+                if _moved(seen, current):
+                    known = {a.artifact_id for a in seen.artifacts}
+                    for artifact in current.artifacts:
+                        if artifact.artifact_id not in known:
+                            yield TaskArtifactUpdateEvent(
+                                task_id=task_id, context_id=current.context_id, artifact=artifact
+                            )
+                    yield TaskStatusUpdateEvent(
+                        task_id=task_id, context_id=current.context_id, status=current.status
                     )
-            yield TaskStatusUpdateEvent(
-                task_id=current.id, context_id=current.context_id, status=current.status
-            )
-            seen = current
+                    seen = current
+                    continue
+                # Only this process changes a task parked here, and it says so; a task
+                # running elsewhere (or any task, with replicas) is followed in the store.
+                parked_here = self._relay is None and seen.status.state not in _RUNNING
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        changed.wait(), PARKED_POLL_SECONDS if parked_here else REMOTE_POLL_SECONDS
+                    )
+        finally:
+            if run is not None and listener is not None:
+                run.forget(listener)
+            self._live.unwatch(task_id, changed)
 
     # -- cards and push --------------------------------------------------------------------
 
@@ -822,6 +874,14 @@ def _retrieved(runner: asyncio.Task[None]) -> None:
     "exception was never retrieved"."""
     if not runner.cancelled() and runner.exception() is not None:
         log.debug("a run ended with an error its caller was given", exc_info=runner.exception())
+
+
+def _moved(seen: Task, current: Task) -> bool:
+    """Whether the stored task has a new status (a follow-up's new message alone is not one)."""
+    return (
+        current.status.state != seen.status.state
+        or current.status.timestamp != seen.status.timestamp
+    )
 
 
 def _check_open(task: Task) -> None:

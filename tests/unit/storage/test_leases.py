@@ -478,10 +478,10 @@ async def test_a_failed_heartbeat_is_logged_and_retried(
         db.engine, replica="beating", clock=db.clock, heartbeat_seconds=0.02, ttl_seconds=1
     )
     await lease.start()
-    await db.run_task("t-1", "dead")
     refuse, allow = REFUSE_HEARTBEAT[db.backend]
     try:
-        await db.execute(*refuse)
+        await db.execute(*refuse)  # before the orphan exists: a beat in between would sweep it
+        await db.run_task("t-1", "dead")
         with caplog.at_level(logging.ERROR, logger="agent.storage.leases"):
 
             async def refused_twice() -> bool:

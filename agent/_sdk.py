@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes.agent_card_routes import _etag_for, _if_none_match_hits
 
-__all__ = ["card_etag", "etag_matches", "running_here", "versioned_store"]
+__all__ = ["card_etag", "etag_matches"]
 
 
 def card_etag(card: dict[str, Any]) -> str:
@@ -23,13 +22,3 @@ def card_etag(card: dict[str, Any]) -> str:
 def etag_matches(if_none_match: str, etag: str) -> bool:
     """Whether an If-None-Match header selects ``etag`` (the SDK's own RFC 9110 reading)."""
     return bool(_if_none_match_hits(if_none_match, etag))
-
-
-def versioned_store(handler: DefaultRequestHandler) -> Any:
-    """The handler's task store behind its versioned adapter (reads for the cancel relay)."""
-    return handler._versioned_store
-
-
-async def running_here(handler: DefaultRequestHandler, task_id: str) -> bool:
-    """Whether this process runs ``task_id`` now (the SDK's registry of active tasks)."""
-    return await handler._active_task_registry.get(task_id) is not None

@@ -199,7 +199,7 @@ async def prepare_storage(
 
 @runtime_checkable
 class Initializable(Protocol):
-    """A store whose tables are created on demand (the SDK's task and event stores)."""
+    """A store whose tables are created on demand (the SDK's task table)."""
 
     async def initialize(self) -> None: ...
 

@@ -107,10 +107,11 @@ class Settings:
 
     @property
     def cluster_stores(self) -> bool:
-        """Replica-safe task stores: on when set, else whenever the database is PostgreSQL.
+        """One of several replicas: on when set, else whenever the database is PostgreSQL.
 
-        Several processes can only share PostgreSQL, so that is where the versioned store and
-        the shared event stream pay for themselves; a SQLite file serves one process.
+        A replica holds a lease and its tasks are ended by a survivor if it dies; a single
+        process ends what its previous run left running at start. Several processes can only
+        share PostgreSQL; a SQLite file serves one process.
         """
         if self.cluster is not None:
             return self.cluster

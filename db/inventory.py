@@ -18,6 +18,7 @@ from sqlalchemy import (
     ColumnElement,
     CompoundSelect,
     Select,
+    String,
     and_,
     bindparam,
     case,
@@ -276,7 +277,9 @@ class Inventory:
 
     async def link(self, link_id: str) -> LinkRecord | None:
         """One link by public id; None if it is not this tenant's."""
-        rows = await self._rows(self._link_select().where(Link.link_id == link_id))
+        params = {"tenant": self._tenant, "link_id": link_id}
+        async with self._engine.connect() as conn:
+            rows = [dict(row) for row in (await conn.execute(_LINK, params)).mappings()]
         return cast(LinkRecord, rows[0]) if rows else None
 
     async def link_between(self, device_a: str, device_b: str) -> LinkRecord | None:
@@ -305,32 +308,20 @@ class Inventory:
     ) -> list[UtilizationSampleRecord]:
         """Samples of the tenant's link in ``[since, until]``, oldest first."""
         since = _aware("since", since)
-        directions = self._directions(direction)
-        statement = (
-            select(
-                Link.link_id,
-                Sample.direction,
-                Sample.observed_at,
-                Sample.interval_s,
-                Sample.utilized_bps,
-                Sample.available_bps,
-                Sample.utilization_ratio,
-                Link.capacity_bps,
-            )
-            .join(Link, Link.id == Sample.link_id)
-            .where(
-                Link.tenant_id == self._tid(),
-                Link.link_id == link_id,
-                Sample.direction.in_(directions),
-                Sample.observed_at >= since,
-            )
-            .order_by(Sample.observed_at, Sample.direction)
-        )
+        params: dict[str, Any] = {
+            "tenant": self._tenant,
+            "link_id": link_id,
+            "directions": self._directions(direction),
+            "since": since,
+        }
+        statement = _SAMPLES
         if until is not None:
             if _aware("until", until) < since:
                 raise InventoryError("until is before since")
-            statement = statement.where(Sample.observed_at <= until)
-        return cast(list[UtilizationSampleRecord], await self._rows(statement))
+            statement, params["until"] = _SAMPLES_UNTIL, until
+        async with self._engine.connect() as conn:
+            rows = [dict(row) for row in (await conn.execute(statement, params)).mappings()]
+        return cast(list[UtilizationSampleRecord], rows)
 
     async def resource_exists(self, resource_id: str) -> bool:
         """Whether a device or interface resource belongs to this tenant (others look absent)."""
@@ -473,3 +464,62 @@ _LATEST_METRIC = (
     .order_by(MetricSample.observed_at.desc())
     .limit(1)
 )
+
+
+def _link_statement() -> Select[*tuple[Any, ...]]:
+    """``Inventory._link_select`` with the tenant a bound parameter, for prebuilt lookups."""
+    tid = _tenant_id()
+    ia, ib = aliased(Interface, name="ia"), aliased(Interface, name="ib")
+    da, db = aliased(Device, name="da"), aliased(Device, name="db")
+    sa_, sb = aliased(Site, name="sa"), aliased(Site, name="sb")
+    return (
+        select(
+            Link.link_id,
+            bindparam("tenant", type_=String).label("tenant"),
+            Link.kind,
+            Link.status,
+            Link.capacity_bps,
+            Link.label,
+            da.name.label("a_device"),
+            da.resource_id.label("a_device_resource_id"),
+            ia.name.label("a_interface"),
+            ia.resource_id.label("a_interface_resource_id"),
+            sa_.slug.label("a_site"),
+            db.name.label("b_device"),
+            db.resource_id.label("b_device_resource_id"),
+            ib.name.label("b_interface"),
+            ib.resource_id.label("b_interface_resource_id"),
+            sb.slug.label("b_site"),
+        )
+        .join(ia, ia.id == Link.a_interface_id)
+        .join(ib, ib.id == Link.b_interface_id)
+        .join(da, da.id == ia.device_id)
+        .join(db, db.id == ib.device_id)
+        .join(sa_, sa_.id == da.site_id)
+        .join(sb, sb.id == db.site_id)
+        .where(Link.tenant_id == tid, da.tenant_id == tid, db.tenant_id == tid)
+    )
+
+
+_LINK = _link_statement().where(Link.link_id == bindparam("link_id"))
+_SAMPLES = (
+    select(
+        Link.link_id,
+        Sample.direction,
+        Sample.observed_at,
+        Sample.interval_s,
+        Sample.utilized_bps,
+        Sample.available_bps,
+        Sample.utilization_ratio,
+        Link.capacity_bps,
+    )
+    .join(Link, Link.id == Sample.link_id)
+    .where(
+        Link.tenant_id == _tenant_id(),
+        Link.link_id == bindparam("link_id"),
+        Sample.direction.in_(bindparam("directions", expanding=True)),
+        Sample.observed_at >= bindparam("since"),
+    )
+    .order_by(Sample.observed_at, Sample.direction)
+)
+_SAMPLES_UNTIL = _SAMPLES.where(Sample.observed_at <= bindparam("until"))

@@ -106,43 +106,13 @@ class Inventory:
 
     async def _rows(self, statement: Select[*tuple[Any, ...]]) -> list[dict[str, Any]]:
         async with self._engine.connect() as conn:
-            result = await conn.execute(statement)
+            result = await conn.execute(statement, {"tenant": self._tenant})
             return [dict(row) for row in result.mappings()]
 
     def _link_select(self, *extra: Any) -> Select[*tuple[Any, ...]]:
-        """Links with both ends resolved, restricted to this tenant's links and devices."""
-        tid = self._tid()
-        ia, ib = aliased(Interface, name="ia"), aliased(Interface, name="ib")
-        da, db = aliased(Device, name="da"), aliased(Device, name="db")
-        sa_, sb = aliased(Site, name="sa"), aliased(Site, name="sb")
-        return (
-            select(
-                Link.link_id,
-                literal(self._tenant).label("tenant"),
-                Link.kind,
-                Link.status,
-                Link.capacity_bps,
-                Link.label,
-                da.name.label("a_device"),
-                da.resource_id.label("a_device_resource_id"),
-                ia.name.label("a_interface"),
-                ia.resource_id.label("a_interface_resource_id"),
-                sa_.slug.label("a_site"),
-                db.name.label("b_device"),
-                db.resource_id.label("b_device_resource_id"),
-                ib.name.label("b_interface"),
-                ib.resource_id.label("b_interface_resource_id"),
-                sb.slug.label("b_site"),
-                *extra,
-            )
-            .join(ia, ia.id == Link.a_interface_id)
-            .join(ib, ib.id == Link.b_interface_id)
-            .join(da, da.id == ia.device_id)
-            .join(db, db.id == ib.device_id)
-            .join(sa_, sa_.id == da.site_id)
-            .join(sb, sb.id == db.site_id)
-            .where(Link.tenant_id == tid, da.tenant_id == tid, db.tenant_id == tid)
-        )
+        """Links with both ends resolved, restricted to this tenant's links and devices
+        (the tenant is a bound parameter: ``_rows`` passes it)."""
+        return _link_statement(*extra)
 
     # ----------------------------------------------------------------- reads
 
@@ -466,8 +436,9 @@ _LATEST_METRIC = (
 )
 
 
-def _link_statement() -> Select[*tuple[Any, ...]]:
-    """``Inventory._link_select`` with the tenant a bound parameter, for prebuilt lookups."""
+def _link_statement(*extra: Any) -> Select[*tuple[Any, ...]]:
+    """Links with both ends resolved, restricted to the ``tenant`` parameter's links and
+    devices; built once for the prebuilt lookups, per call for the others."""
     tid = _tenant_id()
     ia, ib = aliased(Interface, name="ia"), aliased(Interface, name="ib")
     da, db = aliased(Device, name="da"), aliased(Device, name="db")
@@ -490,6 +461,7 @@ def _link_statement() -> Select[*tuple[Any, ...]]:
             ib.name.label("b_interface"),
             ib.resource_id.label("b_interface_resource_id"),
             sb.slug.label("b_site"),
+            *extra,
         )
         .join(ia, ia.id == Link.a_interface_id)
         .join(ib, ib.id == Link.b_interface_id)

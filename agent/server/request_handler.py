@@ -88,7 +88,6 @@ from agent.server.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.server.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor, terminal_error
 from agent.server.task_run import (
     TERMINAL,
-    Acceptance,
     Listener,
     TaskRun,
     apply_status,
@@ -98,7 +97,7 @@ from agent.server.task_run import (
 )
 from agent.settings import Limits
 from agent.storage.audit import AuditLog
-from agent.storage.settlement import Runner, Settlement, TaskWriter
+from agent.storage.settlement import RUNNING_STATES, Runner, Settlement, TaskWriter
 
 log = logging.getLogger(__name__)
 MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
@@ -115,7 +114,6 @@ REMOTE_POLL_SECONDS = 0.2
 PARKED_POLL_SECONDS = 5.0
 SHUTDOWN_SECONDS = 5.0
 SHUTDOWN_MESSAGE = "interrupted by a shutdown"
-_RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
 
 def _internal(exc: Exception) -> InternalError:
@@ -418,29 +416,27 @@ class GovernedRequestHandler(RequestHandler):
     ) -> TaskRun:
         message = params.message
         principal = principal_of(context.user)
-        acceptance = None
+        runner = None
         if escapes:
             decision = context.state.get(ROUTE_STATE_KEY)
             capability = decision.capability if isinstance(decision, Decision) else None
-            acceptance = Acceptance(
-                Runner(
-                    self._replica,
-                    principal.subject or "anonymous",
-                    principal.tenant,
-                    capability.id if capability is not None else None,
-                )
+            runner = Runner(
+                self._replica,
+                principal.subject or "anonymous",
+                principal.tenant,
+                capability.id if capability is not None else None,
             )
         if stored is None:
             message.task_id = str(uuid.uuid4())
             if not message.context_id:
                 message.context_id = str(uuid.uuid4())
-            run = TaskRun(_owner(context), self._writer, acceptance=acceptance)
+            run = TaskRun(_owner(context), self._writer, runner=runner)
         else:
             if stored.status.HasField("message"):  # the SDK's rule for a follow-up
                 stored.history.append(stored.status.message)
                 stored.status.ClearField("message")
             stored.history.append(message)
-            run = TaskRun(_owner(context), self._writer, task=stored, acceptance=acceptance)
+            run = TaskRun(_owner(context), self._writer, task=stored, runner=runner)
         request = RequestContext(
             context,
             request=params,
@@ -650,7 +646,7 @@ class GovernedRequestHandler(RequestHandler):
             raise TaskNotCancelableError(message="this skill's invocations cannot be cancelled")
         if (
             self._relay is not None
-            and stored.status.state in _RUNNING
+            and stored.status.state in RUNNING_STATES
             and not self._live.running(params.id)
         ):
             return await self._cancel_where_it_runs(params, context)
@@ -669,7 +665,6 @@ class GovernedRequestHandler(RequestHandler):
         if run.final is not None and run.final.status.state in TERMINAL:
             raise TaskNotCancelableError(message="the task has ended")
         if run.executing:  # only the executor is cancelled, never the settled write
-            run.cancelling = True
             run.runner.cancel()
         await asyncio.shield(run.done.wait())
         if run.task.status.state != TaskState.TASK_STATE_CANCELED:
@@ -704,7 +699,7 @@ class GovernedRequestHandler(RequestHandler):
         while loop.time() < deadline:
             await asyncio.sleep(RELAY_POLL_SECONDS)
             stored = await self._store.get(params.id, context)
-            if stored is not None and stored.status.state not in _RUNNING:
+            if stored is not None and stored.status.state not in RUNNING_STATES:
                 if stored.status.state == TaskState.TASK_STATE_CANCELED:
                     return stored
                 raise TaskNotCancelableError(message="the task ended before it was cancelled")
@@ -804,7 +799,7 @@ class GovernedRequestHandler(RequestHandler):
                     continue
                 # Only this process changes a task parked here, and it says so; a task
                 # running elsewhere (or any task, with replicas) is followed in the store.
-                parked_here = self._relay is None and seen.status.state not in _RUNNING
+                parked_here = self._relay is None and seen.status.state not in RUNNING_STATES
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(
                         changed.wait(), PARKED_POLL_SECONDS if parked_here else REMOTE_POLL_SECONDS

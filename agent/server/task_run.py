@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 from a2a.server.events import Event, EventQueue
 from a2a.types import (
@@ -95,17 +94,10 @@ def apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
     task.artifacts.append(artifact)
 
 
-@dataclass
-class Acceptance:
-    """What the first durable write of a run whose id escapes says about it."""
-
-    runner: Runner
-
-
 class TaskRun(EventQueue):
-    """See the module docstring. ``acceptance``: commit the task's first state before anyone
-    sees it (streaming, returnImmediately); None for a blocking send, whose id reaches no one
-    before the run settles."""
+    """See the module docstring. ``runner``: commit the task's first state, naming this
+    process as its runner, before anyone sees it (streaming, returnImmediately); None for a
+    blocking send, whose id reaches no one before the run settles."""
 
     def __init__(
         self,
@@ -113,7 +105,7 @@ class TaskRun(EventQueue):
         writer: TaskWriter,
         *,
         task: Task | None = None,
-        acceptance: Acceptance | None = None,
+        runner: Runner | None = None,
     ) -> None:
         self.owner = owner
         self.task = task
@@ -121,16 +113,15 @@ class TaskRun(EventQueue):
         self.final: TaskStatusUpdateEvent | None = None
         self.audit: list[AuditRecord] = []
         self.binding: Binding | None = None
-        self.escaped = acceptance is not None and task is not None
+        self.escaped = runner is not None and task is not None
         self.accepted = asyncio.Event()
         self.done = asyncio.Event()
         self.runner: asyncio.Task[None] | None = None
         self.ready: asyncio.Future[None] = _done()
         """What the run waits for before it starts (a follow-up's durable new message)."""
         self.executing = False
-        self.cancelling = False
         self._writer = writer
-        self._acceptance = acceptance
+        self._runner = runner
         self._listeners: list[Listener] = []
         if task is not None:
             self.accepted.set()
@@ -159,10 +150,8 @@ class TaskRun(EventQueue):
 
     async def _created(self, task: Task) -> None:
         self.task = task
-        if self._acceptance is not None:
-            await self._writer.commit(
-                Settlement(self.owner, copy_task(task), runner=self._acceptance.runner)
-            )
+        if self._runner is not None:
+            await self._writer.commit(Settlement(self.owner, copy_task(task), runner=self._runner))
             self.escaped = True
         self.accepted.set()
         self._publish(copy_task(task))

@@ -1,7 +1,14 @@
-"""Routing benchmark: latency of the classifier layer and of the whole router, and the
-confusion matrix of the evaluation set. Prints figures; asserts nothing.
+"""Routing benchmark: latency of the classifier layer and of the whole router, and how an
+evaluation set routes (accuracy per skill, clarifications, out-of-scope handling, the confusion
+matrix and every miss). Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.routing [--repeat 20]
+    .venv/bin/python -m bench.routing [--set eval|heldout] [--repeat 20]
+
+``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
+``tests/routing/heldout.json``, written without reading the training text and checked against
+it (``tests/routing/test_heldout.py``), so it measures phrasing the router has not seen.
+Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
+(the router has no other answer for text no skill fits: it asks which skill was meant).
 """
 
 from __future__ import annotations
@@ -11,20 +18,44 @@ import json
 import statistics
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent.registry.loader import load_registry
-from agent.routing.router import Action, Router
+from agent.routing.router import Action, Decision, Router
 from agent.security.principal import Principal
 from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import text_message
 
-EVAL = Path(__file__).resolve().parents[1] / "tests" / "routing" / "eval_set.json"
+ROUTING_TESTS = Path(__file__).resolve().parents[1] / "tests" / "routing"
+SETS = {"eval": ROUTING_TESTS / "eval_set.json", "heldout": ROUTING_TESTS / "heldout.json"}
 CALLER = Principal(
     "paula",
     "acme",
     frozenset({"inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"}),
 )
+CLARIFY = "clarify"
+AMBIGUOUS = "(ambiguous)"
+OUT_OF_SCOPE = "(out of scope)"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One request of the set, what it should get and what the router did."""
+
+    text: str
+    expected: str  # a skill id, AMBIGUOUS or OUT_OF_SCOPE
+    got: str  # a skill id, "clarify", or another action's name
+    layer: str
+    confidence: float | None
+    top: str  # the classifier's best skill and its probability
+
+    @property
+    def right(self) -> bool:
+        if self.expected in (AMBIGUOUS, OUT_OF_SCOPE):
+            return self.got == CLARIFY
+        return self.got == self.expected
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -32,29 +63,33 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def label(router: Router, text: str) -> str:
-    decision = router.route(text_message(text), CALLER)
+def label_of(decision: Decision) -> str:
     if decision.action in (Action.RUN, Action.ASK) and decision.capability:
         return decision.capability.id
-    return "clarify" if decision.action is Action.CLARIFY else decision.action.value
+    return CLARIFY if decision.action is Action.CLARIFY else decision.action.value
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=20)
-    args = parser.parse_args()
-    evaluation = json.loads(EVAL.read_text())
-    texts = [e["text"] for e in evaluation["clear"]] + [e["text"] for e in evaluation["ambiguous"]]
+def outcome(router: Router, candidates: set[str], text: str, expected: str) -> Outcome:
+    decision = router.route(text_message(text), CALLER)
+    ranking = router.classifier.predict(text, candidates).ranking
+    top = f"{ranking[0][0]} {ranking[0][1]:.2f}" if ranking else "-"
+    return Outcome(
+        text, expected, label_of(decision), decision.layer.value, decision.confidence, top
+    )
 
-    started = time.perf_counter()
-    router = Router(load_registry(SKILLS_DIR))
-    router.warm()
-    print(f"registry + classifier training: {(time.perf_counter() - started) * 1000:.0f} ms")
-    candidates = {c.id for c in router.candidates(CALLER)}
+
+def expectations(evaluation: dict[str, Any]) -> list[tuple[str, str]]:
+    """(text, expected) for every request of the set, clear first."""
+    rows = [(e["text"], e["skill"]) for e in evaluation["clear"]]
+    rows += [(e["text"], AMBIGUOUS) for e in evaluation.get("ambiguous", [])]
+    rows += [(e["text"], OUT_OF_SCOPE) for e in evaluation.get("out_of_scope", [])]
+    return rows
+
+
+def latency(router: Router, candidates: set[str], texts: list[str], repeat: int) -> None:
     messages = [text_message(t) for t in texts]
-
     classifier_ms, router_ms = [], []
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         for text, message in zip(texts, messages, strict=True):
             t0 = time.perf_counter()
             router.classifier.predict(text, candidates)
@@ -63,7 +98,7 @@ def main() -> None:
             t2 = time.perf_counter()
             classifier_ms.append((t1 - t0) * 1000)
             router_ms.append((t2 - t1) * 1000)
-    print(f"\n{len(classifier_ms)} routings ({len(texts)} messages x {args.repeat})")
+    print(f"\n{len(classifier_ms)} routings ({len(texts)} messages x {repeat})")
     print(f"{'layer':<22}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}")
     for name, samples in (("classifier", classifier_ms), ("whole router", router_ms)):
         print(
@@ -71,30 +106,65 @@ def main() -> None:
             f"{statistics.fmean(samples):>10.3f}"
         )
 
-    rows = [(e["skill"], label(router, e["text"])) for e in evaluation["clear"]]
-    rows += [("(ambiguous)", label(router, e["text"])) for e in evaluation["ambiguous"]]
-    truth = sorted({t for t, _ in rows})
-    predicted = sorted({p for _, p in rows})
-    counts = Counter(rows)
+
+def confusion(outcomes: list[Outcome]) -> None:
+    truth = sorted({o.expected for o in outcomes})
+    predicted = sorted({o.got for o in outcomes})
+    counts = Counter((o.expected, o.got) for o in outcomes)
     print("\nconfusion matrix (rows: expected; columns: routed to, numbered below)")
     print(" " * 30 + "".join(f"{i:>6}" for i in range(1, len(predicted) + 1)))
     for t in truth:
         print(f"{t:<30}" + "".join(f"{counts[(t, p)]:>6}" for p in predicted))
     for i, p in enumerate(predicted, start=1):
         print(f"  {i}: {p}")
-    clear = [r for r in rows if r[0] != "(ambiguous)"]
-    ambiguous = [r for r in rows if r[0] == "(ambiguous)"]
-    print(f"\nclear accuracy: {sum(t == p for t, p in clear)}/{len(clear)}")
-    print(f"ambiguous clarified: {sum(p == 'clarify' for _, p in ambiguous)}/{len(ambiguous)}")
-    print("wrong:")
-    for entry in evaluation["clear"]:
-        got = label(router, entry["text"])
-        if got != entry["skill"]:
-            print(f"  [{entry['skill']} -> {got}] {entry['text']}")
-    for entry in evaluation["ambiguous"]:
-        got = label(router, entry["text"])
-        if got != "clarify":
-            print(f"  [ambiguous -> {got}] {entry['text']}")
+
+
+def summary(outcomes: list[Outcome]) -> None:
+    clear = [o for o in outcomes if o.expected not in (AMBIGUOUS, OUT_OF_SCOPE)]
+    print(f"\n{'clear requests, per skill':<30}{'right':>8}{'of':>6}{'accuracy':>10}")
+    for skill in sorted({o.expected for o in clear}):
+        rows = [o for o in clear if o.expected == skill]
+        right = sum(o.right for o in rows)
+        print(f"  {skill:<28}{right:>8}{len(rows):>6}{right / len(rows):>10.1%}")
+    right = sum(o.right for o in clear)
+    print(f"  {'all clear':<28}{right:>8}{len(clear):>6}{right / max(len(clear), 1):>10.1%}")
+    for kind, name in ((AMBIGUOUS, "ambiguous clarified"), (OUT_OF_SCOPE, "out of scope")):
+        rows = [o for o in outcomes if o.expected == kind]
+        if not rows:
+            continue
+        asked = sum(o.got == CLARIFY for o in rows)
+        ran = Counter(o.got for o in rows if o.got != CLARIFY)
+        elsewhere = ", ".join(f"{skill} {n}" for skill, n in sorted(ran.items())) or "none"
+        print(
+            f"{name}: {asked}/{len(rows)} ({asked / len(rows):.1%}) clarified; "
+            f"routed to a skill instead: {elsewhere}"
+        )
+    misses = [o for o in outcomes if not o.right]
+    print(f"\nmisses ({len(misses)}): [expected -> got | layer, confidence | classifier top]")
+    for o in misses:
+        confidence = "-" if o.confidence is None else f"{o.confidence:.2f}"
+        print(f"  [{o.expected} -> {o.got} | {o.layer}, {confidence} | {o.top}] {o.text}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--set", choices=sorted(SETS), default="eval", dest="which")
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    path = SETS[args.which]
+    rows = expectations(json.loads(path.read_text(encoding="utf-8")))
+    print(f"set: {path.relative_to(ROUTING_TESTS.parents[1])} ({len(rows)} requests)")
+
+    started = time.perf_counter()
+    router = Router(load_registry(SKILLS_DIR))
+    router.warm()
+    print(f"registry + classifier training: {(time.perf_counter() - started) * 1000:.0f} ms")
+    candidates = {c.id for c in router.candidates(CALLER)}
+    latency(router, candidates, [text for text, _ in rows], args.repeat)
+
+    outcomes = [outcome(router, candidates, text, expected) for text, expected in rows]
+    confusion(outcomes)
+    summary(outcomes)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from agent.storage.audit import AuditLog, AuditRecord
 from agent.storage.coordination import claim_for_transaction, exclusively
 from agent.storage.engine import async_url, make_engine
 from agent.storage.history import MigrationHistory, run_environment
+from agent.storage.reads import Reader, reader
 from agent.storage.types import UTCDateTime
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "NetagentError",
     "Node",
     "Principal",
+    "Reader",
     "Series",
     "SkillContext",
     "SkillError",
@@ -66,6 +68,7 @@ __all__ = [
     "exclusively",
     "make_engine",
     "plain",
+    "reader",
     "rfc3339",
     "run_environment",
     "total",

@@ -32,7 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import aliased
 
-from agent.sdk import NetagentError
+from agent.sdk import NetagentError, reader
 from db.choices import DeviceRole, DeviceStatus, Direction, LinkStatus
 from db.models import Device, Interface, Link, LinkUtilizationSample, MetricSample, Site, Tenant
 from db.records import (
@@ -75,7 +75,7 @@ class Inventory:
     def __init__(self, engine: AsyncEngine, tenant: str) -> None:
         if not isinstance(tenant, str) or not tenant.strip():
             raise InventoryError("tenant must be a non-empty slug")
-        self._engine = engine
+        self._reader = reader(engine)
         self._tenant = tenant
 
     @property
@@ -105,9 +105,7 @@ class Inventory:
         return select(Interface.id).where(Interface.device_id.in_(self._device_ids(ref)))
 
     async def _rows(self, statement: Select[*tuple[Any, ...]]) -> list[dict[str, Any]]:
-        async with self._engine.connect() as conn:
-            result = await conn.execute(statement, {"tenant": self._tenant})
-            return [dict(row) for row in result.mappings()]
+        return await self._reader.rows(statement, {"tenant": self._tenant})
 
     def _link_select(self, *extra: Any) -> Select[*tuple[Any, ...]]:
         """Links with both ends resolved, restricted to this tenant's links and devices
@@ -118,8 +116,7 @@ class Inventory:
 
     async def exists(self) -> bool:
         """Whether the tenant is known at all."""
-        async with self._engine.connect() as conn:
-            return bool(await conn.scalar(select(exists().where(Tenant.slug == self._tenant))))
+        return bool(await self._reader.scalar(select(exists().where(Tenant.slug == self._tenant))))
 
     async def sites(self) -> list[SiteRecord]:
         """Sites the tenant owns or has devices at, with its device count there."""
@@ -248,8 +245,7 @@ class Inventory:
     async def link(self, link_id: str) -> LinkRecord | None:
         """One link by public id; None if it is not this tenant's."""
         params = {"tenant": self._tenant, "link_id": link_id}
-        async with self._engine.connect() as conn:
-            rows = [dict(row) for row in (await conn.execute(_LINK, params)).mappings()]
+        rows = await self._reader.rows(_LINK, params)
         return cast(LinkRecord, rows[0]) if rows else None
 
     async def link_between(self, device_a: str, device_b: str) -> LinkRecord | None:
@@ -289,23 +285,19 @@ class Inventory:
             if _aware("until", until) < since:
                 raise InventoryError("until is before since")
             statement, params["until"] = _SAMPLES_UNTIL, until
-        async with self._engine.connect() as conn:
-            rows = [dict(row) for row in (await conn.execute(statement, params)).mappings()]
-        return cast(list[UtilizationSampleRecord], rows)
+        return cast(list[UtilizationSampleRecord], await self._reader.rows(statement, params))
 
     async def resource_exists(self, resource_id: str) -> bool:
         """Whether a device or interface resource belongs to this tenant (others look absent)."""
         if not isinstance(resource_id, str) or not resource_id:
             return False
         params = {"tenant": self._tenant, "resource_id": resource_id}
-        async with self._engine.connect() as conn:
-            return bool(await conn.scalar(_RESOURCE_EXISTS, params))
+        return bool(await self._reader.scalar(_RESOURCE_EXISTS, params))
 
     async def latest_metric(self, resource_id: str, metric: str) -> MetricRecord | None:
         """Newest ``metric`` sample of one of the tenant's devices or interfaces."""
         params = {"tenant": self._tenant, "resource_id": resource_id, "metric": metric}
-        async with self._engine.connect() as conn:
-            rows = [dict(row) for row in (await conn.execute(_LATEST_METRIC, params)).mappings()]
+        rows = await self._reader.rows(_LATEST_METRIC, params)
         return cast(MetricRecord, rows[0]) if rows else None
 
     async def hot_links(

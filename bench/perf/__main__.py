@@ -273,6 +273,11 @@ def main() -> None:
         choices=["describe", "evaluate", "text", "capacity", "stream"],
     )
     parser.add_argument("--profile-concurrency", type=int, default=32)
+    parser.add_argument(
+        "--profile-gil",
+        action="store_true",
+        help="count only samples that hold the GIL (py-spy --gil): waiting for it is not work",
+    )
     args = parser.parse_args()
     # A terminated run still stops its servers and removes its PostgreSQL (finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

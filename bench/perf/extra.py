@@ -147,7 +147,8 @@ def run_profile(args: argparse.Namespace, workdir: Path) -> None:
         asyncio.run(run_load(target, 8, args.warmup, 60))
         stem = out / f"sqlite-{key}"
         seconds = int(args.seconds)
-        command = [spy, "record", "-p", str(server.pid), "-r", str(PROFILE_RATE), "-d"]
+        command = [spy, "record", "-p", str(server.pid), "-r", str(PROFILE_RATE)]
+        command += ["--gil", "-d"] if args.profile_gil else ["-d"]
         raw = subprocess.Popen(
             [*command, str(seconds), "-f", "raw", "-o", f"{stem}.txt"],
             stdout=subprocess.DEVNULL,

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from agent.errors import SecurityError
+from agent.ids import random_hex
 from agent.security.principal import Principal
 from agent.security.token_cache import VerifiedTokens
 from agent.settings import Settings
@@ -129,7 +129,7 @@ def issue_token(
         "iat": now,
         "nbf": now,
         "exp": now + ttl_seconds,
-        "jti": uuid.uuid4().hex,
+        "jti": random_hex(),
         **(extra_claims or {}),
     }
     return jwt.encode(

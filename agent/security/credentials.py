@@ -11,7 +11,6 @@ serving ``POST /oauth/token``; a setting points the agent at an external token s
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,6 +19,7 @@ import httpx
 import jwt
 
 from agent.errors import SecurityError
+from agent.ids import random_hex
 from agent.security.auth import (
     SIGNING_ALGORITHM,
     IssuerUnavailableError,
@@ -122,7 +122,7 @@ class LocalIssuer:
             "aud": EXCHANGE_AUDIENCE,
             "iat": now,
             "exp": now + ttl_seconds,
-            "jti": uuid.uuid4().hex,
+            "jti": random_hex(),
         }
         return jwt.encode(claims, self._key.private_key, SIGNING_ALGORITHM, {"kid": self._key.kid})
 
@@ -180,7 +180,7 @@ class LocalIssuer:
         if isinstance(prior, dict):
             act["act"] = prior
         now = int(time.time())
-        token_id = uuid.uuid4().hex
+        token_id = random_hex()
         claims = {
             "iss": self._issuer,
             "sub": subject.subject,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-import uuid
 from typing import Any
 
 from a2a.helpers import new_data_part, new_task_from_user_message
@@ -24,6 +23,7 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Message, Part, Role, TaskState
 
+from agent.ids import random_hex
 from agent.interfaces import ErrorCode, SkillError, error_details
 from agent.registry.fixed_result import FixedResult
 from agent.registry.loader import Capability, Registry
@@ -106,7 +106,7 @@ class ConformanceExecutor(AgentExecutor):
         if script["reply"] == "message":
             await event_queue.enqueue_event(
                 Message(
-                    message_id=uuid.uuid4().hex,
+                    message_id=random_hex(),
                     role=Role.ROLE_AGENT,
                     context_id=context_id,
                     parts=[_part(p) for p in script["message"]],
@@ -115,7 +115,7 @@ class ConformanceExecutor(AgentExecutor):
             return
         if context.current_task is None:
             await event_queue.enqueue_event(new_task_from_user_message(context.message))
-        artifact_id = uuid.uuid4().hex
+        artifact_id = random_hex()
         for step in script["steps"]:
             if "sleep_seconds" in step:
                 await asyncio.sleep(float(step["sleep_seconds"]))
@@ -123,7 +123,7 @@ class ConformanceExecutor(AgentExecutor):
                 artifact = step["artifact"]
                 append = bool(artifact.get("append", False))
                 if not append:
-                    artifact_id = uuid.uuid4().hex
+                    artifact_id = random_hex()
                 await updater.add_artifact(
                     [_part(p) for p in artifact["parts"]],
                     artifact_id=artifact_id,
@@ -164,7 +164,7 @@ class ConformanceExecutor(AgentExecutor):
         """A broken script fails its task with the error object, never with a traceback."""
         error = exc if isinstance(exc, SkillError) else None
         if error is None:
-            correlation = uuid.uuid4().hex
+            correlation = random_hex()
             log.error("conformance script failed (correlation id %s)", correlation, exc_info=exc)
             error = SkillError(
                 ErrorCode.EXECUTION_FAILED, f"internal error; correlation id {correlation}"

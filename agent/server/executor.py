@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import ContentTypeNotSupportedError, Message, Part, Role, Task, TaskState
 
+from agent.ids import random_hex
 from agent.interfaces import DESCRIBE_SKILL_ID, EXTENSION_URI, ErrorCode, SkillError, error_details
 from agent.observability.metrics import TaskObserver
 from agent.registry.fixed_result import FixedResult
@@ -96,7 +96,7 @@ class _Run:
     def message(self, parts: list[Part]) -> Message:
         """An agent message for this task, listing the activated extensions."""
         return Message(
-            message_id=uuid.uuid4().hex,
+            message_id=random_hex(),
             role=Role.ROLE_AGENT,
             task_id=self.updater.task_id,
             context_id=self.updater.context_id,
@@ -143,7 +143,7 @@ def terminal_error(error: Exception, task_id: str) -> SkillError:
         case ExchangeError() | ToolRefusedError():
             log.info("tool access refused for task %s: %s", task_id, error)
             return SkillError(ErrorCode.AUTHORIZATION_FAILED, "tool access refused for this caller")
-    correlation = uuid.uuid4().hex
+    correlation = random_hex()
     log.error("invocation failed (correlation id %s)", correlation, exc_info=error)
     return SkillError(ErrorCode.EXECUTION_FAILED, f"internal error; correlation id {correlation}")
 

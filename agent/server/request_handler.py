@@ -32,7 +32,6 @@ import functools
 import inspect
 import logging
 import re
-import uuid
 from collections.abc import AsyncGenerator, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -78,6 +77,7 @@ from a2a.utils.task import apply_history_length, validate_history_length, valida
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import check_message
 from agent.edge.required_fields import check_required_fields
+from agent.ids import random_hex, random_id
 from agent.interfaces import ErrorCode, SkillError
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
@@ -117,7 +117,7 @@ SHUTDOWN_MESSAGE = "interrupted by a shutdown"
 
 
 def _internal(exc: Exception) -> InternalError:
-    correlation = uuid.uuid4().hex
+    correlation = random_hex()
     log.error("request failed (correlation id %s)", correlation, exc_info=exc)
     return InternalError(message=f"internal error; correlation id {correlation}")
 
@@ -427,9 +427,9 @@ class GovernedRequestHandler(RequestHandler):
                 capability.id if capability is not None else None,
             )
         if stored is None:
-            message.task_id = str(uuid.uuid4())
+            message.task_id = random_id()
             if not message.context_id:
-                message.context_id = str(uuid.uuid4())
+                message.context_id = random_id()
             run = TaskRun(_owner(context), self._writer, runner=runner)
         else:
             if stored.status.HasField("message"):  # the SDK's rule for a follow-up
@@ -889,7 +889,7 @@ def _check_open(task: Task) -> None:
 def _error_message(task: Task, error: SkillError) -> Message:
     """The status message of a task ended here: exactly one Data Part, the error object."""
     return Message(
-        message_id=uuid.uuid4().hex,
+        message_id=random_hex(),
         role=Role.ROLE_AGENT,
         task_id=task.id,
         context_id=task.context_id,

@@ -11,7 +11,6 @@ failure leaves all of them as they were.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -23,6 +22,7 @@ from google.protobuf.json_format import MessageToDict
 from sqlalchemy import Table, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from agent.ids import random_hex
 from agent.interfaces import ErrorCode, SkillError
 from agent.storage.audit import AGENT_TOOL, AuditRecord
 from agent.storage.tables import principal_audit
@@ -64,7 +64,7 @@ def interrupted_status(task_id: str, context_id: str, now: datetime) -> TaskStat
     status = TaskStatus(
         state=TaskState.TASK_STATE_FAILED,
         message=Message(
-            message_id=uuid.uuid4().hex,
+            message_id=random_hex(),
             role=Role.ROLE_AGENT,
             task_id=task_id,
             context_id=context_id,

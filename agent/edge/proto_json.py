@@ -1,0 +1,243 @@
+"""``MessageToDict`` for the answers the agent sends, at a fraction of its cost.
+
+protobuf's ``json_format.MessageToDict`` is pure Python that looks up each field's
+descriptor, type and well-known-type handler again for every value it prints; a task with
+24 record artifacts spends more time there than in the skill (bench.perf --profile). This
+module makes the same decisions once per message type (a plan: each field's JSON name and
+how its value prints) and then only walks ``ListFields()``. The output is exactly
+``MessageToDict(message)`` with its default options (camelCase names, enum names, int64 as
+strings, unset fields omitted); tests/unit/edge/test_proto_json.py holds the two equal over
+generated A2A messages. Anything outside the plan (``Any``, extensions) goes to
+``MessageToDict`` itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable
+from typing import Any, cast
+
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+Convert = Callable[[Any], Any]
+_Plan = dict[str, tuple[str, Convert, bool, bool]]  # field name -> (json name, convert,
+# repeated, map)
+
+_INT64 = {
+    FieldDescriptor.CPPTYPE_INT64,
+    FieldDescriptor.CPPTYPE_UINT64,
+}
+_PLANS: dict[str, _Plan] = {}
+_MESSAGES: dict[str, Convert] = {}
+
+
+def message_to_dict(message: Message) -> Any:
+    """``json_format.MessageToDict(message)``, computed faster."""
+    try:
+        return _message_converter(cast(Descriptor, message.DESCRIPTOR))(message)
+    except (ValueError, json_format.SerializeToJsonError):
+        # What it cannot print (a NaN in a Struct, a closed enum's stray number): protobuf's
+        # own printer raises its own error, word for word.
+        return json_format.MessageToDict(message)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _string(value: Any) -> Any:
+    return str(value)
+
+
+def _bytes(value: Any) -> Any:
+    return base64.b64encode(value).decode("utf-8")
+
+
+def _int64(value: Any) -> Any:
+    return str(value)
+
+
+def _double(value: Any) -> Any:
+    if math.isinf(value):
+        return "-Infinity" if value < 0.0 else "Infinity"
+    if math.isnan(value):
+        return "NaN"
+    return value
+
+
+def _value(value: Any) -> Any:
+    """A ``google.protobuf.Value``, as json_format prints it."""
+    which = value.WhichOneof("kind")
+    if which == "string_value":
+        return value.string_value
+    if which == "number_value":
+        number = value.number_value
+        if math.isinf(number) or math.isnan(number):
+            raise ValueError("a Struct cannot hold this number")
+        return number
+    if which == "struct_value":
+        return _struct(value.struct_value)
+    if which == "bool_value":
+        return value.bool_value
+    if which == "list_value":
+        return [_value(item) for item in value.list_value.values]
+    return None  # null_value, or unset
+
+
+def _struct(struct: Any) -> Any:
+    fields = struct.fields
+    return {key: _value(fields[key]) for key in fields}
+
+
+def _list_value(values: Any) -> Any:
+    return [_value(item) for item in values.values]
+
+
+def _to_json_string(message: Any) -> Any:
+    return message.ToJsonString()
+
+
+_WELL_KNOWN: dict[str, Convert] = {
+    "google.protobuf.Struct": _struct,
+    "google.protobuf.Value": _value,
+    "google.protobuf.ListValue": _list_value,
+    "google.protobuf.Timestamp": _to_json_string,
+    "google.protobuf.Duration": _to_json_string,
+    "google.protobuf.FieldMask": _to_json_string,
+}
+
+
+def _message_converter(descriptor: Descriptor) -> Convert:
+    found = _MESSAGES.get(descriptor.full_name)
+    if found is not None:
+        return found
+    name = descriptor.full_name
+    if name in _WELL_KNOWN:
+        converter = _WELL_KNOWN[name]
+    elif descriptor.file.name == "google/protobuf/wrappers.proto":
+        inner = _field_converter(descriptor.fields_by_name["value"])
+        converter = _wrapper(inner)
+    elif name == "google.protobuf.Any" or descriptor.is_extendable:
+        converter = json_format.MessageToDict
+    else:
+        _MESSAGES[name] = _deferred(descriptor)  # recursive types find themselves
+        converter = _regular(descriptor)
+    _MESSAGES[name] = converter
+    return converter
+
+
+def _deferred(descriptor: Descriptor) -> Convert:
+    def convert(message: Any) -> Any:
+        return _MESSAGES[descriptor.full_name](message)
+
+    return convert
+
+
+def _wrapper(inner: Convert) -> Convert:
+    def convert(message: Any) -> Any:
+        return inner(message.value)
+
+    return convert
+
+
+def _regular(descriptor: Descriptor) -> Convert:
+    plan: _Plan = {}
+    for field in descriptor.fields:
+        is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
+        convert = _map(field) if is_map else _field_converter(field)
+        plan[field.name] = (field.json_name, convert, field.is_repeated and not is_map, is_map)
+
+    def convert_message(message: Any) -> Any:
+        out: dict[str, Any] = {}
+        for field, value in message.ListFields():
+            entry = plan.get(field.name)
+            if entry is None or field.is_extension:
+                return json_format.MessageToDict(message)
+            json_name, convert, repeated, _ = entry
+            if repeated:
+                out[json_name] = [convert(item) for item in value]
+            else:
+                out[json_name] = convert(value)
+        return out
+
+    return convert_message
+
+
+def _map(field: FieldDescriptor) -> Convert:
+    assert field.message_type is not None
+    value_field = field.message_type.fields_by_name["value"]
+    convert_value = _field_converter(value_field)
+
+    def convert(mapping: Any) -> Any:
+        result = {}
+        for key in mapping:
+            shown = ("true" if key else "false") if isinstance(key, bool) else str(key)
+            result[shown] = convert_value(mapping[key])
+        return result
+
+    return convert
+
+
+def _field_converter(field: FieldDescriptor) -> Convert:
+    cpp = field.cpp_type
+    if cpp == FieldDescriptor.CPPTYPE_MESSAGE:
+        assert field.message_type is not None
+        return _nested(field.message_type)
+    if cpp == FieldDescriptor.CPPTYPE_ENUM:
+        return _enum(field)
+    if cpp == FieldDescriptor.CPPTYPE_STRING:
+        return _bytes if field.type == FieldDescriptor.TYPE_BYTES else _string
+    if cpp == FieldDescriptor.CPPTYPE_BOOL:
+        return bool
+    if cpp in _INT64:
+        return _int64
+    if cpp == FieldDescriptor.CPPTYPE_DOUBLE:
+        return _double
+    if cpp == FieldDescriptor.CPPTYPE_FLOAT:
+        return _float(field)
+    return _identity
+
+
+def _nested(descriptor: Descriptor) -> Convert:
+    """The converter of a message-typed field, looked up on first use (types may recurse)."""
+    resolved: list[Convert] = []
+
+    def convert(value: Any) -> Any:
+        if not resolved:
+            resolved.append(_message_converter(descriptor))
+        return resolved[0](value)
+
+    return convert
+
+
+def _float(field: FieldDescriptor) -> Convert:
+    """32-bit floats print as json_format prints them (its shortest form)."""
+
+    def convert(value: Any) -> Any:
+        if math.isinf(value) or math.isnan(value):
+            return _double(value)
+        return json_format.type_checkers.ToShortestFloat(value)  # type: ignore[attr-defined]
+
+    return convert
+
+
+def _enum(field: FieldDescriptor) -> Convert:
+    enum_type = field.enum_type
+    assert enum_type is not None
+    if enum_type.full_name == "google.protobuf.NullValue":
+        return lambda _value: None
+    names = {number: value.name for number, value in enum_type.values_by_number.items()}
+    has_json_option = any(
+        value.GetOptions().ListFields() for value in enum_type.values_by_number.values()
+    )
+    if has_json_option or enum_type.is_closed:
+        # Options that rename values, or a closed enum's refusal: json_format decides.
+        return lambda value: json_format._Printer()._FieldToJsonObject(field, value)  # type: ignore[attr-defined]
+
+    def convert(value: Any) -> Any:
+        return names.get(value, value)
+
+    return convert

@@ -38,6 +38,7 @@ from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.limits import BodyLimitMiddleware
+from agent.edge.version import VERSION_PARAMETER, lift_version_parameter
 from agent.observability.metrics import (
     CALL_STATE_KEY,
     METRICS_PATH,
@@ -94,9 +95,14 @@ class PrincipalContextBuilder(DefaultServerCallContextBuilder):
         return user if isinstance(user, PrincipalUser) else PrincipalUser(ANONYMOUS)
 
     def build(self, request: Request) -> ServerCallContext:
-        """Also leave the context's state in the scope: the SDK writes the JSON-RPC method
-        there, and the request observer reads it from the scope instead of the body."""
+        """Also take ``?A2A-Version=`` for the version when no header says it (the SDK's
+        version check reads only the headers: agent/edge/version.py), and leave the context's
+        state in the scope: the SDK writes the JSON-RPC method there, and the request observer
+        reads it from the scope instead of the body."""
         context = super().build(request)
+        lift_version_parameter(
+            context.state["headers"], request.query_params.getlist(VERSION_PARAMETER)
+        )
         request.scope[CALL_STATE_KEY] = context.state
         return context
 

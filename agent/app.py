@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
 
+from agent._sdk import serialize_integral_numbers
 from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
@@ -255,6 +256,7 @@ def create_app(
     e.g. a required one; ``tracer_provider`` is where skill spans go with ``settings.otel``
     (default: the global one, built from OTEL_* if there is none).
     """
+    serialize_integral_numbers()  # before any card or answer is rendered
     runtime = build_runtime(settings, deployment, registry, extra_extensions)
     verifier = TokenVerifier(settings, runtime.signing_key)
     audiences = deployment.audiences

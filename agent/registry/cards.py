@@ -175,6 +175,12 @@ class CardFactory:
                     )
                 )
             },
+            # Declared up front, so a generic client knows before its first call: every call
+            # but the card and an anonymous describe_skill needs the bearer token; the scopes
+            # each skill needs are in its own securityRequirements.
+            security_requirements=[
+                SecurityRequirement(schemes={BEARER_SCHEME: StringList(list=[])})
+            ],
             default_input_modes=["application/json", "text/plain"],
             default_output_modes=["application/json"],
             skills=skills,

@@ -132,7 +132,7 @@ def assert_version_not_supported(binding: str, response: httpx.Response) -> None
     else:
         assert response.status_code == 400, response.text
         error = response.json()["error"]
-        assert error["status"] == "FAILED_PRECONDITION" or error["code"] == 400, error
+        assert (error["code"], error["status"]) == (400, "FAILED_PRECONDITION"), error
         assert [d["reason"] for d in error["details"]] == ["VERSION_NOT_SUPPORTED"], error
 
 

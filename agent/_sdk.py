@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from a2a.server.routes import common as routes_common
+from a2a.server.routes import jsonrpc_dispatcher, rest_dispatcher
 from a2a.server.routes.agent_card_routes import _etag_for, _if_none_match_hits
+from google.protobuf import json_format
 
-__all__ = ["card_etag", "etag_matches"]
+from agent.edge.json_numbers import integral_numbers
+
+__all__ = ["card_etag", "etag_matches", "serialize_integral_numbers", "serializes_integral_numbers"]
 
 
 def card_etag(card: dict[str, Any]) -> str:
@@ -22,3 +27,37 @@ def card_etag(card: dict[str, Any]) -> str:
 def etag_matches(if_none_match: str, etag: str) -> bool:
     """Whether an If-None-Match header selects ``etag`` (the SDK's own RFC 9110 reading)."""
     return bool(_if_none_match_hits(if_none_match, etag))
+
+
+# -- the ProtoJSON step of the HTTP bindings ---------------------------------------------------
+# Both HTTP adapters and the ListTasks serializer turn the handler's protobuf answers into JSON
+# documents with json_format.MessageToDict, each through its own module-level name; each is
+# bound here to one that writes integral numbers as integers (agent/edge/json_numbers.py). The
+# public card is rendered by agent/registry/cards.py, which does the same itself; gRPC carries
+# the protobuf itself and is not concerned.
+_SERIALIZING_MODULES = (rest_dispatcher, jsonrpc_dispatcher, routes_common)
+
+
+def _message_to_dict(message: Any, *args: Any, **kwargs: Any) -> Any:
+    return integral_numbers(json_format.MessageToDict(message, *args, **kwargs))
+
+
+def serialize_integral_numbers() -> None:
+    """Make the SDK's HTTP bindings write integral numbers as JSON integers (idempotent).
+
+    Raises if an SDK module no longer serializes with ``MessageToDict``: an upgrade that moves
+    the step must break here, not silently put ``1.0`` back on the wire.
+    """
+    for module in _SERIALIZING_MODULES:
+        current = getattr(module, "MessageToDict", None)
+        if current is not json_format.MessageToDict and current is not _message_to_dict:
+            raise RuntimeError(f"{module.__name__} no longer serializes with MessageToDict")
+        module.MessageToDict = _message_to_dict  # type: ignore[attr-defined]
+
+
+def serializes_integral_numbers() -> bool:
+    """Whether every serializing module of the SDK uses ours (a check for tests)."""
+    return all(
+        getattr(module, "MessageToDict", None) is _message_to_dict
+        for module in _SERIALIZING_MODULES
+    )

@@ -32,12 +32,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
 
+from agent._sdk import serialize_integral_numbers
 from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.limits import BodyLimitMiddleware
+from agent.edge.version import VERSION_PARAMETER, lift_version_parameter
 from agent.observability.metrics import (
     CALL_STATE_KEY,
     METRICS_PATH,
@@ -94,9 +96,14 @@ class PrincipalContextBuilder(DefaultServerCallContextBuilder):
         return user if isinstance(user, PrincipalUser) else PrincipalUser(ANONYMOUS)
 
     def build(self, request: Request) -> ServerCallContext:
-        """Also leave the context's state in the scope: the SDK writes the JSON-RPC method
-        there, and the request observer reads it from the scope instead of the body."""
+        """Also take ``?A2A-Version=`` for the version when no header says it (the SDK's
+        version check reads only the headers: agent/edge/version.py), and leave the context's
+        state in the scope: the SDK writes the JSON-RPC method there, and the request observer
+        reads it from the scope instead of the body."""
         context = super().build(request)
+        lift_version_parameter(
+            context.state["headers"], request.query_params.getlist(VERSION_PARAMETER)
+        )
         request.scope[CALL_STATE_KEY] = context.state
         return context
 
@@ -249,6 +256,7 @@ def create_app(
     e.g. a required one; ``tracer_provider`` is where skill spans go with ``settings.otel``
     (default: the global one, built from OTEL_* if there is none).
     """
+    serialize_integral_numbers()  # before any card or answer is rendered
     runtime = build_runtime(settings, deployment, registry, extra_extensions)
     verifier = TokenVerifier(settings, runtime.signing_key)
     audiences = deployment.audiences

@@ -172,3 +172,15 @@ async def call(
     same = {k: kwargs[k] for k in ("binding", "extensions") if k in kwargs}
     interface = await binding_of(base_url, token, skill, **same)
     return await invoke(base_url, token, skill, arguments, interface, **kwargs)
+
+
+def edge_reason(body: Any) -> str | None:
+    """The ErrorInfo reason of an error answer of either binding (agent/edge/wire_errors.py):
+    ``error.details[]`` in the google.rpc.Status shape, ``error.data[]`` on JSON-RPC."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return None
+    details = error.get("details", error.get("data"))
+    infos = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
+    reasons = [d.get("reason") for d in infos if d.get("@type", "").endswith("ErrorInfo")]
+    return reasons[0] if reasons and isinstance(reasons[0], str) else None

@@ -2,7 +2,9 @@
 
 Open without a token: the public card, the JWKS, health, and a message that explicitly asks
 for a skill an anonymous caller is entitled to (the policy decides which). Everything else
-needs a valid bearer token; a missing or bad one gets 401 with ``WWW-Authenticate``.
+needs a valid bearer token; a missing or bad one gets 401 with ``WWW-Authenticate``, in the
+error shape of the binding asked (agent/edge/wire_errors.py): a JSON-RPC error answer with the
+request's id on the JSON-RPC path, the ``google.rpc.Status`` shape everywhere else.
 """
 
 from __future__ import annotations
@@ -10,10 +12,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agent.edge.wire_errors import UNAUTHENTICATED, UNAVAILABLE, send_error
 from agent.security.auth import IssuerUnavailableError, TokenError, TokenVerifier
 from agent.security.principal import ANONYMOUS, PrincipalUser
 
@@ -37,24 +39,6 @@ RETRY_AFTER_SECONDS = 5
 CONSOLE_OPEN_PATHS = frozenset({"/console/login"})
 CONSOLE_OPEN_PREFIX = "/console/static/"
 """The console's login page and its assets (docs/console.md); its other pages need a token."""
-
-
-def _json_response(
-    status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    payload = json.dumps(body).encode()
-    return (
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                *headers,
-            ],
-        },
-        {"type": "http.response.body", "body": payload},
-    )
 
 
 def _requested_skill(path: str, body: bytes, jsonrpc_path: str, rest_path: str) -> str | None:
@@ -108,7 +92,7 @@ class BearerAuthMiddleware:
         credentials = [value for name, value in scope["headers"] if name == b"authorization"]
         if len(credentials) > 1:
             description = "expected exactly one Authorization header"
-            await _unauthorized(send, description, "invalid_request")
+            await self._unauthorized(scope, receive, send, description, "invalid_request")
             return
         authorization = credentials[0] if credentials else None
         if authorization is not None:
@@ -119,6 +103,7 @@ class BearerAuthMiddleware:
             scope["user"] = PrincipalUser(ANONYMOUS)
             await self.app(scope, receive, send)
             return
+        body = None
         if scope["method"] == "POST":
             body, receive = await _buffer(receive, MAX_ANONYMOUS_BODY)
             skill = body is not None and _requested_skill(
@@ -128,31 +113,84 @@ class BearerAuthMiddleware:
                 scope["user"] = PrincipalUser(ANONYMOUS)
                 await self.app(scope, receive, send)
                 return
-        await _unauthorized(send, "authentication required", error=None)
+        await self._unauthorized(scope, receive, send, "authentication required", None, body)
 
     async def _authenticated(
         self, scope: Scope, receive: Receive, send: Send, authorization: bytes
     ) -> None:
         scheme, _, token = authorization.decode("latin-1").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            await _unauthorized(send, "expected 'Authorization: Bearer <token>'", "invalid_request")
+            description = "expected 'Authorization: Bearer <token>'"
+            await self._unauthorized(scope, receive, send, description, "invalid_request")
             return
         try:
             principal = self.verifier.verify(token.strip())
         except TokenError as exc:
-            await _unauthorized(send, exc.description, "invalid_token")
+            await self._unauthorized(scope, receive, send, exc.description, "invalid_token")
             return
         except IssuerUnavailableError:
             log.warning("token issuer's JWKS unreachable; answering 503")
-            await _unavailable(send, "the token issuer cannot be reached to verify the token")
+            description = "the token issuer cannot be reached to verify the token"
+            await self._unavailable(scope, receive, send, description)
             return
         except Exception:  # a JWKS outage must not become a 500 or let the caller in
             log.exception("token verification failed unexpectedly")
-            await _unauthorized(send, "token could not be verified", "invalid_token")
+            description = "token could not be verified"
+            await self._unauthorized(scope, receive, send, description, "invalid_token")
             return
         scope["user"] = PrincipalUser(principal)
         scope["auth"] = sorted(principal.scopes)
         await self.app(scope, receive, send)
+
+    def _is_jsonrpc(self, scope: Scope) -> bool:
+        return bool(scope["path"].rstrip("/") == self.jsonrpc_path and scope["method"] == "POST")
+
+    async def _request_body(
+        self, scope: Scope, receive: Receive, body: bytes | None
+    ) -> bytes | None:
+        """The body a JSON-RPC refusal reads its id from (already read, or read now)."""
+        if body is not None or not self._is_jsonrpc(scope):
+            return body
+        body, _ = await _buffer(receive, MAX_ANONYMOUS_BODY)
+        return body
+
+    async def _unavailable(
+        self, scope: Scope, receive: Receive, send: Send, description: str
+    ) -> None:
+        """Verification could not be done (its dependency is down): retry, nothing is wrong yet."""
+        await send_error(
+            send,
+            UNAVAILABLE,
+            description,
+            jsonrpc=self._is_jsonrpc(scope),
+            body=await self._request_body(scope, receive, None),
+            metadata={"retry_after": str(RETRY_AFTER_SECONDS)},
+            headers=[(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
+        )
+
+    async def _unauthorized(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        description: str,
+        error: str | None,
+        body: bytes | None = None,
+    ) -> None:
+        """401 with the RFC 6750 challenge; the ErrorInfo carries its ``error`` code too."""
+        challenge = 'Bearer realm="netagent"'
+        if error:
+            safe = description.replace('"', "'")
+            challenge += f', error="{error}", error_description="{safe}"'
+        await send_error(
+            send,
+            UNAUTHENTICATED,
+            description,
+            jsonrpc=self._is_jsonrpc(scope),
+            body=await self._request_body(scope, receive, body),
+            metadata={"scheme": "Bearer", **({"error": error} if error else {})},
+            headers=[(b"www-authenticate", challenge.encode())],
+        )
 
 
 async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
@@ -181,28 +219,3 @@ async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
         return await receive()
 
     return body, replay
-
-
-async def _unavailable(send: Send, description: str) -> None:
-    """Verification could not be done (its dependency is down): retry, nothing is wrong yet."""
-    start, body = _json_response(
-        503,
-        {"error": {"code": "unavailable", "message": description}},
-        [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
-    )
-    await send(start)
-    await send(body)
-
-
-async def _unauthorized(send: Send, description: str, error: str | None) -> None:
-    challenge = 'Bearer realm="netagent"'
-    if error:
-        safe = description.replace('"', "'")
-        challenge += f', error="{error}", error_description="{safe}"'
-    start, body = _json_response(
-        401,
-        {"error": {"code": "unauthenticated", "message": description}},
-        [(b"www-authenticate", challenge.encode())],
-    )
-    await send(start)
-    await send(body)

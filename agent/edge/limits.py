@@ -30,17 +30,16 @@ from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as ASGIMessage
 
+from agent.edge.wire_errors import BODY_TOO_LARGE, NOT_UTF8, TOO_DEEP, EdgeError, send_error
 from agent.errors import NetagentError
 from agent.interfaces.pointer import json_pointer
 from agent.settings import Limits
 
 NON_FINITE = "finite_numbers"
 NUL = "no_nul"
-JSONRPC_INVALID_REQUEST = -32600
 # How much of a refused (oversize) body is read and dropped so the client can read the 413.
 DRAIN_BYTES = 8 * 1024 * 1024
 DRAIN_WAIT_SECONDS = 1.0  # the longest pause in a refused body before the 413 goes out anyway
-JSONRPC_PARSE_ERROR = -32700
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _PAIR = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -227,9 +226,10 @@ class BodyLimitMiddleware:
     """Refuse oversize bodies (413) and over-deep A2A JSON bodies before the app sees them.
 
     The body is read at most up to the limit (a declared Content-Length beyond it is refused
-    unread) and replayed to the app. Answers on the JSON-RPC path are JSON-RPC error objects
-    (``id`` null, code -32600; HTTP 413 for size, 200 for depth like every JSON-RPC error);
-    elsewhere the REST error shape ``{"error": {code, status, message}}`` with 413 or 400.
+    unread) and replayed to the app. Answers are in the binding's error shape
+    (agent/edge/wire_errors.py): on the JSON-RPC path JSON-RPC error answers (``id`` null, as
+    the body could not be read; -32600 with HTTP 413 for size, -32700 not UTF-8 and -32600 too
+    deep with 200 like every JSON-RPC error), elsewhere ``google.rpc.Status`` with 413 or 400.
     """
 
     def __init__(self, app: ASGIApp, *, limits: Limits, jsonrpc_path: str, rest_path: str) -> None:
@@ -247,7 +247,7 @@ class BodyLimitMiddleware:
         if declared is not None and declared > limit:
             if declared <= DRAIN_BYTES:
                 await _drain(receive, DRAIN_BYTES)
-            await self._refuse(scope, send, 413, f"request body exceeds {limit} bytes")
+            await self._too_large(scope, send)
             return
         chunks: list[bytes] = []
         size = 0
@@ -261,7 +261,7 @@ class BodyLimitMiddleware:
                 del chunks
                 if message.get("more_body", False):
                     await _drain(receive, DRAIN_BYTES - size)
-                await self._refuse(scope, send, 413, f"request body exceeds {limit} bytes")
+                await self._too_large(scope, send)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -271,8 +271,11 @@ class BodyLimitMiddleware:
         if self._is_a2a(scope["path"]):
             refusal = self._malformed(body)
             if refusal is not None:
-                status = 200 if self._is_jsonrpc(scope) else 400  # JSON-RPC errors ride on 200
-                await self._refuse(scope, send, status, *refusal)
+                jsonrpc = self._is_jsonrpc(scope)
+                error, text = refusal
+                await send_error(  # JSON-RPC's errors of the body's content ride on 200
+                    send, error, text, jsonrpc=jsonrpc, status=200 if jsonrpc else None
+                )
                 return
         replayed = False
 
@@ -285,8 +288,8 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replay, send)
 
-    def _malformed(self, body: bytes) -> tuple[str, int] | None:
-        """Why an A2A body cannot be parsed safely (message, JSON-RPC code), or None.
+    def _malformed(self, body: bytes) -> tuple[EdgeError, str] | None:
+        """Why an A2A body cannot be parsed safely (the refusal, its message), or None.
 
         Not UTF-8: both parsers raise UnicodeDecodeError, which the SDK answers as an
         internal error (JSON-RPC) or a 500 (REST). Too deep: RecursionError, likewise.
@@ -294,13 +297,13 @@ class BodyLimitMiddleware:
         try:
             body.decode("utf-8")
         except UnicodeDecodeError:
-            return "request body is not UTF-8 encoded JSON", JSONRPC_PARSE_ERROR
+            return NOT_UTF8, "request body is not UTF-8 encoded JSON"
         if json.detect_encoding(body) not in ("utf-8", "utf-8-sig"):
             # NUL bytes up front make json.loads guess UTF-16/32 and fail decoding, likewise
-            return "request body is not UTF-8 encoded JSON", JSONRPC_PARSE_ERROR
+            return NOT_UTF8, "request body is not UTF-8 encoded JSON"
         if json_too_deep(body, self.limits.max_body_depth):
             depth = self.limits.max_body_depth
-            return f"JSON nested more than {depth} levels deep", JSONRPC_INVALID_REQUEST
+            return TOO_DEEP, f"JSON nested more than {depth} levels deep"
         return None
 
     def _is_jsonrpc(self, scope: Scope) -> bool:
@@ -309,36 +312,18 @@ class BodyLimitMiddleware:
     def _is_a2a(self, path: str) -> bool:
         return path.rstrip("/") == self.jsonrpc_path or path.startswith(self.rest_path + "/")
 
-    async def _refuse(
-        self,
-        scope: Scope,
-        send: Send,
-        status: int,
-        message: str,
-        jsonrpc_code: int = JSONRPC_INVALID_REQUEST,
-    ) -> None:
-        """Answer without calling the app; after a 413 the unread rest of the body is dropped."""
-        if self._is_jsonrpc(scope):
-            payload: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {"code": jsonrpc_code, "message": message},
-            }
-        else:
-            payload = {"error": {"code": status, "status": "INVALID_ARGUMENT", "message": message}}
-        body = json.dumps(payload).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    *([(b"connection", b"close")] if status == 413 else []),
-                ],
-            }
+    async def _too_large(self, scope: Scope, send: Send) -> None:
+        """413 without calling the app; the unread rest of the body is dropped (and the
+        connection closed): no JSON-RPC id can be read from a body that was not read."""
+        limit = self.limits.max_body_bytes
+        await send_error(
+            send,
+            BODY_TOO_LARGE,
+            f"request body exceeds {limit} bytes",
+            jsonrpc=self._is_jsonrpc(scope),
+            metadata={"limit": "max_body_bytes", "max": str(limit)},
+            headers=[(b"connection", b"close")],
         )
-        await send({"type": "http.response.body", "body": body})
 
 
 async def _drain(receive: Receive, budget: int) -> None:

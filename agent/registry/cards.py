@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agent._sdk import card_etag, etag_matches
+from agent.edge.json_numbers import integral_numbers
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import Manifest, State, Visibility, thawed
@@ -174,6 +175,12 @@ class CardFactory:
                     )
                 )
             },
+            # Declared up front, so a generic client knows before its first call: every call
+            # but the card and an anonymous describe_skill needs the bearer token; the scopes
+            # each skill needs are in its own securityRequirements.
+            security_requirements=[
+                SecurityRequirement(schemes={BEARER_SCHEME: StringList(list=[])})
+            ],
             default_input_modes=["application/json", "text/plain"],
             default_output_modes=["application/json"],
             skills=skills,
@@ -191,8 +198,8 @@ class CardFactory:
 
 
 def card_to_json(card: AgentCard) -> dict[str, Any]:
-    """The card as it goes on the wire (camelCase ProtoJSON)."""
-    return agent_card_to_dict(card)
+    """The card as it goes on the wire (camelCase ProtoJSON, integral numbers as integers)."""
+    return dict(integral_numbers(agent_card_to_dict(card)))
 
 
 def card_routes(card: AgentCard, cache_control: str) -> list[Route]:
@@ -206,7 +213,7 @@ def card_routes(card: AgentCard, cache_control: str) -> list[Route]:
     started, so that is its ``Last-Modified`` (replicas differ by their start times; the ETag,
     taken from the content, is the same on all of them and wins when a client sends both).
     """
-    rendered = agent_card_to_dict(card)
+    rendered = card_to_json(card)
     body = JSONResponse(rendered).body
     generated = int(time.time())
     headers = {

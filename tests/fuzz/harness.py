@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from agent.interfaces import ErrorCode
+from tests.a2a_helpers import edge_reason
 from tests.conftest import RunningAgent
 
 DRAFT_CODES = frozenset(code.value for code in ErrorCode)
@@ -186,7 +187,7 @@ def check(response: httpx.Response, binding: str) -> Answer:
     if status in (404, 405) and isinstance(payload, dict) and set(payload) == {"detail"}:
         return answer  # FastAPI's router: a path outside every route (e.g. a newline in it)
     if status == 401:
-        assert payload["error"]["code"] == "unauthenticated", payload
+        assert edge_reason(payload) == "UNAUTHENTICATED", payload
         answer.code = 401
         return answer
     if binding == "jsonrpc" and status in (200, 413):

@@ -20,6 +20,7 @@ from agent.cli import SNAPSHOT
 from agent.registry.loader import load_registry
 from agent.security.auth import issue_token, load_or_create_signing_key
 from netops.deployment import SKILLS_DIR
+from tests.a2a_helpers import edge_reason
 from tests.conftest import RunningAgent
 from tests.registry_view import card_ids, demo_only
 
@@ -59,7 +60,7 @@ def assert_unauthorized(response: httpx.Response, error: str | None = None) -> d
         assert f'error="{error}"' in challenge, challenge
     assert response.headers["content-type"].startswith("application/json")
     body = response.json()
-    assert body["error"]["code"] == "unauthenticated"
+    assert edge_reason(body) == "UNAUTHENTICATED"
     assert isinstance(body["error"]["message"], str) and body["error"]["message"]
     return body
 

@@ -20,7 +20,7 @@ from agent.security.auth import TokenVerifier, load_or_create_signing_key
 from agent.security.credentials import LocalIssuer
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
-from tests.a2a_helpers import call
+from tests.a2a_helpers import call, edge_reason
 from tests.conftest import RunningAgent, start_agent
 
 WORKED = {
@@ -123,7 +123,7 @@ async def test_an_unreachable_jwks_is_503_not_a_bad_token(issuer, tmp_path) -> N
         for response in (answer, rest):
             assert response.status_code == 503, response.text
             assert response.headers["retry-after"] == "5"
-            assert response.json()["error"]["code"] == "unavailable"
+            assert edge_reason(response.json()) == "UNAVAILABLE"
             assert "www-authenticate" not in response.headers  # nothing is wrong with the token
     finally:
         relying.stop()

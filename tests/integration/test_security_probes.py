@@ -84,7 +84,7 @@ from agent.security.auth import (
 )
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
-from tests.a2a_helpers import BINDINGS, binding_of
+from tests.a2a_helpers import BINDINGS, binding_of, edge_reason
 from tests.conftest import RunningAgent, start_agent
 from tests.integration.conftest import enforcement_skills
 from tests.lying_agent import SKILL_ID as WORKED_SKILL
@@ -380,7 +380,7 @@ def refusal_problem(response: httpx.Response, error: str | None) -> str | None:
     ):
         return f"challenge {challenge!r}, expected error {error!r}"
     body = response.json()
-    if body["error"]["code"] != "unauthenticated" or not body["error"]["message"]:
+    if edge_reason(body) != "UNAUTHENTICATED" or not body["error"]["message"]:
         return f"body {body}"
     return None
 

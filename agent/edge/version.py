@@ -1,0 +1,30 @@
+"""The A2A version a request asks for: the ``A2A-Version`` header, or the query parameter.
+
+A2A 1.0 lets a client send the version as the ``A2A-Version`` query parameter instead of the
+header. The SDK's version check (``a2a.utils.version_validator``, run by both HTTP adapters)
+reads only ``ServerCallContext.state['headers']`` and takes a request without the header for
+0.3; the context builder (agent/app.py) fills that header from the query parameter here, so
+the SDK's one check serves both spellings and answers a bad value with the binding's
+``VERSION_NOT_SUPPORTED`` as it does for the header.
+
+A header with a value wins over the parameter; an empty header counts as absent. Repeated
+parameters that disagree are not a version (the check refuses them), the same ones repeated
+are that version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping, Sequence
+
+from a2a.utils.constants import VERSION_HEADER
+
+VERSION_PARAMETER = VERSION_HEADER  # the spec spells the parameter as the header: A2A-Version
+_KEY = VERSION_HEADER.lower()  # the SDK's builder keeps the headers with lower-case names
+
+
+def lift_version_parameter(headers: MutableMapping[str, str], parameters: Sequence[str]) -> None:
+    """Put the version from the query parameter(s) into ``headers`` when no header has one."""
+    if headers.get(_KEY) or not parameters:
+        return
+    values = set(parameters)
+    headers[_KEY] = parameters[0] if len(values) == 1 else ",".join(sorted(values))

@@ -14,6 +14,7 @@ generated A2A messages. Anything outside the plan (``Any``, extensions) goes to
 from __future__ import annotations
 
 import base64
+import contextvars
 import math
 from collections.abc import Callable
 from typing import Any, cast
@@ -21,6 +22,8 @@ from typing import Any, cast
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
+
+from agent.edge.json_numbers import MAX_SAFE_INTEGER, integral_numbers
 
 Convert = Callable[[Any], Any]
 _Plan = dict[str, tuple[str, Convert, bool, bool]]  # field name -> (json name, convert,
@@ -30,18 +33,33 @@ _INT64 = {
     FieldDescriptor.CPPTYPE_INT64,
     FieldDescriptor.CPPTYPE_UINT64,
 }
-_PLANS: dict[str, _Plan] = {}
+_INTEGRAL = contextvars.ContextVar("integral_numbers", default=False)
 _MESSAGES: dict[str, Convert] = {}
 
 
 def message_to_dict(message: Message) -> Any:
     """``json_format.MessageToDict(message)``, computed faster."""
+    return _convert(message)
+
+
+def message_to_wire_dict(message: Message) -> Any:
+    """``message_to_dict`` with integral numbers as integers, in the same walk
+    (agent/edge/json_numbers.py says why)."""
+    token = _INTEGRAL.set(True)
+    try:
+        return _convert(message)
+    finally:
+        _INTEGRAL.reset(token)
+
+
+def _convert(message: Message) -> Any:
     try:
         return _message_converter(cast(Descriptor, message.DESCRIPTOR))(message)
     except (ValueError, json_format.SerializeToJsonError):
         # What it cannot print (a NaN in a Struct, a closed enum's stray number): protobuf's
         # own printer raises its own error, word for word.
-        return json_format.MessageToDict(message)
+        printed = json_format.MessageToDict(message)
+        return integral_numbers(printed) if _INTEGRAL.get() else printed
 
 
 def _identity(value: Any) -> Any:
@@ -77,6 +95,12 @@ def _value(value: Any) -> Any:
         number = value.number_value
         if math.isinf(number) or math.isnan(number):
             raise ValueError("a Struct cannot hold this number")
+        if (
+            _INTEGRAL.get()
+            and number.is_integer()
+            and -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER
+        ):
+            return int(number)
         return number
     if which == "struct_value":
         return _struct(value.struct_value)

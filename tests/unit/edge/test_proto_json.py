@@ -19,7 +19,8 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.edge.proto_json import message_to_dict
+from agent.edge.json_numbers import integral_numbers
+from agent.edge.proto_json import message_to_dict, message_to_wire_dict
 
 MESSAGE_TYPES = sorted(
     (
@@ -123,9 +124,14 @@ def _same(message: Message) -> None:
     except (json_format.SerializeToJsonError, ValueError) as error:
         with pytest.raises(type(error)):
             message_to_dict(message)
+        with pytest.raises(type(error)):
+            message_to_wire_dict(message)
         return
     got = message_to_dict(message)
     assert _typed(got) == _typed(expected)
+    # The wire form: the same walk with integral numbers as integers, exactly what
+    # integral_numbers makes of protobuf's own output.
+    assert _typed(message_to_wire_dict(message)) == _typed(integral_numbers(expected))
 
 
 def _typed(value: Any) -> Any:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import re
+import weakref
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from jsonschema import Draft202012Validator, FormatChecker, validators
@@ -26,6 +28,7 @@ from referencing.jsonschema import DRAFT202012
 from rfc3339_validator import validate_rfc3339
 
 from agent.errors import NetagentError, SchemaInterfaceError
+from agent.interfaces.fast_check import Check, compile_check
 from agent.interfaces.pointer import json_pointer
 from agent.interfaces.spec import DIALECT
 
@@ -211,7 +214,31 @@ def compile_validator(schema: Any) -> Validator:
     """A 2020-12 validator asserting ``date-time`` that can never fetch; checks ``schema`` first."""
     check_schema(schema)
     validator: Validator = _Validator(schema, registry=_REGISTRY, format_checker=FORMAT_CHECKER)
+    compiled = _Compiled(compile_check(schema, _is_date_time), _locations(schema))
+    key = id(validator)
+    _FAST[key] = (weakref.ref(validator, lambda _gone: _FAST.pop(key, None)), compiled)
     return validator
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """What a validator's schema gives once: a fast yes for valid instances (fast_check.py)
+    and where each schema object sits (for error details)."""
+
+    check: Check | None
+    locations: _Locations
+
+
+# By identity (validators compare by value and are unhashable), for as long as each lives.
+_FAST: dict[int, tuple[weakref.ref[Validator], _Compiled]] = {}
+
+
+def _compiled(validator: Validator) -> _Compiled:
+    found = _FAST.get(id(validator))
+    if found is None or found[0]() is not validator:
+        # A validator made elsewhere: no fast check, and locations each time.
+        return _Compiled(None, _locations(validator.schema))
+    return found[1]
 
 
 def json_type_name(value: Any) -> str:
@@ -243,7 +270,14 @@ def error_details(
     (through ``$ref``, to where the keyword really is). ``expected`` comes from the schema and
     ``actual`` is a JSON type name, so no instance value is ever echoed.
     """
-    locations = _locations(validator.schema)
+    compiled = _compiled(validator)
+    if compiled.check is not None:
+        try:
+            if compiled.check(instance):
+                return []
+        except RecursionError:
+            pass  # an instance too deep for the fast check: jsonschema decides
+    locations = compiled.locations
     found: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
     for error in validator.iter_errors(instance):
         for detail in _details_of(error, locations):

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as ASGIMessage
 
 from agent.errors import NetagentError
-from agent.interfaces.pointer import json_pointer
+from agent.interfaces.pointer import bounded_pointer
 from agent.settings import Limits
 
 NON_FINITE = "finite_numbers"
@@ -41,6 +41,9 @@ JSONRPC_INVALID_REQUEST = -32600
 DRAIN_BYTES = 8 * 1024 * 1024
 DRAIN_WAIT_SECONDS = 1.0  # the longest pause in a refused body before the 413 goes out anyway
 JSONRPC_PARSE_ERROR = -32700
+MAX_INT_DIGITS = 4300  # Python's int_max_str_digits: json.loads raises ValueError past it
+_LONG_DIGITS = re.compile(rb"[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
+TIMEOUT_TEXT = "the request body was not received in time"
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _PAIR = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -64,7 +67,7 @@ _DESCRIPTIONS = {
 
 
 def _refusal(exceeded: _ExceededError) -> InvalidParamsError:
-    pointer = json_pointer(exceeded.path)
+    pointer = bounded_pointer(exceeded.path)
     if exceeded.limit == NUL:  # PostgreSQL text cannot hold it, so no backend accepts it
         return InvalidParamsError(
             message=f"strings may not contain U+0000 (at {pointer or '/'})",
@@ -197,6 +200,40 @@ def check_message(params: SendMessageRequest, limits: Limits) -> None:
         raise _refusal(exceeded) from None
 
 
+def check_json(value: Any, limits: Limits, path: list[str | int]) -> None:
+    """Refuse a plain JSON value (the console's arguments) past the limits a Data Part has.
+
+    The same limits, pointers and texts as ``check_message`` (``value`` counts as a Data
+    Part's ``data`` at ``path``), walked without recursion: InvalidParamsError.
+    """
+    try:
+        _check_plain(value, limits, path)
+    except _ExceededError as exceeded:
+        raise _refusal(exceeded) from None
+
+
+def _check_plain(value: Any, limits: Limits, path: list[str | int]) -> None:
+    walker = _Walker(limits)
+    stack: list[tuple[Any, list[str | int], int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            walker.string(item, where)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise _ExceededError(NON_FINITE, 0, where)
+        elif isinstance(item, dict | list):
+            if depth + 1 > limits.max_depth:
+                raise _ExceededError("max_depth", limits.max_depth, where)
+            if len(item) > limits.max_items:
+                raise _ExceededError("max_items", limits.max_items, where)
+            if isinstance(item, dict):
+                for key, member in item.items():
+                    walker.string(str(key), where)
+                    stack.append((member, [*where, str(key)], depth + 1))
+            else:
+                stack.extend((member, [*where, i], depth + 1) for i, member in enumerate(item))
+
+
 # -- body-level limits ------------------------------------------------------------------------
 
 
@@ -232,11 +269,22 @@ class BodyLimitMiddleware:
     elsewhere the REST error shape ``{"error": {code, status, message}}`` with 413 or 400.
     """
 
-    def __init__(self, app: ASGIApp, *, limits: Limits, jsonrpc_path: str, rest_path: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        limits: Limits,
+        jsonrpc_path: str,
+        rest_path: str,
+        body_timeout: float = 30.0,
+        json_paths: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.limits = limits
         self.jsonrpc_path = jsonrpc_path.rstrip("/")
         self.rest_path = rest_path.rstrip("/")
+        self.body_timeout = body_timeout
+        self.json_paths = json_paths  # further JSON endpoints (prefixes) held to the depth limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -251,8 +299,14 @@ class BodyLimitMiddleware:
             return
         chunks: list[bytes] = []
         size = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout
         while True:
-            message = await receive()
+            try:  # the whole body within body_timeout, however it trickles in
+                message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0.0))
+            except TimeoutError:
+                await self._refuse(scope, send, 408, TIMEOUT_TEXT)
+                return
             if message["type"] != "http.request":
                 return  # the client went away before sending its body
             chunk = message.get("body", b"")
@@ -268,7 +322,7 @@ class BodyLimitMiddleware:
                 break
         body = b"".join(chunks)
         del chunks
-        if self._is_a2a(scope["path"]):
+        if self._is_a2a(scope["path"]) or any(map(scope["path"].startswith, self.json_paths)):
             refusal = self._malformed(body)
             if refusal is not None:
                 status = 200 if self._is_jsonrpc(scope) else 400  # JSON-RPC errors ride on 200
@@ -301,6 +355,10 @@ class BodyLimitMiddleware:
         if json_too_deep(body, self.limits.max_body_depth):
             depth = self.limits.max_body_depth
             return f"JSON nested more than {depth} levels deep", JSONRPC_INVALID_REQUEST
+        if _LONG_DIGITS.search(body) and _LONG_DIGITS.search(_STRING.sub(b'""', body)):
+            # Python's json refuses such an integer with a ValueError naming its own limit,
+            # which the SDK answers as an internal error
+            return f"numbers may have at most {MAX_INT_DIGITS} digits", JSONRPC_INVALID_REQUEST
         return None
 
     def _is_jsonrpc(self, scope: Scope) -> bool:
@@ -325,7 +383,8 @@ class BodyLimitMiddleware:
                 "error": {"code": jsonrpc_code, "message": message},
             }
         else:
-            payload = {"error": {"code": status, "status": "INVALID_ARGUMENT", "message": message}}
+            name = "DEADLINE_EXCEEDED" if status == 408 else "INVALID_ARGUMENT"
+            payload = {"error": {"code": status, "status": name, "message": message}}
         body = json.dumps(payload).encode()
         await send(
             {
@@ -334,7 +393,7 @@ class BodyLimitMiddleware:
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
-                    *([(b"connection", b"close")] if status == 413 else []),
+                    *([(b"connection", b"close")] if status in (408, 413) else []),
                 ],
             }
         )

@@ -34,7 +34,7 @@ from starlette.requests import Request
 
 from agent._sdk import serialize_integral_numbers
 from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
-from agent.console import mount_console
+from agent.console import CONSOLE_API_PREFIX, mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
 from agent.edge.http_auth import BearerAuthMiddleware
@@ -406,8 +406,13 @@ def create_app(
     )
     topology = deployment.topology(runtime.engine) if deployment.topology is not None else None
     mount_console(app, runtime, topology=topology, clock=clock)
-    app.add_middleware(  # outermost: bounds every body before anything reads it
-        BodyLimitMiddleware, limits=settings.limits, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH
+    app.add_middleware(  # outermost: bounds every body (size, time) before anything reads it
+        BodyLimitMiddleware,
+        limits=settings.limits,
+        jsonrpc_path=JSONRPC_PATH,
+        rest_path=REST_PATH,
+        body_timeout=settings.body_timeout,
+        json_paths=(CONSOLE_API_PREFIX,),
     )
     if metrics is not None or settings.log_format == "json":
         app.add_middleware(  # outermost: counts every request, refusals at the edge included

@@ -97,6 +97,8 @@ class Settings:
     log_format: str = "text"
     cluster: bool | None = None
     conformance: bool = False
+    body_timeout: float = 30.0
+    """Seconds a client has to send a whole request body (NETAGENT_BODY_TIMEOUT); then 408."""
 
     @property
     def resolved_database_url(self) -> str:
@@ -182,6 +184,7 @@ VARIABLES: Mapping[str, tuple[str, Reader]] = {
     "log_format": ("NETAGENT_LOG_FORMAT", _lowered),
     "cluster": ("NETAGENT_CLUSTER", flag),
     "conformance": ("NETAGENT_CONFORMANCE", flag),
+    "body_timeout": ("NETAGENT_BODY_TIMEOUT", partial(number, kind=float, positive=True)),
 }
 """Every field but ``limits`` (``Limits.from_env``: NETAGENT_MAX_*), with its variable and
 reader; defaults are the dataclass's, so each is written once. ``cluster`` defaults to None,

@@ -14,10 +14,11 @@ from fastapi import FastAPI
 from starlette.applications import Starlette
 
 from agent.console.routes import Console
+from agent.console.session import API_PREFIX as CONSOLE_API_PREFIX
 from agent.console.session import PREFIX, ConsoleSessionMiddleware
 from agent.console.topology import TopologySource
 
-__all__ = ["PREFIX", "mount_console"]
+__all__ = ["CONSOLE_API_PREFIX", "PREFIX", "mount_console"]
 
 
 def mount_console(
@@ -38,6 +39,7 @@ def mount_console(
         runtime.audit,
         topology,
         clock or (lambda: datetime.now(UTC)),
+        runtime.settings.limits,
     )
     app.mount(PREFIX, Starlette(routes=console.routes()))
     app.add_middleware(ConsoleSessionMiddleware)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,7 @@ from typing import Any
 
 import httpx
 import jwt
+from a2a.types import InvalidParamsError
 from starlette.requests import Request
 from starlette.responses import (
     JSONResponse,
@@ -44,11 +46,14 @@ from agent.console.topology import (
     load_class,
     polyline,
 )
+from agent.edge.limits import check_json
+from agent.edge.strings import queryable
 from agent.interfaces import EXTENSION_URI, error_details
 from agent.registry.cards import JSONRPC_PATH, CardFactory, card_to_json
 from agent.registry.loader import Capability, Registry
 from agent.registry.policy import entitled, visible
 from agent.security.principal import Principal, principal_of
+from agent.settings import Limits
 from agent.storage.audit import AuditLog, AuditRecord
 
 log = logging.getLogger(__name__)
@@ -62,6 +67,7 @@ CSP = (
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 LOOKBACK_UNITS = {"m": 60, "h": 3600, "d": 86400}
+_LOOKBACK = re.compile(r"([0-9]{1,12})([mhd])", re.ASCII)
 
 
 def _secure_headers(response: Response) -> Response:
@@ -73,15 +79,24 @@ def _secure_headers(response: Response) -> Response:
 
 
 def _since(value: str, now: datetime) -> datetime | None:
-    """An ISO time (UTC when no offset) or a look-back such as 30m, 24h, 7d; None if neither."""
+    """An ISO time (UTC when no offset) or a look-back such as 30m, 24h, 7d; None if neither.
+
+    Look-backs are ASCII digits only (``str.isdigit`` also takes superscripts, which ``int``
+    refuses), and a time is kept only when it is a moment every backend can store in UTC:
+    anything before 0001-01-01 or after 9999-12-31 in UTC (a far look-back, an offset that
+    pushes the year out of range) is no time at all.
+    """
     value = value.strip()
-    if value[:-1].isdigit() and value[-1:] in LOOKBACK_UNITS:
-        return now - timedelta(seconds=int(value[:-1]) * LOOKBACK_UNITS[value[-1]])
+    lookback = _LOOKBACK.fullmatch(value)
     try:
+        if lookback is not None:
+            amount, unit = lookback.groups()
+            return now - timedelta(seconds=int(amount) * LOOKBACK_UNITS[unit])
         moment = datetime.fromisoformat(value)
-    except ValueError:
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _keyed(items: Any) -> dict[str, Any] | None:
@@ -186,6 +201,7 @@ def _task_view(task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+UNQUERYABLE = "Filters may not contain U+0000 or unpaired surrogates."
 UNREACHABLE = "the console cannot reach this agent's A2A endpoint (it listens on no TCP address)"
 
 
@@ -222,7 +238,9 @@ class Console:
         audit: AuditLog,
         topology: TopologySource | None,
         clock: Callable[[], datetime],
+        limits: Limits | None = None,
     ) -> None:
+        self.limits = limits or Limits()
         self.registry = registry
         self.cards = cards
         self.audit = audit
@@ -251,6 +269,15 @@ class Console:
         if capability is None or not visible(capability.manifest, principal):
             return None
         return capability
+
+    def _over_limits(self, arguments: Any) -> Response | None:
+        """Arguments past the A2A endpoint's limits for a Data Part: 400, naming the limit."""
+        try:
+            check_json(arguments, self.limits, ["arguments"])
+        except InvalidParamsError as refusal:
+            error = {"code": "invalid_params", "message": refusal.message, **(refusal.data or {})}
+            return _secure_headers(JSONResponse({"error": error}, status_code=400))
+        return None
 
     @staticmethod
     def _principal(request: Request) -> Principal:
@@ -294,6 +321,8 @@ class Console:
         if window not in WINDOWS:
             window = DEFAULT_WINDOW
         link_id = request.query_params.get("link", "")
+        if not queryable(link_id):
+            return self._page(request, "network.html", status=400, refused=UNQUERYABLE)
         try:
             graph = await self.topology.graph(principal, now)
             detail = None
@@ -437,6 +466,9 @@ class Console:
             return _secure_headers(
                 JSONResponse({"error": {"code": "skill_not_advertised"}}, status_code=404)
             )
+        refused = self._over_limits(body.get("arguments"))
+        if refused is not None:
+            return refused
         details = error_details(capability.interface.input_validator, body.get("arguments"))
         return _secure_headers(JSONResponse({"valid": not details, "details": details}))
 
@@ -449,6 +481,9 @@ class Console:
             return _secure_headers(
                 JSONResponse({"error": {"code": "skill_not_advertised"}}, status_code=404)
             )
+        refused = self._over_limits(body.get("arguments"))
+        if refused is not None:
+            return refused
         interface = capability.interface
         payload = {
             "jsonrpc": "2.0",
@@ -522,6 +557,20 @@ class Console:
             if since_text and since is None
             else ""
         )
+        if not all(map(queryable, (task, who))):
+            return self._page(
+                request,
+                "audit.html",
+                status=400,
+                rows=[],
+                task="",
+                who="",
+                since=since_text,
+                whole_tenant=whole_tenant,
+                problem=UNQUERYABLE,
+                limit=AUDIT_LIMIT,
+                audit_scope=AUDIT_SCOPE,
+            )
         rows = await self.audit.query(
             tenant=principal.tenant,
             principal=who or None,

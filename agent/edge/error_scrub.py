@@ -4,9 +4,10 @@ a2a-sdk answers a request it cannot parse with protobuf's ParseError text (``Fai
 historyLength field: invalid literal for int() with base 10: '<value>'``, ``Struct must be in
 a dict which is <value>``) in ``error.data[].metadata.parseError`` on JSON-RPC and in
 ``error.message`` on HTTP+JSON; the JSON-RPC library says ``Incorrect params <value>``; and an
-unsupported ``A2A-Version`` is quoted in ``VersionNotSupportedError``. These are built inside
-the SDK's dispatchers, before any hook of ours runs, so this pure-ASGI layer rewrites them:
-the field is named (a JSON Pointer of protocol field names), the value never is.
+unsupported ``A2A-Version`` is quoted in ``VersionNotSupportedError``; a JSON-RPC body that is
+not JSON gets ``json``'s own text (``Expecting value: line 1 column 13 (char 12)``). These are
+built inside the SDK's dispatchers, before any hook of ours runs, so this pure-ASGI layer
+rewrites them: the field is named (a JSON Pointer of protocol field names), the value never is.
 
 Only error answers are touched and successful or streamed ones are never buffered: on HTTP+JSON
 only a 400 JSON answer is held; on JSON-RPC (errors come with status 200) the start of a JSON
@@ -33,6 +34,7 @@ PARAMS_TEXT = "params must be an object"
 ENVELOPE_TEXT = "not a valid JSON-RPC 2.0 request"
 VERSION_NOT_SUPPORTED = -32009  # JSON-RPC code of VersionNotSupportedError
 INVALID_REQUEST = -32600
+PARSE_ERROR = -32700
 _JSONRPC_ERROR = b'{"error":'  # how the SDK's JSON-RPC error answers begin (compact, error first)
 _FAILED_FIELD = re.compile(r"Failed to parse ([A-Za-z_][A-Za-z0-9_]{0,63}) field: ")
 _MAX_DEPTH = 16
@@ -103,6 +105,9 @@ def scrub_jsonrpc(body: bytes) -> bytes | None:
     changed = False
     if error.get("code") == VERSION_NOT_SUPPORTED:
         error["message"] = VERSION_TEXT
+        changed = True
+    elif error.get("code") == PARSE_ERROR and error.get("message") != NOT_JSON_TEXT:
+        error["message"] = NOT_JSON_TEXT  # the SDK sends json's own text (line, column, char)
         changed = True
     data = error.get("data")
     for info in data if isinstance(data, list) else [data]:

@@ -30,9 +30,16 @@ from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as ASGIMessage
 
-from agent.edge.wire_errors import BODY_TOO_LARGE, NOT_UTF8, TOO_DEEP, EdgeError, send_error
+from agent.edge.wire_errors import (
+    BODY_TIMEOUT,
+    BODY_TOO_LARGE,
+    NOT_UTF8,
+    TOO_DEEP,
+    EdgeError,
+    send_error,
+)
 from agent.errors import NetagentError
-from agent.interfaces.pointer import json_pointer
+from agent.interfaces.pointer import bounded_pointer
 from agent.settings import Limits
 
 NON_FINITE = "finite_numbers"
@@ -40,6 +47,9 @@ NUL = "no_nul"
 # How much of a refused (oversize) body is read and dropped so the client can read the 413.
 DRAIN_BYTES = 8 * 1024 * 1024
 DRAIN_WAIT_SECONDS = 1.0  # the longest pause in a refused body before the 413 goes out anyway
+MAX_INT_DIGITS = 4300  # Python's int_max_str_digits: json.loads raises ValueError past it
+_LONG_DIGITS = re.compile(rb"[0-9]{%d,}" % (MAX_INT_DIGITS + 1))
+TIMEOUT_TEXT = "the request body was not received in time"
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _PAIR = re.compile(rb"\[\]|\{\}")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
@@ -63,7 +73,7 @@ _DESCRIPTIONS = {
 
 
 def _refusal(exceeded: _ExceededError) -> InvalidParamsError:
-    pointer = json_pointer(exceeded.path)
+    pointer = bounded_pointer(exceeded.path)
     if exceeded.limit == NUL:  # PostgreSQL text cannot hold it, so no backend accepts it
         return InvalidParamsError(
             message=f"strings may not contain U+0000 (at {pointer or '/'})",
@@ -196,6 +206,40 @@ def check_message(params: SendMessageRequest, limits: Limits) -> None:
         raise _refusal(exceeded) from None
 
 
+def check_json(value: Any, limits: Limits, path: list[str | int]) -> None:
+    """Refuse a plain JSON value (the console's arguments) past the limits a Data Part has.
+
+    The same limits, pointers and texts as ``check_message`` (``value`` counts as a Data
+    Part's ``data`` at ``path``), walked without recursion: InvalidParamsError.
+    """
+    try:
+        _check_plain(value, limits, path)
+    except _ExceededError as exceeded:
+        raise _refusal(exceeded) from None
+
+
+def _check_plain(value: Any, limits: Limits, path: list[str | int]) -> None:
+    walker = _Walker(limits)
+    stack: list[tuple[Any, list[str | int], int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            walker.string(item, where)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise _ExceededError(NON_FINITE, 0, where)
+        elif isinstance(item, dict | list):
+            if depth + 1 > limits.max_depth:
+                raise _ExceededError("max_depth", limits.max_depth, where)
+            if len(item) > limits.max_items:
+                raise _ExceededError("max_items", limits.max_items, where)
+            if isinstance(item, dict):
+                for key, member in item.items():
+                    walker.string(str(key), where)
+                    stack.append((member, [*where, str(key)], depth + 1))
+            else:
+                stack.extend((member, [*where, i], depth + 1) for i, member in enumerate(item))
+
+
 # -- body-level limits ------------------------------------------------------------------------
 
 
@@ -232,11 +276,22 @@ class BodyLimitMiddleware:
     deep with 200 like every JSON-RPC error), elsewhere ``google.rpc.Status`` with 413 or 400.
     """
 
-    def __init__(self, app: ASGIApp, *, limits: Limits, jsonrpc_path: str, rest_path: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        limits: Limits,
+        jsonrpc_path: str,
+        rest_path: str,
+        body_timeout: float = 30.0,
+        json_paths: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.limits = limits
         self.jsonrpc_path = jsonrpc_path.rstrip("/")
         self.rest_path = rest_path.rstrip("/")
+        self.body_timeout = body_timeout
+        self.json_paths = json_paths  # further JSON endpoints (prefixes) held to the depth limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -251,8 +306,21 @@ class BodyLimitMiddleware:
             return
         chunks: list[bytes] = []
         size = 0
+        deadline = asyncio.get_running_loop().time() + self.body_timeout
         while True:
-            message = await receive()
+            try:  # the whole body within body_timeout, however it trickles in
+                async with asyncio.timeout_at(deadline):  # a timer, not a task per chunk
+                    message = await receive()
+            except TimeoutError:
+                await send_error(
+                    send,
+                    BODY_TIMEOUT,
+                    TIMEOUT_TEXT,
+                    jsonrpc=self._is_jsonrpc(scope),
+                    metadata={"limit": "body_timeout", "seconds": f"{self.body_timeout:g}"},
+                    headers=[(b"connection", b"close")],
+                )
+                return
             if message["type"] != "http.request":
                 return  # the client went away before sending its body
             chunk = message.get("body", b"")
@@ -268,7 +336,7 @@ class BodyLimitMiddleware:
                 break
         body = b"".join(chunks)
         del chunks
-        if self._is_a2a(scope["path"]):
+        if self._is_a2a(scope["path"]) or any(map(scope["path"].startswith, self.json_paths)):
             refusal = self._malformed(body)
             if refusal is not None:
                 jsonrpc = self._is_jsonrpc(scope)
@@ -304,6 +372,10 @@ class BodyLimitMiddleware:
         if json_too_deep(body, self.limits.max_body_depth):
             depth = self.limits.max_body_depth
             return TOO_DEEP, f"JSON nested more than {depth} levels deep"
+        if _LONG_DIGITS.search(body) and _LONG_DIGITS.search(_STRING.sub(b'""', body)):
+            # Python's json refuses such an integer with a ValueError naming its own limit,
+            # which the SDK answers as an internal error
+            return TOO_DEEP, f"numbers may have at most {MAX_INT_DIGITS} digits"
         return None
 
     def _is_jsonrpc(self, scope: Scope) -> bool:

@@ -29,7 +29,7 @@ from rfc3339_validator import validate_rfc3339
 
 from agent.errors import NetagentError, SchemaInterfaceError
 from agent.interfaces.fast_check import Check, compile_check
-from agent.interfaces.pointer import json_pointer
+from agent.interfaces.pointer import bounded_pointer, json_pointer
 from agent.interfaces.spec import DIALECT
 
 __all__ = [
@@ -347,7 +347,7 @@ def _details_of(error: ValidationError, locations: _Locations) -> Iterator[dict[
 def _detail(
     at: list[str | int], schema_path: str, keyword: str, expected: str | None, actual: str
 ) -> dict[str, str]:
-    detail = {"instance_path": json_pointer(at), "schema_path": schema_path, "keyword": keyword}
+    detail = {"instance_path": bounded_pointer(at), "schema_path": schema_path, "keyword": keyword}
     if expected is not None:
         detail["expected"] = expected
     detail["actual"] = actual

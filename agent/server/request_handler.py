@@ -72,11 +72,18 @@ from a2a.types import (
     UnsupportedOperationError,
 )
 from a2a.utils.errors import A2AError
-from a2a.utils.task import apply_history_length, validate_history_length, validate_page_size
+from a2a.utils.task import (
+    apply_history_length,
+    decode_list_tasks_cursor,
+    decode_page_token,
+    validate_history_length,
+    validate_page_size,
+)
 
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import check_message
 from agent.edge.required_fields import check_required_fields
+from agent.edge.strings import queryable
 from agent.ids import random_hex, random_id
 from agent.interfaces import ErrorCode, SkillError
 from agent.registry.cards import CardFactory
@@ -105,6 +112,10 @@ MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
 # that is a 500), and no identifier of ours holds any of them.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 TASK_NOT_FOUND = "Task not found"
+PAGE_TOKEN_TEXT = "pageToken is not a page token this agent issued"
+MAX_PAGE_TOKEN_CHARS = 512  # the tokens we issue are about 80 characters
+# A cursor's time, in ns, as protobuf's Timestamp holds it (0001-01-01 to 9999-12-31 UTC).
+_CURSOR_NS = range(-62_135_596_800 * 10**9, 253_402_300_800 * 10**9)
 # A cancel for a task another replica runs: how long to wait for that replica to cancel it.
 RELAY_WAIT_SECONDS = 5.0
 RELAY_POLL_SECONDS = 0.1
@@ -152,7 +163,11 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
 def _storable(identifier: str) -> bool:
     """Whether the task store can hold (or look up) this id: its length, no control characters."""
-    return len(identifier) <= MAX_ID_LENGTH and not _CONTROL.search(identifier)
+    return (
+        len(identifier) <= MAX_ID_LENGTH
+        and not _CONTROL.search(identifier)
+        and queryable(identifier)
+    )
 
 
 def _check_task_id(task_id: str) -> None:
@@ -165,8 +180,31 @@ def _check_context_id(context_id: str, field: str) -> None:
     """A context id the store cannot hold is the caller's mistake: InvalidParams, named by field."""
     if len(context_id) > MAX_ID_LENGTH:
         raise InvalidParamsError(message=f"{field} is longer than {MAX_ID_LENGTH}")
-    if _CONTROL.search(context_id):
+    if _CONTROL.search(context_id) or not queryable(context_id):
         raise InvalidParamsError(message=f"{field} holds a control character")
+
+
+def _check_page_token(token: str) -> None:
+    """A page token must decode to a position whose task id the store could hold.
+
+    The SDK's store decodes the token and binds its id part in a query (a NUL there is a
+    driver error on PostgreSQL); its refusals quote the whole token back. Any token that is
+    not one of ours is refused here, in fixed text, before the store sees it.
+    """
+    if len(token) > MAX_PAGE_TOKEN_CHARS or not queryable(token):
+        raise InvalidParamsError(message=PAGE_TOKEN_TEXT)
+    cursor = decode_list_tasks_cursor(token)
+    if cursor is not None:
+        task_id = cursor.task_id
+        if cursor.timestamp_ns is not None and cursor.timestamp_ns not in _CURSOR_NS:
+            raise InvalidParamsError(message=PAGE_TOKEN_TEXT)  # the store's ValueError
+    else:  # the SDK's older token: the base64 of the id of the page's first task
+        try:
+            task_id = decode_page_token(token)
+        except InvalidParamsError:
+            raise InvalidParamsError(message=PAGE_TOKEN_TEXT) from None
+    if not task_id or not _storable(task_id):
+        raise InvalidParamsError(message=PAGE_TOKEN_TEXT)
 
 
 def _check_ids(params: SendMessageRequest) -> None:
@@ -605,9 +643,16 @@ class GovernedRequestHandler(RequestHandler):
             validate_page_size(params.page_size)
         if params.status not in TaskState.values():
             raise InvalidParamsError(message="status is not a task state")
-        if _CONTROL.search(params.context_id):
+        if _CONTROL.search(params.context_id) or not queryable(params.context_id):
             raise InvalidParamsError(message="context_id holds a control character")
-        page = await self._store.list(params, context)
+        if params.page_token:
+            _check_page_token(params.page_token)
+        try:
+            page = await self._store.list(params, context)
+        except InvalidParamsError:  # the store's refusals of a token quote it back
+            if not params.page_token:
+                raise
+            raise InvalidParamsError(message=PAGE_TOKEN_TEXT) from None
         owner = _owner(context)
         for task in page.tasks:
             run = self._live.get(task.id, owner)

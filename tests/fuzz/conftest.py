@@ -1,4 +1,4 @@
-"""One real agent per fuzz module, a counting client, and a crash log.
+"""One real agent per fuzz module and backend, a counting client, and a crash log.
 
 Each module is its own unit of work (it can run beside the others on another worker) and ends
 with the closing checks of its target (``harness.closing_checks``).
@@ -16,8 +16,21 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import RunningAgent, start_agent
-from tests.fuzz.harness import CrashLog, Fuzzer
+from tests.conftest import BACKENDS, RunningAgent, postgres_available, start_agent, use_backend
+from tests.fuzz.harness import FULL_ON_EVERY_BACKEND, CrashLog, Fuzzer
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Every fuzz module runs on SQLite; those of ``harness.FULL_ON_EVERY_BACKEND`` on
+    PostgreSQL too."""
+    if request.param == "postgresql":
+        if getattr(request.module, "TARGET", None) not in FULL_ON_EVERY_BACKEND:
+            pytest.skip("this fuzz target runs on SQLite only (tests/fuzz/harness.py)")
+        if not postgres_available():
+            pytest.skip("no PostgreSQL cluster in this session (CI always has one)")
+    use_backend(str(request.param))
+    return str(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +56,8 @@ def crash_log() -> Iterator[CrashLog]:
 
 
 @pytest.fixture(scope="module")
-def fuzzer(fuzz_agent: RunningAgent, crash_log: CrashLog) -> Iterator[Fuzzer]:
+def fuzzer(fuzz_agent: RunningAgent, crash_log: CrashLog, backend: str) -> Iterator[Fuzzer]:
     """alice's keep-alive client; its counts are the module's request totals."""
-    client = Fuzzer(fuzz_agent)
+    client = Fuzzer(fuzz_agent, backend)
     yield client
     client.client.close()

@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from agent.errors import SecurityError
 from agent.ids import random_hex
+from agent.security.identity import MAX_SUBJECT_CHARS as MAX_SUBJECT_CHARS
+from agent.security.identity import MAX_TENANT_CHARS as MAX_TENANT_CHARS
+from agent.security.identity import (
+    SUBJECT_REFUSED,
+    TENANT_REFUSED,
+    valid_subject,
+    valid_tenant,
+)
 from agent.security.principal import Principal
 from agent.security.token_cache import VerifiedTokens
 from agent.settings import Settings
@@ -32,10 +39,6 @@ SIGNING_ALGORITHM = "ES256"
 EXTERNAL_ALGORITHMS = ("RS256", "PS256", "ES256", "ES384", "EdDSA")
 KEY_FILE = "signing-key.pem"
 MAX_TOKEN_BYTES = 8192
-MAX_TENANT_CHARS = 64
-"""The audit's tenant column; ``tenant:subject`` (the task owner) must fit in 255."""
-MAX_SUBJECT_CHARS = 255 - MAX_TENANT_CHARS - 1
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 DEFAULT_TTL_SECONDS = 8 * 3600
 
 
@@ -195,6 +198,8 @@ class TokenVerifier:
             raise TokenError("token is for another audience") from exc
         except jwt.InvalidIssuerError as exc:
             raise TokenError("token is from an unknown issuer") from exc
+        except jwt.exceptions.InvalidSubjectError as exc:  # PyJWT: a ``sub`` that is no string
+            raise TokenError(SUBJECT_REFUSED) from exc
         except jwt.PyJWTError as exc:
             raise TokenError("token signature or claims are invalid") from exc
         expires = claims["exp"]
@@ -203,17 +208,19 @@ class TokenVerifier:
 
 
 def _principal_from_claims(claims: dict[str, Any], token: str) -> Principal:
+    """The identity policy (agent/security/identity.py), then the scopes.
+
+    Every identity that passes can be stored and compared (task owner, bindings, audit rows,
+    the inventory's tenant filter); anything else is refused here, as a 401 with a fixed
+    reason that never holds the claim, rather than failing every request later.
+    """
     subject, tenant, scope = claims.get("sub"), claims.get("tenant"), claims.get("scope", "")
-    if not isinstance(subject, str) or not subject:
-        raise TokenError("token has no subject")
-    if not isinstance(tenant, str) or not tenant:
+    if not valid_subject(subject):
+        raise TokenError(SUBJECT_REFUSED)
+    if tenant is None:
         raise TokenError("token has no tenant claim")
+    if not valid_tenant(tenant):
+        raise TokenError(TENANT_REFUSED)
     if not isinstance(scope, str):
         raise TokenError("token scope claim must be a space-separated string")
-    # The identity is stored (task owner ``tenant:subject``, audit rows): a claim the store cannot
-    # hold would fail every request with an internal error instead of a 401.
-    if len(subject) > MAX_SUBJECT_CHARS or _CONTROL.search(subject):
-        raise TokenError(f"token subject must be at most {MAX_SUBJECT_CHARS} printable characters")
-    if len(tenant) > MAX_TENANT_CHARS or _CONTROL.search(tenant):
-        raise TokenError(f"token tenant must be at most {MAX_TENANT_CHARS} printable characters")
     return Principal(subject=subject, tenant=tenant, scopes=frozenset(scope.split()), token=token)

@@ -27,6 +27,7 @@ from agent.security.auth import (
     TokenError,
     TokenVerifier,
 )
+from agent.security.identity import valid_subject, valid_tenant
 from agent.security.principal import Principal
 from agent.security.token_cache import VerifiedTokens
 
@@ -315,9 +316,11 @@ class ToolTokenVerifier:
             raise TokenError("tool token is for another audience") from exc
         except (jwt.PyJWTError, jwt.PyJWKClientError) as exc:
             raise TokenError("tool token signature or claims are invalid") from exc
-        tenant = claims.get("tenant")
+        tenant, subject = claims.get("tenant"), claims.get("sub")
         if not isinstance(tenant, str) or not tenant:
             raise TokenError("tool token has no tenant")
+        if not valid_tenant(tenant) or not valid_subject(subject):  # the edge's policy
+            raise TokenError("tool token names no valid identity")
         chain: list[str] = []
         act = claims.get("act")
         while isinstance(act, dict) and isinstance(act.get("sub"), str):
@@ -328,7 +331,7 @@ class ToolTokenVerifier:
         given = claims.get("ctx")
         context: dict[str, Any] = given if isinstance(given, dict) else {}
         return ToolClaims(
-            subject=str(claims["sub"]),
+            subject=subject,
             tenant=tenant,
             scopes=frozenset(str(claims.get("scope", "")).split()),
             actor_chain=tuple(chain),

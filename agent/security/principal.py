@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from a2a.auth.user import User
 
+from agent.security.identity import owner_key
+
 
 @dataclass(frozen=True)
 class Principal:
@@ -23,8 +25,9 @@ class Principal:
 
     @property
     def owner(self) -> str:
-        """The task-store owner key: tenant and subject, both from the verified token."""
-        return f"{self.tenant or ''}:{self.subject}"
+        """The task-store owner key of tenant and subject, both from the verified token
+        (:func:`agent.security.identity.owner_key`: no other pair has it)."""
+        return owner_key(self.tenant, self.subject)
 
     def __repr__(self) -> str:
         # The raw token never reaches a log line.

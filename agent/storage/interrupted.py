@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from agent.ids import random_hex
 from agent.interfaces import ErrorCode, SkillError
+from agent.security.identity import parse_owner_key
 from agent.storage.audit import AGENT_TOOL, AuditRecord
 from agent.storage.tables import principal_audit
 
@@ -48,13 +49,12 @@ class Runner:
 
     @classmethod
     def of_owner(cls, owner: str | None) -> Runner:
-        """Derived from a task-store owner ``tenant:subject`` when no runner row says more.
-
-        The subject may itself hold ':' (``agent:NAME``), so only the first one separates.
-        """
-        tenant, separator, subject = (owner or "").partition(":")
-        if not separator:
-            tenant, subject = "", owner or ""
+        """Derived from a task-store owner key (``agent/security/identity.py``) when no runner
+        row says more; a key it did not make (the anonymous ``""``) names no tenant."""
+        parsed = parse_owner_key(owner or "")
+        if parsed is None:
+            return cls(owner or "", None)
+        tenant, subject = parsed
         return cls(subject, tenant or None)
 
 

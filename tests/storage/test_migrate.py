@@ -50,7 +50,7 @@ def test_config_needs_no_ini_file() -> None:
     assert cfg.get_main_option("version_table") == core.VERSION_TABLE == "alembic_version_core"
     for shipped in ("env.py", "script.py.mako", "alembic.ini"):
         assert (core.MIGRATIONS_DIR / shipped).is_file()
-    assert core.head_revision() == "core_0002"
+    assert core.head_revision() == "core_0003"
     assert set(TABLES) == CORE_TABLES
 
 
@@ -84,6 +84,7 @@ def test_offline_sql_creates_every_table_and_trigger() -> None:
     assert sql.count("CREATE TRIGGER principal_audit_no_") == 3
     assert "INSERT INTO alembic_version_core (version_num) VALUES ('core_0001')" in sql
     assert "UPDATE alembic_version_core SET version_num='core_0002'" in sql
+    assert "UPDATE alembic_version_core SET version_num='core_0003'" in sql
 
 
 async def test_upgrade_creates_the_core_tables_only(new_database: NewDatabase) -> None:

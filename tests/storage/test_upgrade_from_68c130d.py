@@ -41,10 +41,10 @@ from tests.storage.schema import metadata_differences, schema_of
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 MOMENT = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)  # the audit rows' time in the dumps
-BINDINGS = [
+BINDINGS = [  # the dumps hold the old owners (acme:alice ...); core_0003 rewrote them
     Binding(
         "task-bound",
-        "acme:alice",
+        "4:acme:alice",
         Phase.BOUND,
         skill_id="check_link_capacity",
         arguments={"link_id": "acme-lnk-00002"},
@@ -52,14 +52,14 @@ BINDINGS = [
     ),
     Binding(
         "task-clarify",
-        "acme:paula",
+        "4:acme:paula",
         Phase.CLARIFY,
         candidates=("check_link_capacity", "plan_link_upgrade"),
         text="capacity",
     ),
     Binding(
         "task-arguments",
-        "globex:gary",
+        "6:globex:gary",
         Phase.ARGUMENTS,
         skill_id="plan_link_upgrade",
         arguments={"horizon_days": 90},
@@ -123,6 +123,7 @@ async def test_a_68c130d_database_upgrades_in_place(
     assert [line.split(",")[0] for line in ran] == [
         "Running upgrade  -> core_0001",
         "Running upgrade core_0001 -> core_0002",
+        "Running upgrade core_0002 -> core_0003",
     ]
     assert await core.current_revision(old) == core.head_revision()
     assert await inventory.current_revision(old) == inventory.head_revision()

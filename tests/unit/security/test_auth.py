@@ -23,6 +23,7 @@ from agent.security.auth import (
     issue_token,
     load_or_create_signing_key,
 )
+from agent.security.identity import TENANT_REFUSED
 from agent.settings import Settings
 
 
@@ -100,7 +101,7 @@ def test_issued_token_verifies_into_the_principal(
     assert principal.tenant == "acme"
     assert principal.scopes == frozenset({"inventory.read", "capacity.read"})
     assert principal.authenticated
-    assert principal.owner == "acme:alice"
+    assert principal.owner == "4:acme:alice"
     assert principal.token == token
     assert token not in repr(principal)
 
@@ -226,7 +227,7 @@ def test_tenant_claim_that_is_no_slug(
     settings: Settings, key: SigningKey, verifier: TokenVerifier, tenant: Any
 ) -> None:
     token = sign(key, good_claims(settings, tenant=tenant))
-    assert refusal(verifier, token) == "token has no tenant claim"
+    assert refusal(verifier, token) == TENANT_REFUSED
 
 
 @pytest.mark.parametrize("scope", [["inventory.read"], 1, {"inventory.read": True}])

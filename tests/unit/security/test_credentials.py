@@ -622,6 +622,23 @@ def test_the_tool_refuses_a_token_without_a_tenant(
 
 
 @pytest.mark.parametrize(
+    ("member", "value"),
+    [
+        *[("tenant", v) for v in (" ", "\u3000", "acme:bob", "t" * 65)],
+        *[("sub", v) for v in (" ", "\u00a0", "ali\u202ece", "s" * 188)],
+    ],
+    ids=repr,
+)
+def test_the_tool_refuses_an_identity_outside_the_policy(
+    key: SigningKey, tool_verifier: ToolTokenVerifier, member: str, value: str
+) -> None:
+    """What the edge refuses in a caller token (docs/security.md#identity-claims), the tool
+    refuses in a tool token (an external token service may have signed it)."""
+    claims = {**tool_claims(), member: value}
+    assert tool_refusal(tool_verifier, sign(key, claims)) == "tool token names no valid identity"
+
+
+@pytest.mark.parametrize(
     "act", [None, {}, {"sub": 7}, "agent:netops-agent", ["agent:netops-agent"]]
 )
 def test_the_tool_refuses_a_token_without_an_actor(

@@ -1,7 +1,9 @@
-"""Routing benchmark: latency of the classifier layer and of the whole router, and the
-confusion matrix of the evaluation set. Prints figures; asserts nothing.
+"""Routing benchmark: CPU time of the classifier layer and of the whole router, and the
+confusion matrix of an evaluation set (default ``tests/routing/eval_set.json``; ``--set`` for
+another, e.g. ``tests/routing/dev_set.json`` or a held-out set). Prints figures; asserts
+nothing. The router is the deployment's: the network's routing features included.
 
-    .venv/bin/python -m bench.routing [--repeat 20]
+    .venv/bin/python -m bench.routing [--repeat 20] [--set PATH] [--no-misses]
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from agent.registry.loader import load_registry
 from agent.routing.router import Action, Router
 from agent.security.principal import Principal
-from netops.deployment import SKILLS_DIR
+from netops.deployment import SKILLS_DIR, network_deployment
 from tests.a2a_helpers import text_message
 
 EVAL = Path(__file__).resolve().parents[1] / "tests" / "routing" / "eval_set.json"
@@ -42,12 +44,14 @@ def label(router: Router, text: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--set", type=Path, default=EVAL, help="evaluation set (JSON)")
+    parser.add_argument("--no-misses", action="store_true", help="do not list the misses")
     args = parser.parse_args()
-    evaluation = json.loads(EVAL.read_text())
+    evaluation = json.loads(args.set.read_text())
     texts = [e["text"] for e in evaluation["clear"]] + [e["text"] for e in evaluation["ambiguous"]]
 
     started = time.perf_counter()
-    router = Router(load_registry(SKILLS_DIR))
+    router = Router(load_registry(SKILLS_DIR), features=network_deployment().routing_features)
     router.warm()
     print(f"registry + classifier training: {(time.perf_counter() - started) * 1000:.0f} ms")
     candidates = {c.id for c in router.candidates(CALLER)}
@@ -56,15 +60,15 @@ def main() -> None:
     classifier_ms, router_ms = [], []
     for _ in range(args.repeat):
         for text, message in zip(texts, messages, strict=True):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             router.classifier.predict(text, candidates)
-            t1 = time.perf_counter()
+            t1 = time.process_time()
             router.route(message, CALLER)
-            t2 = time.perf_counter()
+            t2 = time.process_time()
             classifier_ms.append((t1 - t0) * 1000)
             router_ms.append((t2 - t1) * 1000)
     print(f"\n{len(classifier_ms)} routings ({len(texts)} messages x {args.repeat})")
-    print(f"{'layer':<22}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}")
+    print(f"{'CPU time':<22}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}")
     for name, samples in (("classifier", classifier_ms), ("whole router", router_ms)):
         print(
             f"{name:<22}{percentile(samples, 0.5):>10.3f}{percentile(samples, 0.99):>10.3f}"
@@ -84,8 +88,16 @@ def main() -> None:
         print(f"  {i}: {p}")
     clear = [r for r in rows if r[0] != "(ambiguous)"]
     ambiguous = [r for r in rows if r[0] == "(ambiguous)"]
+    print("\nper skill (clear requests routed right / asked)")
+    for t in truth:
+        if t != "(ambiguous)":
+            print(
+                f"  {t:<30}{counts[(t, t)]:>4}/{sum(n for (e, _), n in counts.items() if e == t)}"
+            )
     print(f"\nclear accuracy: {sum(t == p for t, p in clear)}/{len(clear)}")
     print(f"ambiguous clarified: {sum(p == 'clarify' for _, p in ambiguous)}/{len(ambiguous)}")
+    if args.no_misses:
+        return
     print("wrong:")
     for entry in evaluation["clear"]:
         got = label(router, entry["text"])

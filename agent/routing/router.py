@@ -47,8 +47,8 @@ MAX_ROUTE_TEXT = 2000
 DESCRIPTION_WEIGHT = 0.8
 """How much the description layer's confidence counts beside the classifier's."""
 CLOSE = 0.2
-"""A candidate within this of the best score is close to it: offered in a clarification, and
-two close candidates above the threshold are a tie the router asks about."""
+"""A candidate within this of the best score (and at least half of it) is close to it: offered
+in a clarification; two close candidates above the threshold are a tie the router asks about."""
 FITS = 0.3
 """The score at which a replacement is said to fit a request its replaced skill was best for."""
 SEPARATES = 0.5
@@ -56,6 +56,7 @@ SEPARATES = 0.5
 differ by this much (it learned from utterances; votes and descriptions are coarser)."""
 MAX_OFFERED = 3
 """At most this many candidates are offered in a clarification."""
+_WORDS = re.compile(r"[a-z0-9]+")
 _REQUEST_WORDS = frozenset(
     re.findall(
         r"\S+",
@@ -428,7 +429,7 @@ class Router:
             s for s in scores if not self._describes_unseen(by_id[s.skill_id], read, principal)
         ]
         best = scores[0] if scores else None
-        close = [s for s in scores if best is not None and s.score >= best.score - CLOSE]
+        close = [s for s in scores if best is not None and _close(s, best)]
         replaced = None
         if best is not None:
             replacement = self._replacement(by_id[best.skill_id], scores, read)
@@ -444,7 +445,9 @@ class Router:
             and abs(best.classifier - rivals[0].classifier) < SEPARATES
         )
         if best is None or best.score < self.threshold or tie or says_too_little(read):
-            offered = close[:MAX_OFFERED] if close else scores[:MAX_OFFERED]
+            offered = [
+                s for s in close or scores if not self._superseded(by_id[s.skill_id], close, read)
+            ][:MAX_OFFERED]
             return Decision(
                 Action.CLARIFY,
                 Layer.CLARIFICATION,
@@ -475,6 +478,16 @@ class Router:
         named = extract(text).get("skill_id") if extract is not None else None
         target = self._registry.get(named) if isinstance(named, str) else None
         return target is not None and not visible(target.manifest, principal)
+
+    @staticmethod
+    def _superseded(capability: Capability, offered: Sequence[Score], text: str) -> bool:
+        """A replaced skill is not offered beside its replacement (unless the text names it)."""
+        manifest = capability.manifest
+        return (
+            manifest.state is State.DEPRECATED
+            and any(s.skill_id == manifest.replacement for s in offered)
+            and not names_skill(text, manifest)
+        )
 
     def _replacement(
         self, capability: Capability, scores: Sequence[Score], text: str
@@ -574,14 +587,20 @@ def names_skill(text: str, manifest: Any) -> bool:
     """Whether ``text`` names the skill: its id (``link_headroom``, ``link-headroom``), its
     name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
     an ordinary word of the trade, not a name)."""
-    folded = " " + " ".join(text.lower().replace("_", " ").replace("-", " ").split()) + " "
-    names = [manifest.id.replace("_", " "), str(thawed(manifest.skill).get("name", ""))]
+    said = f" {' '.join(_WORDS.findall(text.lower()))} "
+    names = [manifest.id, str(thawed(manifest.skill).get("name", ""))]
     names += [a for a in manifest.aliases if len(a.split()) > 1]
     for name in names:
-        words = " ".join(name.lower().replace("_", " ").replace("-", " ").split())
-        if words and f" {words} " in folded:
+        words = " ".join(_WORDS.findall(name.lower()))
+        if words and f" {words} " in said:
             return True
-    return manifest.id in text.lower()
+    return False
+
+
+def _close(score: Score, best: Score) -> bool:
+    """Within ``CLOSE`` of the best, and at least half its score (of weak scores, the weakest
+    are not close: they are noise)."""
+    return score.score >= best.score - CLOSE and score.score >= best.score / 2
 
 
 def says_too_little(text: str) -> bool:

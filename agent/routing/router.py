@@ -445,13 +445,19 @@ class Router:
             and abs(best.classifier - rivals[0].classifier) < SEPARATES
         )
         if best is None or best.score < self.threshold or tie or says_too_little(read):
-            offered = [
-                s for s in close or scores if not self._superseded(by_id[s.skill_id], close, read)
-            ][:MAX_OFFERED]
+            chosen = {
+                s.skill_id
+                for s in [
+                    s
+                    for s in close or scores
+                    if not self._superseded(by_id[s.skill_id], close, read)
+                ][:MAX_OFFERED]
+            }
             return Decision(
                 Action.CLARIFY,
                 Layer.CLARIFICATION,
-                candidates=tuple(by_id[s.skill_id] for s in offered),
+                # in the registry's order, so their numbers do not shift between questions
+                candidates=tuple(c for c in fitting if c.id in chosen),
                 confidence=best.score if best else 0.0,
                 text=text,
                 arguments=_argument_parts(message),

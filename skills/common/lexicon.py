@@ -151,7 +151,7 @@ class NetworkFeatures:
             signals += [f"metric:{name}" for name in metrics]
         bandwidths = find_bandwidths(cleaned)
         capacity = _CAPACITY.search(masked) is not None
-        comparison = find_comparison(masked)
+        comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         resource = bool(links or devices or interface)
         votes: dict[str, float] = {}
         if metrics and comparison is not None and not capacity:

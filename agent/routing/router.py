@@ -431,9 +431,10 @@ class Router:
         best = scores[0] if scores else None
         close = [s for s in scores if best is not None and _close(s, best)]
         replaced = None
-        if best is not None:
+        lead = best.score if best is not None else 0.0  # what the threshold is compared with
+        if best is not None and lead >= self.threshold:
             replacement = self._replacement(by_id[best.skill_id], scores, read)
-            if replacement is not None:
+            if replacement is not None:  # it runs on its replaced skill's lead
                 replaced, best = best.skill_id, replacement
                 close = [best] + [s for s in close if s.skill_id not in (best.skill_id, replaced)]
         rivals = [s for s in close if s.skill_id != (best.skill_id if best else None)]
@@ -444,7 +445,7 @@ class Router:
             and rivals[0].score >= self.threshold
             and abs(best.classifier - rivals[0].classifier) < SEPARATES
         )
-        if best is None or best.score < self.threshold or tie or says_too_little(read):
+        if best is None or lead < self.threshold or tie or says_too_little(read):
             chosen = {
                 s.skill_id
                 for s in [

@@ -12,12 +12,14 @@ from a2a.types import Message, Role
 
 from agent.interfaces import ErrorCode
 from agent.registry.loader import load_registry
+from agent.routing.features import TextFeatures
 from agent.routing.router import (
     MAX_OFFERED,
     Action,
     Decision,
     Layer,
     Router,
+    Score,
     names_skill,
     says_too_little,
 )
@@ -228,3 +230,29 @@ def test_hostile_text_is_routed_or_asked_about_never_an_exception(
     decision = route(router, text)
     assert decision.action in (Action.RUN, Action.ASK, Action.CLARIFY, Action.REFUSE)
     assert decision.routing_metadata()["routing"]["layer"] in {layer.value for layer in Layer}
+
+
+def test_a_replacement_that_fits_runs_on_its_replaced_skills_lead(router: Router) -> None:
+    """Scores fixed by hand: link_headroom leads (0.9), check_link_capacity fits (0.4)."""
+
+    class Fixed(Router):
+        def score(self, text: str, candidates: Any) -> Any:
+            fixed = [
+                Score("link_headroom", 0.9, 0.9, 0.0, 0.0),
+                Score("check_link_capacity", 0.4, 0.4, 0.0, 0.0),
+            ]
+            rest = [
+                Score(c, 0.0, 0.0, 0.0, 0.0)
+                for c in candidates
+                if c not in {"link_headroom", "check_link_capacity"}
+            ]
+            return fixed + rest, TextFeatures()
+
+    fixed = Fixed.__new__(Fixed)
+    fixed.__dict__.update(router.__dict__)
+    decision = fixed.route(text_message("how much room is on acme-lnk-00002"), ALICE)
+    assert decision.action is Action.RUN
+    assert decision.capability is not None and decision.capability.id == "check_link_capacity"
+    assert decision.replaced == "link_headroom" and decision.confidence == 0.4
+    named = fixed.route(text_message("link headroom of acme-lnk-00002"), ALICE)
+    assert named.capability is not None and named.capability.id == "link_headroom"

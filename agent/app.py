@@ -270,7 +270,11 @@ def create_app(
         tool_factory = tools(tool_factory)
     store = task_store(runtime.engine)
     writer = task_writer(runtime.engine, store)
-    router = Router(runtime.registry, threshold=settings.route_threshold)
+    router = Router(
+        runtime.registry,
+        threshold=settings.route_threshold,
+        features=deployment.routing_features,
+    )
     observer = task_observer(settings, tracer_provider)
     executor = SkillExecutor(
         runtime.registry,

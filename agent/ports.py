@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from agent.console.topology import TopologySource
     from agent.registry.cards import AgentIdentity
+    from agent.routing.features import FeatureProvider
     from agent.security.credentials import ToolTokenVerifier
     from agent.settings import Settings
     from agent.storage.audit import AuditLog
@@ -97,6 +98,8 @@ class Deployment:
     topology: TopologyFactory | None = None
     services: Callable[[], Sequence[Service]] = field(default=lambda: ())
     demo_callers: Sequence[DemoCaller] = ()
+    routing_features: FeatureProvider | None = None
+    """Domain knowledge the text router reads as features (``agent/routing/features.py``)."""
 
     def tool(self, name: str) -> ToolPort | None:
         """The port named ``name``, if this deployment has one."""

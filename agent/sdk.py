@@ -24,6 +24,7 @@ from agent.errors import ConfigurationError, NetagentError
 from agent.interfaces import ErrorCode, SkillError
 from agent.registry.fixed_result import FixedResult
 from agent.routing.extractors import plain, total
+from agent.routing.features import FeatureProvider, TextFeatures
 from agent.security.auth import TokenError
 from agent.security.credentials import ToolClaims, ToolGrant, ToolTokenVerifier
 from agent.security.principal import Principal
@@ -43,6 +44,7 @@ __all__ = [
     "Edge",
     "EdgeDetail",
     "ErrorCode",
+    "FeatureProvider",
     "FixedResult",
     "Graph",
     "Group",
@@ -54,6 +56,7 @@ __all__ = [
     "Series",
     "SkillContext",
     "SkillError",
+    "TextFeatures",
     "TokenError",
     "ToolClaims",
     "ToolGrant",

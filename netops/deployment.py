@@ -27,6 +27,7 @@ from agent.ports import (
 from agent.registry.cards import AgentIdentity
 from agent.sdk import TopologySource
 from agent.settings import Settings
+from skills.common.lexicon import NetworkFeatures
 
 log = logging.getLogger(__name__)
 
@@ -134,4 +135,5 @@ def network_deployment() -> Deployment:
         topology=_topology,
         services=_services,
         demo_callers=DEMO_CALLERS,
+        routing_features=NetworkFeatures(),
     )

@@ -5,21 +5,32 @@ logistic regression, trained at start-up from the manifests (name, description, 
 examples, routing utterances) plus an out-of-scope class of generic text. One model per
 distinct candidate set, built on first use and cached; a model only knows its candidates, so
 it can never return a skill outside them.
+
+Training texts are read through the deployment's feature provider (``agent.routing.features``)
+as messages are, so a domain synonym counts as its canonical word in both. Prediction does not
+go through scikit-learn's ``predict_proba`` (about 1.7 ms of input checks and sparse-matrix
+building per message): :class:`FastModel` reads the fitted vocabularies, idf weights and
+coefficients once and computes the same probabilities in a few tens of microseconds.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import FeatureUnion, Pipeline
 
 from agent.registry.manifest import Manifest, thawed
+from agent.routing.features import FeatureProvider, expanded
 
 OUT_OF_SCOPE = "__out_of_scope__"
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parent / "data" / "out_of_scope.txt"
@@ -75,19 +86,89 @@ def _pipeline() -> Pipeline:
     return Pipeline([("features", features), ("model", model)])
 
 
+class FastModel:
+    """A fitted pipeline's ``predict_proba`` for one text, without scikit-learn's overhead.
+
+    Exactly the pipeline's arithmetic: per vectorizer, its analyzer, (sublinear) term counts
+    times idf, L2 norm; the union's blocks side by side; then the logistic regression's
+    softmax (or sigmoid, for two classes). ``tests/routing`` checks it against the pipeline.
+    """
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        union = pipeline.named_steps["features"]
+        model = pipeline.named_steps["model"]
+        self.classes_ = model.classes_
+        self._blocks: list[tuple[Callable[[str], list[str]], dict[str, int], Any, bool, int]] = []
+        offset = 0
+        for _, vectorizer in union.transformer_list:
+            vocabulary = {str(k): int(v) for k, v in vectorizer.vocabulary_.items()}
+            self._blocks.append(
+                (
+                    vectorizer.build_analyzer(),
+                    vocabulary,
+                    vectorizer.idf_.tolist(),
+                    bool(vectorizer.sublinear_tf),
+                    offset,
+                )
+            )
+            offset += len(vocabulary)
+        self._coef = np.ascontiguousarray(model.coef_.T)  # features x classes
+        self._intercept = model.intercept_
+
+    def predict_proba(self, texts: Sequence[str]) -> Any:
+        """Probabilities per class for each text (rows), as the pipeline gives them."""
+        return np.vstack([self._one(text) for text in texts])
+
+    def _one(self, text: str) -> Any:
+        indices: list[int] = []
+        values: list[float] = []
+        for analyzer, vocabulary, idf, sublinear, offset in self._blocks:
+            counts = Counter(analyzer(text))
+            block_i, block_v = [], []
+            for term, count in counts.items():
+                index = vocabulary.get(term)
+                if index is not None:
+                    tf = 1.0 + math.log(count) if sublinear else float(count)
+                    block_i.append(index + offset)
+                    block_v.append(tf * idf[index])
+            norm = math.sqrt(sum(v * v for v in block_v))
+            if norm > 0:
+                indices += block_i
+                values += [v / norm for v in block_v]
+        decision = self._intercept + (np.asarray(values) @ self._coef[indices] if indices else 0.0)
+        if decision.shape[0] == 1:  # binary: one column, the second class's logit
+            p = 1.0 / (1.0 + math.exp(-float(decision[0])))
+            return np.array([1.0 - p, p])
+        exp = np.exp(decision - decision.max())
+        return exp / exp.sum()
+
+
 class SkillClassifier:
     """A cache of models, one per candidate set."""
 
-    def __init__(self, examples: Mapping[str, Sequence[str]], out_of_scope: Sequence[str]) -> None:
-        self._examples = {k: [normalize(t) for t in v] for k, v in examples.items()}
-        self._out_of_scope = [normalize(t) for t in out_of_scope]
-        self._models: dict[frozenset[str], Pipeline] = {}
+    def __init__(
+        self,
+        examples: Mapping[str, Sequence[str]],
+        out_of_scope: Sequence[str],
+        features: FeatureProvider | None = None,
+    ) -> None:
+        self._features = features
+        self._examples = {k: [self._read(t) for t in v] for k, v in examples.items()}
+        self._out_of_scope = [self._read(t) for t in out_of_scope]
+        self._models: dict[frozenset[str], FastModel] = {}
         self._lock = threading.Lock()
 
+    def _read(self, text: str) -> str:
+        if self._features is not None:
+            text = expanded(text, self._features.features(text))
+        return normalize(text)
+
     @classmethod
-    def from_manifests(cls, manifests: Iterable[Manifest]) -> SkillClassifier:
+    def from_manifests(
+        cls, manifests: Iterable[Manifest], features: FeatureProvider | None = None
+    ) -> SkillClassifier:
         """Train data from the registry's routable manifests."""
-        return cls({m.id: training_texts(m) for m in manifests}, out_of_scope_texts())
+        return cls({m.id: training_texts(m) for m in manifests}, out_of_scope_texts(), features)
 
     @property
     def known(self) -> frozenset[str]:
@@ -99,7 +180,7 @@ class SkillClassifier:
         allowed = frozenset(candidates) & self.known
         return not allowed or allowed in self._models
 
-    def model_for(self, candidates: frozenset[str]) -> Pipeline:
+    def model_for(self, candidates: frozenset[str]) -> FastModel:
         """The model for exactly these candidates (trained once, then reused)."""
         model = self._models.get(candidates)
         if model is not None:
@@ -111,17 +192,20 @@ class SkillClassifier:
                 for skill_id in sorted(candidates):
                     texts += self._examples[skill_id]
                     labels += [skill_id] * len(self._examples[skill_id])
-                model = _pipeline().fit(texts, labels)
+                model = FastModel(_pipeline().fit(texts, labels))
                 self._models[candidates] = model
         return model
 
-    def predict(self, text: str, candidates: Iterable[str]) -> Prediction:
-        """Rank the candidates for ``text``; unknown candidates are ignored."""
+    def predict(self, text: str, candidates: Iterable[str], *, expand: bool = True) -> Prediction:
+        """Rank the candidates for ``text``; unknown candidates are ignored.
+
+        ``expand=False``: ``text`` was already read through the feature provider (the router).
+        """
         allowed = frozenset(candidates) & self.known
         if not allowed or not text.strip():
             return Prediction(None, 0.0, ())
         model = self.model_for(allowed)
-        probabilities = model.predict_proba([normalize(text)])[0]
+        probabilities = model.predict_proba([self._read(text) if expand else normalize(text)])[0]
         ranked = sorted(
             zip(model.classes_, probabilities, strict=True), key=lambda p: (-p[1], p[0])
         )

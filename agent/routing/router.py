@@ -2,15 +2,20 @@
 
 Layers, in order: (1) the task's binding, (2) an explicit skill request, (3) a ``skill_id``
 hint in the message metadata (entitled callers only), (4) entitlement filter, (5) media-type
-filter, (6) a single candidate, (7) the classifier, restricted to the candidates, with a
-clarification below the confidence threshold. The router only decides; the executor enforces
-entitlement again before anything runs.
+filter, (6) a single candidate, (7) the text layers, restricted to the candidates: the
+classifier (trained on utterances and manifest text), the description layer (BM25 over each
+manifest, ``agent/routing/descriptions.py``) and the deployment's domain features
+(``agent/routing/features.py``), combined per candidate; a replaced (deprecated) skill yields to
+its replacement when both fit; below the confidence threshold, a clarification listing only the
+candidates close to the best. The router only decides; the executor enforces entitlement again
+before anything runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -20,11 +25,13 @@ from typing import Any
 from a2a.types import ContentTypeNotSupportedError, Message
 
 from agent.errors import NetagentError
-from agent.interfaces import ErrorCode, SkillError, error_details
+from agent.interfaces import DESCRIBE_SKILL_ID, ErrorCode, SkillError, error_details
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State, thawed
 from agent.registry.policy import entitled, visible
-from agent.routing.classifier import SkillClassifier
+from agent.routing.classifier import SkillClassifier, normalize
+from agent.routing.descriptions import DescriptionIndex, manifest_text, tokens
+from agent.routing.features import NO_FEATURES, FeatureProvider, TextFeatures, expanded
 from agent.routing.skill_request import SkillRequest, data_parts, explicit_request, plain_json
 from agent.security.principal import Principal
 from agent.settings import DEFAULT_ROUTE_THRESHOLD
@@ -35,6 +42,28 @@ HINT_KEY = "skill_id"
 JSON = "application/json"
 TEXT = "text/plain"
 NOT_ADVERTISED = "no such skill is advertised to you"
+MAX_ROUTE_TEXT = 2000
+"""Characters of a text message the text layers read (the extractor reads more)."""
+DESCRIPTION_WEIGHT = 0.8
+"""How much the description layer's confidence counts beside the classifier's."""
+CLOSE = 0.2
+"""A candidate within this of the best score (and at least half of it) is close to it: offered
+in a clarification; two close candidates above the threshold are a tie the router asks about."""
+FITS = 0.3
+"""The score at which a replacement is said to fit a request its replaced skill was best for."""
+SEPARATES = 0.5
+"""Two close candidates above the threshold are a tie unless the classifier's probabilities
+differ by this much (it learned from utterances; votes and descriptions are coarser)."""
+MAX_OFFERED = 3
+"""At most this many candidates are offered in a clarification."""
+_WORDS = re.compile(r"[a-z0-9]+")
+_REQUEST_WORDS = frozenset(
+    re.findall(
+        r"\S+",
+        "how what which who where when why whats is are was does do did can could will would "
+        "should has have show list give get tell find describe check plan count ",
+    )
+)
 
 
 class Layer(Enum):
@@ -46,6 +75,8 @@ class Layer(Enum):
     ENTITLEMENT = "entitlement_filter"
     SINGLE_CANDIDATE = "single_candidate"
     CLASSIFIER = "classifier"
+    DESCRIPTION = "description"
+    FEATURES = "domain_features"
     CLARIFICATION = "clarification"
 
 
@@ -56,6 +87,27 @@ class Action(Enum):
     CLARIFY = "clarify"  # input-required: which skill?
     ASK = "ask"  # input-required: which arguments?
     REFUSE = "refuse"
+
+
+@dataclass(frozen=True)
+class Score:
+    """One candidate's standing for a text: the combined score and what it came from."""
+
+    skill_id: str
+    score: float
+    classifier: float
+    description: float
+    features: float
+
+    def as_json(self) -> dict[str, Any]:
+        """For ``metadata.routing.scores``."""
+        return {
+            "skill_id": self.skill_id,
+            "score": round(self.score, 4),
+            "classifier": round(self.classifier, 4),
+            "description": round(self.description, 4),
+            "features": round(self.features, 4),
+        }
 
 
 @dataclass(frozen=True)
@@ -72,6 +124,11 @@ class Decision:
     missing: tuple[dict[str, str], ...] = ()
     error: SkillError | None = None
     text: str = ""
+    scores: tuple[Score, ...] = ()
+    """The text layers' top candidates, best first (text routing only)."""
+    signals: tuple[str, ...] = ()
+    replaced: str | None = None
+    """The replaced skill that scored best, when its replacement was chosen instead."""
 
     def routing_metadata(self) -> dict[str, Any]:
         """Why the message went where it went (task metadata under ``routing``)."""
@@ -82,6 +139,12 @@ class Decision:
             routing["candidates"] = [c.id for c in self.candidates]
         if self.confidence is not None:
             routing["confidence"] = round(self.confidence, 4)
+        if self.scores:
+            routing["scores"] = [s.as_json() for s in self.scores[:MAX_OFFERED]]
+        if self.signals:
+            routing["signals"] = list(self.signals)
+        if self.replaced is not None:
+            routing["replaced"] = self.replaced
         if self.missing:
             routing["missing"] = [m["pointer"] for m in self.missing]
         return {"routing": routing}
@@ -111,11 +174,22 @@ def message_text(message: Message | None) -> str:
 
 
 def _argument_parts(message: Message | None) -> dict[str, Any]:
-    """Plain-object Data Parts that are not skill requests: arguments, merged in order."""
+    """Plain-object Data Parts that are not skill requests: arguments, merged in order.
+
+    A part naming a ``skill`` contributes its ``arguments``, which must then be an object
+    (``input_invalid`` otherwise: a client error, said as such).
+    """
     merged: dict[str, Any] = {}
     for data in data_parts(message):
-        if isinstance(data, dict):
-            merged.update(data.get("arguments", data) if "skill" in data else data)
+        if not isinstance(data, dict):
+            continue
+        if "skill" in data:
+            arguments = data.get("arguments", {})
+            if not isinstance(arguments, dict):
+                raise SkillError(ErrorCode.INPUT_INVALID, "'arguments' must be an object")
+            merged.update(arguments)
+        else:
+            merged.update(data)
     return merged
 
 
@@ -179,10 +253,23 @@ class Router:
         registry: Registry,
         classifier: SkillClassifier | None = None,
         threshold: float = DEFAULT_THRESHOLD,
+        features: FeatureProvider | None = None,
     ) -> None:
         self._registry = registry
-        routable = [c.manifest for c in registry if c.interface is not None]
-        self._classifier = classifier or SkillClassifier.from_manifests(routable)
+        self._features = features
+        routable = [c for c in registry if c.interface is not None]
+        self._classifier = classifier or SkillClassifier.from_manifests(
+            [c.manifest for c in routable], features
+        )
+        self._descriptions = DescriptionIndex(
+            {
+                c.id: manifest_text(
+                    c.manifest, c.interface.document["input_schema"]["resolution"]["schema"]
+                )
+                for c in routable
+                if c.interface is not None
+            }
+        )
         self.threshold = threshold
 
     def warm(self) -> None:
@@ -226,6 +313,12 @@ class Router:
         """The decision for one message; raises ContentTypeNotSupportedError when nothing fits."""
         if message is None:
             return _refuse(Layer.EXPLICIT, SkillError(ErrorCode.INPUT_INVALID, "empty message"))
+        try:
+            return self._route(message, principal, binding)
+        except SkillError as error:  # a malformed Data Part beside text: the client's error
+            return _refuse(Layer.TASK_BINDING if binding is not None else Layer.EXPLICIT, error)
+
+    def _route(self, message: Message, principal: Principal, binding: Binding | None) -> Decision:
         if binding is not None:
             return self._continue(message, principal, binding)
         try:
@@ -252,7 +345,7 @@ class Router:
             )
         if len(fitting) == 1:
             return self._resolve(fitting[0], message, text, Layer.SINGLE_CANDIDATE)
-        return self._classify(message, text, fitting)
+        return self._classify(message, text, fitting, principal)
 
     # -- layers --------------------------------------------------------------------------
 
@@ -291,25 +384,130 @@ class Router:
             return None
         return capability if entitled(capability.manifest, principal) else None
 
-    def _classify(self, message: Message, text: str, fitting: Sequence[Capability]) -> Decision:
+    def text_features(self, text: str) -> TextFeatures:
+        """The deployment's features of ``text`` (none when it gives none, or fails)."""
+        if self._features is None:
+            return NO_FEATURES
+        try:
+            return self._features.features(text)
+        except Exception:  # a provider is best effort: routing goes on without it
+            return NO_FEATURES
+
+    def score(self, text: str, candidates: Sequence[str]) -> tuple[list[Score], TextFeatures]:
+        """Every candidate's combined score for ``text``, best first.
+
+        ``1 - (1 - classifier)(1 - DESCRIPTION_WEIGHT x description)(1 - vote)`` (a noisy-or of
+        the three kinds of evidence), times ``1 + vote`` for a negative vote.
+        """
+        text = text[:MAX_ROUTE_TEXT]
+        features = self.text_features(text)
+        read = expanded(text, features)
+        prediction = self._classifier.predict(read, candidates, expand=False)
+        probabilities = dict(prediction.ranking)
+        descriptions = self._descriptions.scores(read, candidates)
+        scores = []
+        for skill_id in candidates:
+            p = probabilities.get(skill_id, 0.0)
+            d = descriptions.get(skill_id, 0.0)
+            vote = max(-0.99, min(0.99, float(features.votes.get(skill_id, 0.0))))
+            combined = 1 - (1 - p) * (1 - DESCRIPTION_WEIGHT * d) * (1 - max(vote, 0.0))
+            if vote < 0:
+                combined *= 1 + vote
+            scores.append(Score(skill_id, combined, p, d, vote))
+        scores.sort(key=lambda s: (-s.score, s.skill_id))
+        return scores, features
+
+    def _classify(
+        self, message: Message, text: str, fitting: Sequence[Capability], principal: Principal
+    ) -> Decision:
         if _DEFER_TRAINING.get() and not self._classifier.trained(c.id for c in fitting):
             raise _UntrainedError(frozenset(c.id for c in fitting) & self._classifier.known)
-        prediction = self._classifier.predict(
-            text or _data_as_text(message), [c.id for c in fitting]
+        by_id = {c.id: c for c in fitting}
+        read = text or _data_as_text(message)
+        scores, features = self.score(read, list(by_id))
+        scores = [
+            s for s in scores if not self._describes_unseen(by_id[s.skill_id], read, principal)
+        ]
+        best = scores[0] if scores else None
+        close = [s for s in scores if best is not None and _close(s, best)]
+        replaced = None
+        lead = best.score if best is not None else 0.0  # what the threshold is compared with
+        if best is not None and lead >= self.threshold:
+            replacement = self._replacement(by_id[best.skill_id], scores, read)
+            if replacement is not None:  # it runs on its replaced skill's lead
+                replaced, best = best.skill_id, replacement
+                close = [best] + [s for s in close if s.skill_id not in (best.skill_id, replaced)]
+        rivals = [s for s in close if s.skill_id != (best.skill_id if best else None)]
+        tie = (
+            bool(rivals)
+            and replaced is None
+            and best is not None
+            and rivals[0].score >= self.threshold
+            and abs(best.classifier - rivals[0].classifier) < SEPARATES
         )
-        chosen = next((c for c in fitting if c.id == prediction.skill_id), None)
-        if chosen is None or prediction.confidence < self.threshold:
-            best_skill = prediction.ranking[0][1] if prediction.ranking else 0.0
+        if best is None or lead < self.threshold or tie or says_too_little(read):
+            chosen = {
+                s.skill_id
+                for s in [
+                    s
+                    for s in close or scores
+                    if not self._superseded(by_id[s.skill_id], close, read)
+                ][:MAX_OFFERED]
+            }
             return Decision(
                 Action.CLARIFY,
                 Layer.CLARIFICATION,
-                candidates=tuple(fitting),
-                confidence=best_skill,  # how sure it was of the best skill, not of "none"
+                # in the registry's order, so their numbers do not shift between questions
+                candidates=tuple(c for c in fitting if c.id in chosen),
+                confidence=best.score if best else 0.0,
                 text=text,
                 arguments=_argument_parts(message),
+                scores=tuple(scores),
+                signals=features.signals,
             )
-        decision = self._resolve(chosen, message, text, Layer.CLASSIFIER)
-        return replace(decision, confidence=prediction.confidence)
+        decision = self._resolve(
+            by_id[best.skill_id], message, text, _layer_of(best, self.threshold)
+        )
+        return replace(
+            decision,
+            confidence=best.score,
+            scores=tuple(scores),
+            signals=features.signals,
+            replaced=replaced,
+        )
+
+    def _describes_unseen(self, capability: Capability, text: str, principal: Principal) -> bool:
+        """``describe_skill`` chosen by text for a skill this caller cannot see is no match:
+        the text is about that skill's work ("plan an upgrade"), not about its interface."""
+        if capability.id != DESCRIBE_SKILL_ID or capability.handler is None:
+            return False
+        extract = capability.handler.extract
+        named = extract(text).get("skill_id") if extract is not None else None
+        target = self._registry.get(named) if isinstance(named, str) else None
+        return target is not None and not visible(target.manifest, principal)
+
+    @staticmethod
+    def _superseded(capability: Capability, offered: Sequence[Score], text: str) -> bool:
+        """A replaced skill is not offered beside its replacement (unless the text names it)."""
+        manifest = capability.manifest
+        return (
+            manifest.state is State.DEPRECATED
+            and any(s.skill_id == manifest.replacement for s in offered)
+            and not names_skill(text, manifest)
+        )
+
+    def _replacement(
+        self, capability: Capability, scores: Sequence[Score], text: str
+    ) -> Score | None:
+        """The replacement's score, when ``capability`` is deprecated, its replacement is a
+        candidate that fits too, and ``text`` does not name the replaced skill."""
+        manifest = capability.manifest
+        if manifest.state is not State.DEPRECATED or not manifest.replacement:
+            return None
+        found = next((s for s in scores if s.skill_id == manifest.replacement), None)
+        if found is None or found.score < FITS or names_skill(text, manifest):
+            return None
+        return found
 
     def _resolve(
         self,
@@ -390,6 +588,47 @@ class Router:
         if prediction.skill_id is not None and prediction.confidence >= self.threshold:
             return next(c for c in offered if c.id == prediction.skill_id)
         return None
+
+
+def names_skill(text: str, manifest: Any) -> bool:
+    """Whether ``text`` names the skill: its id (``link_headroom``, ``link-headroom``), its
+    name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
+    an ordinary word of the trade, not a name)."""
+    said = f" {' '.join(_WORDS.findall(text.lower()))} "
+    names = [manifest.id, str(thawed(manifest.skill).get("name", ""))]
+    names += [a for a in manifest.aliases if len(a.split()) > 1]
+    for name in names:
+        words = " ".join(_WORDS.findall(name.lower()))
+        if words and f" {words} " in said:
+            return True
+    return False
+
+
+def _close(score: Score, best: Score) -> bool:
+    """Within ``CLOSE`` of the best, and at least half its score (of weak scores, the weakest
+    are not close: they are noise)."""
+    return score.score >= best.score - CLOSE and score.score >= best.score / 2
+
+
+def says_too_little(text: str) -> bool:
+    """A topic, not a request: ids aside, one content word and no word that asks or bids
+    (``errors``, ``cpu nyc1-core-01``, ``upgrade``), or none at all (``check nyc1-core-01``).
+    ``how busy is acme-lnk-00002?`` says enough: a question about one thing."""
+    folded = normalize(text)
+    content = tokens(folded)
+    if len(content) >= 2:
+        return False
+    asks = any(word in _REQUEST_WORDS for word in re.findall(r"[a-z']+", folded.replace("'", "")))
+    return not content or not asks
+
+
+def _layer_of(best: Score, threshold: float) -> Layer:
+    """Which layer decided: the classifier when it alone was sure, else the bigger of the rest."""
+    if best.classifier >= threshold:
+        return Layer.CLASSIFIER
+    if DESCRIPTION_WEIGHT * best.description >= best.features:
+        return Layer.DESCRIPTION
+    return Layer.FEATURES
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,8 @@ deterministic, never raises on any input (a non-``str`` counts as empty), and re
 
 Decisions, one place each (the docs list them for callers):
 
-* Bandwidth is in bit/s. A capital ``B`` with a rate suffix (``GB/s``, ``GBps``, ``MB per
+* Bandwidth is in bit/s; ``10 more gigabits``, ``3 extra G`` read as 10 and 3 Gbit/s. A
+  capital ``B`` with a rate suffix (``GB/s``, ``GBps``, ``MB per
   second``) or the word ``byte`` means bytes (x 8). A bare ``10GB`` (no ``/s``) is read as bits,
   the way operators write "a 10GB link"; ``GBPS`` in capitals is bits. A bare lower-case ``m``
   after a number is *minutes* (``30m``), never megabits: write ``500M`` or ``500 Mbps``. A bare
@@ -16,11 +17,14 @@ Decisions, one place each (the docs list them for callers):
   words (``today``, ``yesterday``, ``since Monday``) and vague ones (``a few hours``) are not
   durations. A bare upper-case ``M`` is not minutes.
 * Operators: the leftmost operator phrase wins, and the longest phrase at that position
-  (``at or above`` beats ``above``). ``over`` followed by a time phrase (``over the last hour``)
+  (``at or above`` beats ``above``); ``gone past``, ``crossed``, ``tops`` mean above. ``over``
+  followed by a time phrase (``over the last hour``)
   is not an operator. Equality (``equals``, ``==``) maps to nothing: the skills have no ``eq``.
 * Metrics: ``cpu``/``memory``/``errors`` words beat ``utilization`` words, because those often
   qualify them (``cpu utilization``, ``memory usage``); among them the first mentioned wins.
   ``drops``, ``discards`` and ``packet loss`` are *not* errors (different counters): no metric.
+  ``latency``, ``jitter``, ``temperature`` and ``optical_power`` are named although the
+  inventory does not observe them, so the skill can say so (``OTHER_METRIC_UNITS``).
 * Typos: a word of six letters or more one edit (insert, delete, substitute, swap two
   neighbours) away from a keyword is read as that keyword, as is a five-letter keyword with two
   neighbours swapped (``abvoe``); the first letter must be right. Ids are never corrected.
@@ -49,6 +53,16 @@ METRIC_UNITS: dict[str, str] = {
     "errors": "count",
 }
 """The unit each observed metric is recorded in (mirrors ``db.choices.METRIC_UNITS``)."""
+
+OTHER_METRIC_UNITS: dict[str, str] = {
+    "latency": "ms",
+    "jitter": "ms",
+    "temperature": "celsius",
+    "optical_power": "dBm",
+}
+"""Metrics operators ask about that the inventory does not observe, in their usual unit: the
+extractor names them, so the skill can say plainly that it does not observe them."""
+METRIC_UNITS_ALL: dict[str, str] = {**METRIC_UNITS, **OTHER_METRIC_UNITS}
 
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"), "-")
 _QUOTES = dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u2032"), "'")
@@ -297,7 +311,8 @@ def percent(text: Any) -> float | None:
 
 _BANDWIDTH = re.compile(
     r"(?<![\w.\-/:])(?:(\d{1,3})\s?[xX*]\s?)?(\d{1,3}(?:,\d{3})+|\d{1,15}(?:\.\d{1,9})?)"
-    r"[ \t]{0,2}([A-Za-z]{1,12}(?:/[A-Za-z]{1,3})?(?:\s+per\s+sec(?:ond)?)?)(?![\w/])"
+    r"[ \t]{0,2}(?:(?:more|extra|additional|spare|free)[ \t]{1,2})?"
+    r"([A-Za-z]{1,12}(?:/[A-Za-z]{1,3})?(?:\s+per\s+sec(?:ond)?)?)(?![\w/])"
 )
 _WORD_PREFIX = {
     "kilo": 10**3,
@@ -577,6 +592,16 @@ _OPERATOR_PHRASES: dict[str, str] = {
     "in excess of": "gt",
     "beyond": "gt",
     "surpasses": "gt",
+    "gone past": "gt",
+    "went past": "gt",
+    "gotten past": "gt",
+    "got past": "gt",
+    "goes past": "gt",
+    "gone beyond": "gt",
+    "crossed": "gt",
+    "crosses": "gt",
+    "tops": "gt",
+    "topped": "gt",
     "breaches": "gt",
     "north of": "gt",
     ">": "gt",
@@ -648,7 +673,7 @@ def _phrase_pattern(phrase: str) -> str:
         body = r"(?<![\w\-/])" + body
     if phrase[-1].isalpha():
         body += r"(?![\w\-/])"
-    if phrase.split(" ")[-1] in {"over", "above", "beyond", "under"}:
+    if phrase.split(" ")[-1] in {"over", "above", "beyond", "under", "past"}:
         body += _TIME_AFTER
     return body
 
@@ -701,6 +726,11 @@ _SPECIFIC_METRICS = re.compile(
     r"(?P<cpu>cpus?\d{0,2}|processors?|control[\s-]plane)"
     r"|(?P<memory>memory|mem|ram|memories|heap)"
     r"|(?P<errors>errors?|errs?|crcs?|fcs|runts|giants)"
+    r"|(?P<latency>latency|latencies|delay|rtt|round[\s-]trip(?:\s+time)?)"
+    r"|(?P<jitter>jitter)"
+    r"|(?P<temperature>temperature|temp|thermals?)"
+    r"|(?P<optical_power>optical\s+(?:power|levels?)|light\s+levels?|[rt]x\s+power"
+    r"|(?:receive|transmit)\s+power)"
     r")(?![\w\-/])"
 )
 _UTILIZATION = re.compile(
@@ -711,7 +741,9 @@ _UTILIZATION = re.compile(
 
 
 def metric(text: Any) -> str | None:
-    """The metric a request is about: ``utilization``, ``cpu``, ``memory``, ``errors`` or None.
+    """The metric a request is about: ``utilization``, ``cpu``, ``memory``, ``errors``, or one
+    the inventory does not observe (``latency``, ``jitter``, ``temperature``,
+    ``optical_power``: see ``OTHER_METRIC_UNITS``), or None.
 
     utilization: utilization/utilisation/util/usage/load/busy/traffic/throughput/bandwidth;
     cpu: cpu/processor/control plane; memory: memory/mem/ram/heap; errors: errors/errs/crc/fcs.

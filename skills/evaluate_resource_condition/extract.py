@@ -1,7 +1,9 @@
 """Arguments of ``evaluate_resource_condition`` from plain text.
 
-``resource_id`` is the first resource id (``network-resource-123``, an interface
-``network-resource-1001:et-0/0/2``), else the first device name (``nyc1-core-01``).
+``resource_id`` is the first resource named, by position: a resource id
+(``network-resource-123``, an interface ``network-resource-1001:et-0/0/2``), a device name
+(``nyc1-core-01``) or a link id (``acme-lnk-00010``: a link is a resource too). When both a
+device and an id of one of its ports are named, the id (the more specific) wins.
 ``condition`` holds only the members found: ``metric`` (see ``skills.common.text.metric``),
 ``operator`` (the leftmost operator phrase), ``threshold`` (the number next to the operator, or
 else the first percentage, or else the number after ``threshold``/``limit``) and ``unit``
@@ -16,13 +18,15 @@ import re
 from typing import Any
 
 from skills.common.text import (
-    METRIC_UNITS,
+    METRIC_UNITS_ALL,
     Comparison,
     Found,
+    clean,
     device_names,
     find_comparison,
     fold,
     is_percent_at,
+    link_ids,
     mask_ids,
     metric,
     numbers,
@@ -74,16 +78,27 @@ def _threshold(folded: str, op: Comparison | None) -> Found | None:
 
 def _looks_like_ratio(value: float, name: str) -> bool:
     """``cpu >= 0.9``: a fraction for a percent metric is ambiguous, so the unit is asked for."""
-    return METRIC_UNITS[name] == "percent" and 0 < value < 1
+    return METRIC_UNITS_ALL[name] == "percent" and 0 < value < 1
+
+
+def _resource(text: str) -> str | None:
+    """The first resource by position (see the module notes)."""
+    ids = resource_ids(text)
+    if ids:
+        return ids[0]
+    cleaned = clean(text).lower()
+    named = [(cleaned.find(name), name) for name in device_names(text) + link_ids(text)]
+    named = [(at, name) for at, name in named if at >= 0] or [(0, n) for _, n in named]
+    return min(named)[1] if named else None
 
 
 @total
 def extract(text: str) -> dict[str, Any]:
     """Whatever of ``resource_id`` and ``condition`` ``text`` states; ``{}`` when nothing."""
     arguments: dict[str, Any] = {}
-    resources = resource_ids(text) or device_names(text)
-    if resources:
-        arguments["resource_id"] = resources[0]
+    resource = _resource(text)
+    if resource is not None:
+        arguments["resource_id"] = resource
     folded = mask_ids(fold(text))
     condition: dict[str, Any] = {}
     name = metric(text)
@@ -98,7 +113,7 @@ def extract(text: str) -> dict[str, Any]:
         if is_percent_at(folded, threshold.end):
             condition["unit"] = "percent"
         elif name is not None and not _looks_like_ratio(threshold.value, name):
-            condition["unit"] = METRIC_UNITS[name]
+            condition["unit"] = METRIC_UNITS_ALL[name]
         elif _COUNT_AFTER.match(folded, threshold.end):
             condition["unit"] = "count"
     if condition:

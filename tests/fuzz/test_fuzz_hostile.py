@@ -7,20 +7,18 @@
   and depth for ``/api/validate`` and ``/api/invoke``: never a 5xx.
 * Eight follow-ups and a CancelTask at once on one parked task, round after round: every
   answer a task or a protocol error, and the task ends in one terminal state.
-* A text part beside a Data Part whose ``arguments`` is not an object (item 7): xfail until
-  the router's fix lands (agent/routing/router.py).
+* A text part beside a Data Part whose ``arguments`` is not an object (item 7): a clear
+  ``input_invalid``, never -32603.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import traceback
 from typing import Any
 from urllib.parse import quote
 
 import httpx
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -289,11 +287,6 @@ def test_follow_ups_racing_a_cancel(fuzzer: Fuzzer) -> None:
 NON_OBJECTS: list[Any] = [0, 5, -1.5, "x", "", [1], [], None, True, False]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 18 item 7: agent/routing/router.py _argument_parts iterates a non-object "
-    "arguments value (TypeError -> -32603); the routing change fixes it, then drop this mark",
-)
 def test_text_beside_a_data_part_with_non_object_arguments(fuzzer: Fuzzer) -> None:
     """Counted apart ("mixed"), so the plan does not depend on this mark."""
     crashed = []
@@ -320,10 +313,4 @@ def test_text_beside_a_data_part_with_non_object_arguments(fuzzer: Fuzzer) -> No
 
 def test_zz_closing_checks(fuzzer: Fuzzer, crash_log: CrashLog, record_property) -> None:
     """Last in the module: the plan met, nothing crashed, nothing lost (harness.closing_checks)."""
-    # item 7's known crash (xfail above) logs its traceback; any other crash still counts
-    crash_log.records = [r for r in crash_log.records if "_argument_parts" not in _traceback(r)]
     closing_checks(fuzzer, crash_log, TARGET, record_property)
-
-
-def _traceback(record: Any) -> str:
-    return "".join(traceback.format_exception(*record.exc_info)) if record.exc_info else ""

@@ -246,11 +246,6 @@ def test_member_names_come_back_bounded_and_escaped(
 NON_OBJECTS: list[Any] = [5, 1.5, "x", [1, 2], None, True, []]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 18 item 7: agent/routing/router.py _argument_parts iterates a non-object "
-    "arguments value (TypeError -> -32603); the routing change fixes it, then drop this mark",
-)
 def test_a_data_part_with_non_object_arguments_beside_text_is_not_an_internal_error(
     agent: RunningAgent, http: httpx.Client
 ) -> None:

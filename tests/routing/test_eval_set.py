@@ -3,6 +3,8 @@
 The set is about the demo skills, so the router here is trained on those alone: a fork's own
 skills change the classifier for every request, and a fork measures that with its own items
 in eval_set.json and ``python -m bench.routing`` (the whole registry), not by breaking this.
+The router is the deployed one: the network's routing features (``skills/common/lexicon.py``)
+included.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pytest
 from agent.registry.loader import load_registry
 from agent.routing.router import Action, Router
 from agent.security.principal import Principal
-from netops.deployment import SKILLS_DIR
+from netops.deployment import SKILLS_DIR, network_deployment
 from tests.a2a_helpers import text_message
 from tests.registry_view import DEMO_SKILLS, copy_demo_skills
 
@@ -30,7 +32,7 @@ EVERYTHING = Principal(
 @pytest.fixture(scope="module")
 def router(tmp_path_factory: pytest.TempPathFactory) -> Router:
     demo = copy_demo_skills(SKILLS_DIR, tmp_path_factory.mktemp("demo") / "skills")
-    return Router(load_registry(demo))
+    return Router(load_registry(demo), features=network_deployment().routing_features)
 
 
 def routed_to(router: Router, text: str) -> str:

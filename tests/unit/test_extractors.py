@@ -125,6 +125,10 @@ def assert_conforms(skill: str, text: Any, args: Any) -> None:
 # Parsers
 
 BANDWIDTH = [
+    ("10 more gigabits", 10 * G),
+    ("3 extra Gbit/s", 3 * G),
+    ("10 gigabits", 10 * G),
+    ("1 Gbps", 1 * G),
     ("10G", 10 * G),
     ("10g", 10 * G),
     ("10 Gbps", 10 * G),
@@ -326,6 +330,11 @@ def test_device_refs_keep_text_order_and_reduce_ports_to_devices() -> None:
 
 
 COMPARISON = [
+    ("has gone past 85%", "gt"),
+    ("went past 90", "gt"),
+    ("crossed 70 percent", "gt"),
+    ("stays under 5 ms", "lt"),
+    ("in the past hour", None),
     # gte
     ("at or above 90", "gte"),
     ("at least 90", "gte"),
@@ -429,7 +438,13 @@ METRIC = [
     ("drops", None),
     ("discards", None),
     ("packet loss", None),
-    ("temperature", None),
+    ("temperature", "temperature"),
+    ("chassis temp", "temperature"),
+    ("latency", "latency"),
+    ("rtt", "latency"),
+    ("jitter", "jitter"),
+    ("light levels", "optical_power"),
+    ("rx power", "optical_power"),
     ("nyc1-core-01", None),
     ("", None),
 ]
@@ -604,6 +619,42 @@ EXTRACT: list[tuple[str, str, dict[str, Any]]] = [
     ("lookup_inventory", "show routes", {}),
     ("lookup_inventory", "drill down into the data", {}),
     # evaluate_resource_condition
+    (
+        "evaluate_resource_condition",
+        "is acme-lnk-00010 above 80 percent utilization?",
+        {
+            "resource_id": "acme-lnk-00010",
+            "condition": {
+                "metric": "utilization",
+                "operator": "gt",
+                "threshold": 80,
+                "unit": "percent",
+            },
+        },
+    ),
+    (
+        "evaluate_resource_condition",
+        "how busy is acme-lnk-00002?",
+        {"resource_id": "acme-lnk-00002", "condition": {"metric": "utilization"}},
+    ),
+    (
+        "evaluate_resource_condition",
+        "is latency from nyc1-core-01 over acme-lnk-00004 over 20 ms",
+        {
+            "resource_id": "nyc1-core-01",
+            "condition": {"metric": "latency", "operator": "gt", "threshold": 20, "unit": "ms"},
+        },
+    ),
+    (
+        "check_link_capacity",
+        "is there room for 10 more gigabits on acme-lnk-00005 over the last 30 minutes?",
+        {"link_id": "acme-lnk-00005", "requested_bps": 10 * 10**9, "window_seconds": 1800},
+    ),
+    (
+        "check_link_capacity",
+        "can acme-lnk-00007 take another 3 Gbit/s in the past hour",
+        {"link_id": "acme-lnk-00007", "requested_bps": 3 * 10**9, "window_seconds": 3600},
+    ),
     (
         "evaluate_resource_condition",
         "is nyc1-core-01 cpu above 90%?",

@@ -1,0 +1,178 @@
+"""The network lexicon: what operators' words mean, as features for the core's router.
+
+The core router (``agent/routing``) knows no network; it reads a deployment's
+``FeatureProvider`` (``agent.sdk.FeatureProvider``). This module is the network's: ``netops``
+registers :class:`NetworkFeatures` in its ``Deployment``. Everything domain-specific the router
+reads lives here, in one place:
+
+* **Metrics and their synonyms** (:data:`METRIC_SYNONYMS`): utilization (load, busy, hot,
+  saturated, congested...), cpu (processor, control plane), memory (ram, heap), errors (crc,
+  fcs, discards, drops, packet loss), latency (delay, rtt), jitter, temperature, optical power
+  (light levels, dBm, rx/tx power). Each adds its canonical word to the text the router reads,
+  plus ``metric``.
+* **Resource kinds recognized structurally**: a device name (``nyc1-core-01``) or resource id
+  adds ``device``; an interface name (``xe-0/0/1``, ``ge-0/0/0``, ``Ethernet1/1``, ``et-0/0/2``)
+  ``interface``; a link id (``acme-lnk-00002``) ``link``; a site slug (``nyc1``) ``site``.
+* **Votes** for the skills of this deployment, by id:
+
+  - the threshold pattern (a metric, a comparison, a number, maybe a unit) for
+    ``evaluate_resource_condition``; a metric and a resource without a threshold ("how busy is
+    acme-lnk-00002?") for it too, more weakly: the skill asks for the threshold;
+  - capacity phrasing (``N more G``, ``room for``, ``take another``, ``spare``, ``fit``, a
+    bandwidth with a link or two devices) for ``check_link_capacity``;
+  - attribute words (model, hardware, software version, vendor, serial, endpoints, which ports,
+    status, site) about one resource, for ``lookup_inventory``;
+  - upgrade phrasing about a link, for ``plan_link_upgrade``.
+
+  A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
+  never adds a skill the caller may not use.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+
+from agent.sdk import TextFeatures
+from skills.common.text import (
+    clean,
+    device_refs,
+    find_bandwidths,
+    find_comparison,
+    fold,
+    link_ids,
+    mask_ids,
+    numbers,
+)
+
+EVALUATE = "evaluate_resource_condition"
+CAPACITY = "check_link_capacity"
+INVENTORY = "lookup_inventory"
+UPGRADE = "plan_link_upgrade"
+
+METRIC_SYNONYMS: dict[str, str] = {
+    "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy|busier|busiest"
+    r"|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
+    r"|running\s+hot",
+    "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
+    "memory": r"memory|mem|ram|heap",
+    "errors": r"errors?|errs?|crcs?|fcs|discards?|discarding|drops?|dropping|dropped"
+    r"|packet\s+loss|loss|runts|giants",
+    "latency": r"latency|latencies|delay|delays|rtt|round[\s-]trip(?:\s+time)?|response\s+time",
+    "jitter": r"jitter|pdv",
+    "temperature": r"temperature|temp|temps|degrees|celsius|thermal|overheat(?:ing|ed)?",
+    "optical power": r"optical\s+(?:power|levels?)|light\s+levels?|dbm|rx\s+power|tx\s+power"
+    r"|receive\s+power|transmit\s+power|optics?\s+levels?|light",
+}
+"""Canonical metric -> the words operators use for it (regular expression, lower case)."""
+
+_METRIC = re.compile(
+    "|".join(
+        rf"(?P<m{i}>(?<![\w\-/])(?:{words})(?![\w\-/]))"
+        for i, words in enumerate(METRIC_SYNONYMS.values())
+    )
+)
+_METRIC_NAMES = {f"m{i}": name for i, name in enumerate(METRIC_SYNONYMS)}
+_INTERFACE = re.compile(
+    r"(?<![\w\-/])(?:(?:xe|ge|et|ae|fe|te|gi|te|hu|fa|eth|ethernet|gigabitethernet"
+    r"|tengigabitethernet|hundredgige|port-channel|po)-?\d+(?:/\d+){1,3}(?::\d+)?"
+    r"|ae\d+|po\d+|ethernet\d+)(?![\w/])",
+    re.I,
+)
+_SITE = re.compile(r"(?<![\w\-/:.])(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:])")
+_CAPACITY = re.compile(
+    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare"
+    r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
+    r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
+    r"|\d+(?:\.\d+)?\s*(?:more|extra|additional)\s+(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps"
+    r"|megabits?|t|tbps)\b|another\s+\d|(?:more|extra|additional)\s+\d"
+    r"|free\s+(?:bandwidth|capacity|bw|headroom)|available\s+(?:bandwidth|capacity|bw)"
+    r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
+)
+_ATTRIBUTE = re.compile(
+    r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
+    r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
+    r"|sn|endpoints?|ends?|other\s+end|far\s+end|a[\s-]side|b[\s-]side|which\s+ports?"
+    r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
+    r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?)(?![\w-])"
+)
+_UPGRADE = re.compile(
+    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:ation)?|faster\s+(?:rate|speed|link)"
+    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate)(?![\w-])"
+)
+_NETWORK = re.compile(
+    r"(?<![\w-])(?:links?|circuits?|bandwidth|bw|capacity|pipes?|lags?|trunks?|uplinks?|traffic"
+    r"|flows?|gbps|mbps|gig|gigs|gigabits?|megabits?)(?![\w-])"
+)
+_QUESTION = re.compile(r"(?<![\w-])(?:how|what|is|are|does|check|show)(?![\w-])")
+
+
+def _metrics(masked: str) -> list[str]:
+    found = []
+    for m in _METRIC.finditer(masked):
+        if m.lastgroup is not None and _METRIC_NAMES[m.lastgroup] not in found:
+            found.append(_METRIC_NAMES[m.lastgroup])
+    return found
+
+
+def _threshold_number(masked: str, after: int) -> bool:
+    """A number after the comparison (the threshold), not a bandwidth's."""
+    return any(n.start >= after for n in numbers(masked))
+
+
+class NetworkFeatures:
+    """The network deployment's :class:`agent.sdk.FeatureProvider` (see the module notes)."""
+
+    def features(self, text: str) -> TextFeatures:
+        """Terms, votes and signals for one message text; never raises."""
+        try:
+            return self._features(text)
+        except Exception:  # best effort, like the extractors
+            return TextFeatures()
+
+    def _features(self, text: str) -> TextFeatures:
+        cleaned = clean(text)
+        folded = fold(cleaned)
+        masked = mask_ids(folded)
+        terms: list[str] = []
+        signals: list[str] = []
+        links = link_ids(cleaned)
+        devices = device_refs(cleaned)
+        interface = _INTERFACE.search(cleaned) is not None
+        site = _SITE.search(masked) is not None
+        for present, kind in ((links, "link"), (devices, "device"), (interface, "interface")):
+            if present:
+                signals.append(f"resource:{kind}")
+        if site and not devices:
+            signals.append("resource:site")
+        metrics = _metrics(masked)
+        if metrics:
+            terms += [name for name in metrics if name not in masked]
+            signals += [f"metric:{name}" for name in metrics]
+        bandwidths = find_bandwidths(cleaned)
+        capacity = _CAPACITY.search(masked) is not None
+        comparison = find_comparison(masked) if metrics else None  # the costliest pattern
+        resource = bool(links or devices or interface)
+        votes: dict[str, float] = {}
+        if metrics and comparison is not None and not capacity:
+            threshold = _threshold_number(masked, comparison.start if comparison.postfix else 0)
+            signals.append("threshold" if threshold else "comparison")
+            votes[EVALUATE] = 0.85 if threshold else 0.55
+        elif metrics and resource and not bandwidths and not capacity:
+            signals.append("metric_of_resource")
+            votes[EVALUATE] = 0.55 if metrics[0] != "errors" or _QUESTION.search(masked) else 0.4
+        capacity = capacity and bool(resource or bandwidths or _NETWORK.search(masked))
+        if capacity or (bandwidths and (links or len(devices) >= 2)):
+            signals.append("capacity")
+            votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
+            if EVALUATE not in votes:
+                votes[EVALUATE] = -0.3
+        if _ATTRIBUTE.search(masked) and resource and EVALUATE not in votes and not capacity:
+            signals.append("attribute")
+            votes[INVENTORY] = 0.6
+        if _UPGRADE.search(masked) and (links or "link" in masked or "circuit" in masked):
+            signals.append("upgrade")
+            votes[UPGRADE] = 0.6
+            if CAPACITY in votes:  # "upgrade, given whether the bandwidth fit": a plan
+                votes[CAPACITY] = 0.2
+        return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals))

@@ -1,0 +1,258 @@
+"""Issue 19: requests as a newcomer sends them, and hostile variants, through the deployed
+router (the network's routing features included)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from a2a.helpers import new_data_part, new_text_part
+from a2a.types import Message, Role
+
+from agent.interfaces import ErrorCode
+from agent.registry.loader import load_registry
+from agent.routing.features import TextFeatures
+from agent.routing.router import (
+    MAX_OFFERED,
+    Action,
+    Decision,
+    Layer,
+    Router,
+    Score,
+    names_skill,
+    says_too_little,
+)
+from agent.security.principal import Principal
+from netops.deployment import SKILLS_DIR, network_deployment
+from tests.a2a_helpers import text_message
+
+ALICE = Principal("alice", "acme", frozenset({"inventory.read", "assurance.read", "capacity.read"}))
+PAULA = Principal(
+    "paula",
+    "acme",
+    frozenset({"inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"}),
+)
+VIC = Principal("vic", "acme", frozenset({"inventory.read"}))
+FULLWIDTH = "".join(
+    chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c
+    for c in "IS acme-lnk-00001 ABOVE 80% utilization"
+)
+
+
+@pytest.fixture(scope="module")
+def router() -> Router:
+    return Router(load_registry(SKILLS_DIR), features=network_deployment().routing_features)
+
+
+def mixed(*parts: Any) -> Message:
+    return Message(
+        message_id=uuid.uuid4().hex,
+        role=Role.ROLE_USER,
+        parts=[
+            new_text_part(p, media_type="text/plain")
+            if isinstance(p, str)
+            else new_data_part(p, media_type="application/json")
+            for p in parts
+        ],
+    )
+
+
+def route(router: Router, text: str, who: Principal = ALICE) -> Decision:
+    return router.route(text_message(text), who)
+
+
+# -- the newcomer's requests ----------------------------------------------------------------
+
+
+def test_plan_an_upgrade_without_the_scope_is_a_question_not_a_describe_rejection(
+    router: Router,
+) -> None:
+    """alice may not use plan_link_upgrade (nor see it): the text is about its work, so
+    describe_skill (whose extractor would name the hidden skill) is no match. She is asked,
+    among her own skills close to the best, never told of the hidden one."""
+    decision = route(router, "plan an upgrade of acme-lnk-00002")
+    assert decision.action is Action.CLARIFY
+    offered = [c.id for c in decision.candidates]
+    assert "describe_skill" not in offered and "plan_link_upgrade" not in offered
+    assert 1 <= len(offered) <= MAX_OFFERED
+    assert "plan_link_upgrade" not in str(decision.routing_metadata())
+
+
+def test_plan_an_upgrade_with_the_scope_goes_to_the_planner(router: Router) -> None:
+    decision = route(router, "plan an upgrade of acme-lnk-00002", PAULA)
+    assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"
+    assert decision.arguments["link_id"] == "acme-lnk-00002"
+
+
+def test_how_busy_is_a_link_is_an_evaluation_that_asks_for_the_threshold(router: Router) -> None:
+    decision = route(router, "how busy is acme-lnk-00002?")
+    assert decision.action is Action.ASK
+    assert decision.capability is not None
+    assert decision.capability.id == "evaluate_resource_condition"
+    assert decision.arguments["resource_id"] == "acme-lnk-00002"
+    assert decision.arguments["condition"]["metric"] == "utilization"
+    pointers = {m["pointer"] for m in decision.missing}
+    assert "/resource_id" not in pointers and "/condition/threshold" in pointers
+    assert decision.confidence is not None and decision.confidence >= router.threshold
+
+
+def test_a_link_id_is_the_resource_of_an_evaluation(router: Router) -> None:
+    decision = route(router, "is acme-lnk-00010 above 80 percent utilization?")
+    assert decision.action is Action.RUN, decision.missing
+    assert decision.capability is not None
+    assert decision.capability.id == "evaluate_resource_condition"
+    assert decision.arguments == {
+        "resource_id": "acme-lnk-00010",
+        "condition": {
+            "metric": "utilization",
+            "operator": "gt",
+            "threshold": 80,
+            "unit": "percent",
+        },
+    }
+
+
+def test_spare_room_for_gigabits_runs_the_replacement_not_the_deprecated_skill(
+    router: Router,
+) -> None:
+    for text in (
+        "is there spare room on acme-lnk-00002 for 10 more gigabits?",
+        "headroom for 10G more on acme-lnk-00002",
+    ):
+        decision = route(router, text)
+        assert decision.capability is not None and decision.capability.id == "check_link_capacity"
+        assert decision.arguments["requested_bps"] == 10_000_000_000
+
+
+def test_the_deprecated_skill_still_runs_when_it_is_named(router: Router) -> None:
+    for text in (
+        "use link_headroom on acme-lnk-00005",
+        "what is the link headroom of acme-lnk-00003",
+    ):
+        decision = route(router, text)
+        assert decision.capability is not None and decision.capability.id == "link_headroom"
+        assert decision.replaced is None
+
+
+def test_a_replacement_chosen_over_its_replaced_skill_says_so(router: Router) -> None:
+    decision = route(router, "headroom for 10G more on acme-lnk-00002")
+    routing = decision.routing_metadata()["routing"]
+    assert routing["replaced"] == "link_headroom"
+    assert routing["skill_id"] == "check_link_capacity"
+
+
+def test_names_skill() -> None:
+    headroom = load_registry(SKILLS_DIR).get("link_headroom")
+    assert headroom is not None
+    assert names_skill("run link-headroom, please", headroom.manifest)
+    assert names_skill("the Link Headroom skill?", headroom.manifest)
+    assert not names_skill("how much headroom is left", headroom.manifest)
+
+
+# -- explainability -------------------------------------------------------------------------
+
+
+def test_the_routing_metadata_carries_the_top_three_and_the_layer(router: Router) -> None:
+    routing = route(router, "does a 20G flow fit on acme-lnk-00002?").routing_metadata()["routing"]
+    assert routing["layer"] in {"classifier", "description", "domain_features"}
+    assert routing["skill_id"] == "check_link_capacity"
+    top = routing["scores"]
+    assert len(top) == 3 and top[0]["skill_id"] == "check_link_capacity"
+    assert [t["score"] for t in top] == sorted((t["score"] for t in top), reverse=True)
+    assert set(top[0]) == {"skill_id", "score", "classifier", "description", "features"}
+    assert "capacity" in routing["signals"]
+
+
+def test_a_clarification_offers_only_candidates_close_to_the_best(router: Router) -> None:
+    decision = route(router, "does a 20G flow fit on acme-lnk-00002?", VIC)
+    assert decision.action is Action.CLARIFY
+    offered = [c.id for c in decision.candidates]
+    assert offered and set(offered) <= {"describe_skill", "lookup_inventory"}
+    best = decision.scores[0].score
+    by_id = {s.skill_id: s.score for s in decision.scores}
+    assert all(by_id[c] >= best / 2 for c in offered)
+    routing = decision.routing_metadata()["routing"]
+    assert routing["layer"] == "clarification" and routing["candidates"] == offered
+
+
+@pytest.mark.parametrize("text", ["errors", "cpu nyc1-core-01", "upgrade", "latency"])
+def test_a_topic_without_a_request_is_asked_about(router: Router, text: str) -> None:
+    assert says_too_little(text)
+    assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+@pytest.mark.parametrize(
+    "text", ["how busy is acme-lnk-00002?", "list devices", "show sites", "is cpu high"]
+)
+def test_a_short_request_is_not_too_little(text: str) -> None:
+    assert not says_too_little(text)
+
+
+# -- hostile variants -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arguments", [[1, 2], "text", 5, None, True])
+def test_a_data_part_whose_arguments_are_not_an_object_beside_text_is_a_client_error(
+    router: Router, arguments: Any
+) -> None:
+    message = mixed(
+        "is acme-lnk-00010 above 80 percent utilization?",
+        {"skill": "evaluate_resource_condition", "arguments": arguments},
+    )
+    decision = router.route(message, ALICE)
+    assert decision.action is Action.REFUSE
+    assert decision.error is not None and decision.error.code is ErrorCode.INPUT_INVALID
+    assert "arguments" in str(decision.error)
+
+
+def test_a_data_part_of_arguments_beside_text_is_laid_over_the_text(router: Router) -> None:
+    message = mixed("is acme-lnk-00010 above 80 percent utilization?", {"resource_id": "x-1"})
+    decision = router.route(message, ALICE)
+    assert decision.action is Action.RUN and decision.arguments["resource_id"] == "x-1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is acme-lnk-00010 above 80 percent utilization? " * 2000,
+        "how busy\x00 is acme-lnk-00002?\x00",
+        "\x00" * 100,
+        "ist die Auslastung von acme-lnk-00010 über 80 %? ünïcödé ☃ 🚀 \u202e\u200b",
+        FULLWIDTH,
+        "",
+        " \n\t ",
+    ],
+)
+def test_hostile_text_is_routed_or_asked_about_never_an_exception(
+    router: Router, text: str
+) -> None:
+    decision = route(router, text)
+    assert decision.action in (Action.RUN, Action.ASK, Action.CLARIFY, Action.REFUSE)
+    assert decision.routing_metadata()["routing"]["layer"] in {layer.value for layer in Layer}
+
+
+def test_a_replacement_that_fits_runs_on_its_replaced_skills_lead(router: Router) -> None:
+    """Scores fixed by hand: link_headroom leads (0.9), check_link_capacity fits (0.4)."""
+
+    class Fixed(Router):
+        def score(self, text: str, candidates: Any) -> Any:
+            fixed = [
+                Score("link_headroom", 0.9, 0.9, 0.0, 0.0),
+                Score("check_link_capacity", 0.4, 0.4, 0.0, 0.0),
+            ]
+            rest = [
+                Score(c, 0.0, 0.0, 0.0, 0.0)
+                for c in candidates
+                if c not in {"link_headroom", "check_link_capacity"}
+            ]
+            return fixed + rest, TextFeatures()
+
+    fixed = Fixed.__new__(Fixed)
+    fixed.__dict__.update(router.__dict__)
+    decision = fixed.route(text_message("how much room is on acme-lnk-00002"), ALICE)
+    assert decision.action is Action.RUN
+    assert decision.capability is not None and decision.capability.id == "check_link_capacity"
+    assert decision.replaced == "link_headroom" and decision.confidence == 0.4
+    named = fixed.route(text_message("link headroom of acme-lnk-00002"), ALICE)
+    assert named.capability is not None and named.capability.id == "link_headroom"

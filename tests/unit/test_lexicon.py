@@ -1,0 +1,117 @@
+"""The network lexicon (skills/common/lexicon.py): features the core router reads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.routing.classifier import FastModel, _pipeline, normalize
+from agent.routing.features import NoFeatures, TextFeatures, expanded
+from skills.common.lexicon import CAPACITY, EVALUATE, INVENTORY, UPGRADE, NetworkFeatures
+
+LEXICON = NetworkFeatures()
+
+
+@pytest.mark.parametrize(
+    ("text", "metric"),
+    [
+        ("how busy is acme-lnk-00002", "utilization"),
+        ("is the uplink running hot", "utilization"),
+        ("processor on nyc1-core-01", "cpu"),
+        ("ram on lon1-agg-01", "memory"),
+        ("discards on xe-0/0/1", "errors"),
+        ("packet loss on acme-lnk-00008", "errors"),
+        ("rtt to lon1", "latency"),
+        ("jitter on the circuit", "jitter"),
+        ("chassis temperature", "temperature"),
+        ("light levels on Ethernet1/1", "optical power"),
+    ],
+)
+def test_metric_synonyms_become_their_canonical_word(text: str, metric: str) -> None:
+    features = LEXICON.features(text)
+    assert f"metric:{metric}" in features.signals
+    assert metric in expanded(text, features)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("acme-lnk-00002", "link"),
+        ("nyc1-core-01", "device"),
+        ("network-resource-1001", "device"),
+        ("xe-0/0/1", "interface"),
+        ("ge-0/0/0", "interface"),
+        ("Ethernet1/1", "interface"),
+        ("devices at nyc1", "site"),
+    ],
+)
+def test_resource_kinds_are_recognized_structurally(text: str, kind: str) -> None:
+    assert f"resource:{kind}" in LEXICON.features(text).signals
+
+
+def test_the_threshold_pattern_votes_for_evaluation() -> None:
+    strong = LEXICON.features("is cpu on nyc1-core-01 above 90%")
+    assert "threshold" in strong.signals and strong.votes[EVALUATE] >= 0.8
+    weak = LEXICON.features("how busy is acme-lnk-00002?")
+    assert "metric_of_resource" in weak.signals and 0 < weak.votes[EVALUATE] < 0.8
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "can acme-lnk-00002 take another 10G",
+        "is there room for 10 more gigabits on acme-lnk-00005",
+        "spare bandwidth between nyc1-core-01 and nyc1-agg-01",
+        "does a 20G flow fit on acme-lnk-00002",
+    ],
+)
+def test_capacity_phrasing_votes_for_the_capacity_check(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.votes[CAPACITY] > 0 and features.votes.get(EVALUATE, 0) <= 0
+
+
+def test_capacity_words_outside_the_network_do_not_vote() -> None:
+    assert CAPACITY not in LEXICON.features("book a meeting room for tomorrow").votes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what model is nyc1-core-01",
+        "which software version runs on lon1-agg-02",
+        "vendor of sin1-edge-01",
+        "what are the endpoints of acme-lnk-00006",
+        "serial number of nyc1-edge-02",
+        "what is the status of acme-lnk-00015",
+    ],
+)
+def test_attribute_words_about_a_resource_vote_for_the_inventory(text: str) -> None:
+    assert LEXICON.features(text).votes[INVENTORY] > 0
+
+
+def test_upgrade_phrasing_about_a_link_votes_for_the_planner() -> None:
+    assert LEXICON.features("plan an upgrade of acme-lnk-00002").votes[UPGRADE] > 0
+
+
+@pytest.mark.parametrize("junk", ["", "\x00" * 50, "☃" * 1000, "x" * 50_000, "0/0/0/0/0/0/0"])
+def test_the_lexicon_is_total(junk: str) -> None:
+    assert isinstance(LEXICON.features(junk), TextFeatures)
+
+
+def test_no_features_is_nothing() -> None:
+    assert NoFeatures().features("cpu above 90%") == TextFeatures()
+    assert expanded("x", TextFeatures()) == "x"
+
+
+def test_the_fast_model_is_the_pipeline() -> None:
+    texts = ["free bandwidth on link", "cpu above 90", "list devices", "hello there", "a poem"]
+    labels = ["cap", "eval", "inv", "oos", "oos"]
+    pipeline = _pipeline().fit(texts, labels)
+    fast = FastModel(pipeline)
+    assert list(fast.classes_) == list(pipeline.classes_)
+    for text in ["free bw on acme-lnk-00002", "cpu", "", "zzz", "\x00", "devices " * 500]:
+        read = normalize(text)
+        assert np.allclose(fast.predict_proba([read]), pipeline.predict_proba([read]))
+    binary = _pipeline().fit(["free link bandwidth", "hello there friend"], ["cap", "oos"])
+    for text in ["free link", "hello", ""]:
+        assert np.allclose(FastModel(binary).predict_proba([text]), binary.predict_proba([text]))

@@ -27,6 +27,7 @@ from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.client import (
+    BINDINGS,
     ChainResult,
     CompositionRefusedError,
     CorrelationStore,
@@ -441,13 +442,15 @@ def usage_command(
 
 # -- client side: describe, invoke, chain, check ------------------------------------------------
 
-BINDING_NAMES = ("JSONRPC", "HTTP+JSON")
+BINDING_NAMES = BINDINGS
 EXIT_REMOTE = 1
 EXIT_LOCAL = 3
 STATUS_STYLE = {PASS: "green", FAIL: "bold red", SKIP: "yellow", NOT_APPLICABLE: "dim"}
 Url = Annotated[str, typer.Argument(help="Base URL of the target agent (its card is under it).")]
 Bearer = Annotated[str | None, typer.Option("--token", help="Bearer token of the caller.")]
-BindingOption = Annotated[str, typer.Option("--binding", help="A2A binding: JSONRPC or HTTP+JSON.")]
+BindingOption = Annotated[
+    str, typer.Option("--binding", help="A2A binding: JSONRPC, HTTP+JSON or GRPC (any case).")
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 Arguments = Annotated[str, typer.Option("--args", help="The skill's arguments: JSON, or @file.")]
 CLIENT_ERRORS = (

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.security.auth import IssuerUnavailableError, TokenError, TokenVerifier
-from agent.security.principal import ANONYMOUS, PrincipalUser
+from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +108,7 @@ class BearerAuthMiddleware:
         # sent before a good one would be silently dropped (RFC 6750 §2: one method, one token).
         credentials = [value for name, value in scope["headers"] if name == b"authorization"]
         if len(credentials) > 1:
-            description = "expected exactly one Authorization header"
-            await _unauthorized(send, description, "invalid_request")
+            await _unauthorized(send, ONE_CREDENTIAL, "invalid_request")
             return
         authorization = credentials[0] if credentials else None
         if authorization is not None:
@@ -128,31 +128,58 @@ class BearerAuthMiddleware:
                 scope["user"] = PrincipalUser(ANONYMOUS)
                 await self.app(scope, receive, send)
                 return
-        await _unauthorized(send, "authentication required", error=None)
+        await _unauthorized(send, AUTHENTICATION_REQUIRED, error=None)
 
     async def _authenticated(
         self, scope: Scope, receive: Receive, send: Send, authorization: bytes
     ) -> None:
-        scheme, _, token = authorization.decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            await _unauthorized(send, "expected 'Authorization: Bearer <token>'", "invalid_request")
+        verdict = verify_bearer(self.verifier, authorization.decode("latin-1"))
+        if isinstance(verdict, Refusal):
+            if verdict.unavailable:
+                await _unavailable(send, verdict.description)
+            else:
+                await _unauthorized(send, verdict.description, verdict.error)
             return
-        try:
-            principal = self.verifier.verify(token.strip())
-        except TokenError as exc:
-            await _unauthorized(send, exc.description, "invalid_token")
-            return
-        except IssuerUnavailableError:
-            log.warning("token issuer's JWKS unreachable; answering 503")
-            await _unavailable(send, "the token issuer cannot be reached to verify the token")
-            return
-        except Exception:  # a JWKS outage must not become a 500 or let the caller in
-            log.exception("token verification failed unexpectedly")
-            await _unauthorized(send, "token could not be verified", "invalid_token")
-            return
-        scope["user"] = PrincipalUser(principal)
-        scope["auth"] = sorted(principal.scopes)
+        scope["user"] = PrincipalUser(verdict)
+        scope["auth"] = sorted(verdict.scopes)
         await self.app(scope, receive, send)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a credential let nobody in: 401 (``error`` is RFC 6750's code), or 503 when
+    ``unavailable`` (the issuer cannot be reached: retry, nothing is wrong with the token)."""
+
+    description: str
+    error: str | None
+    unavailable: bool = False
+
+
+def verify_bearer(verifier: TokenVerifier, authorization: str) -> Principal | Refusal:
+    """One ``Authorization`` value (HTTP header or gRPC metadata) to its principal, or why not.
+
+    Every binding authenticates through this function, so a token means the same thing on
+    each; an unexpected failure of the verifier never lets the caller in.
+    """
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return Refusal("expected 'Authorization: Bearer <token>'", "invalid_request")
+    try:
+        return verifier.verify(token.strip())
+    except TokenError as exc:
+        return Refusal(exc.description, "invalid_token")
+    except IssuerUnavailableError:
+        log.warning("token issuer's JWKS unreachable; answering 503")
+        return Refusal(
+            "the token issuer cannot be reached to verify the token", None, unavailable=True
+        )
+    except Exception:  # a JWKS outage must not become a 500 or let the caller in
+        log.exception("token verification failed unexpectedly")
+        return Refusal("token could not be verified", "invalid_token")
+
+
+ONE_CREDENTIAL = "expected exactly one Authorization header"
+AUTHENTICATION_REQUIRED = "authentication required"
 
 
 async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
@@ -194,15 +221,20 @@ async def _unavailable(send: Send, description: str) -> None:
     await send(body)
 
 
-async def _unauthorized(send: Send, description: str, error: str | None) -> None:
-    challenge = 'Bearer realm="netagent"'
+def challenge(description: str, error: str | None) -> str:
+    """The ``WWW-Authenticate`` value of a refusal (RFC 6750 §3), on every binding."""
+    value = 'Bearer realm="netagent"'
     if error:
         safe = description.replace('"', "'")
-        challenge += f', error="{error}", error_description="{safe}"'
+        value += f', error="{error}", error_description="{safe}"'
+    return value
+
+
+async def _unauthorized(send: Send, description: str, error: str | None) -> None:
     start, body = _json_response(
         401,
         {"error": {"code": "unauthenticated", "message": description}},
-        [(b"www-authenticate", challenge.encode())],
+        [(b"www-authenticate", challenge(description, error).encode())],
     )
     await send(start)
     await send(body)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -70,6 +70,7 @@ from a2a.utils.grpc_status import status_to_grpc
 from a2a.utils.proto_utils import validation_errors_to_bad_request
 from a2a.utils.version_validator import validate_version
 from google.protobuf import any_pb2, empty_pb2
+from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtobufMessage
 from google.rpc import error_details_pb2, status_pb2
 
@@ -346,6 +347,68 @@ class GovernedGrpcHandler(GrpcHandler):
         return await super().DeleteTaskPushNotificationConfig(request, context)
 
 
+MALFORMED = "request is not a decodable message (malformed, or nested deeper than protobuf reads)"
+
+
+class _Undecodable:
+    """What a request that protobuf could not decode is handed to the servicer as."""
+
+
+class DecodeGuard(grpc.aio.ServerInterceptor):
+    """A request protobuf cannot decode is ``INVALID_ARGUMENT`` with a fixed text.
+
+    gRPC would answer ``UNKNOWN`` with the ``DecodeError``'s text (upb's own words); the HTTP
+    edge refuses an undecodable or over-deep body up front likewise (agent/edge/limits.py).
+    Protobuf's recursion limit (100 messages, about 33 levels of a Data Part's objects) bounds
+    the decoder; the handler's message check bounds depth below that (``max_depth``).
+    """
+
+    async def intercept_service(
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        decode = handler.request_deserializer
+
+        def guarded(raw: bytes) -> Any:
+            try:
+                return decode(raw)
+            except DecodeError:
+                return _Undecodable()
+
+        if handler.unary_unary is not None:
+            unary: Any = handler.unary_unary  # a coroutine function on grpc.aio
+
+            async def unary_call(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                if isinstance(request, _Undecodable):
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, MALFORMED)
+                return await unary(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary_call, guarded, handler.response_serializer
+            )
+        if handler.unary_stream is not None:
+            stream: Any = handler.unary_stream  # an async generator function on grpc.aio
+
+            async def stream_call(
+                request: Any, context: grpc.aio.ServicerContext[Any, Any]
+            ) -> AsyncIterator[Any]:
+                if isinstance(request, _Undecodable):
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, MALFORMED)
+                async for item in stream(request, context):
+                    yield item
+
+            return grpc.unary_stream_rpc_method_handler(
+                stream_call, guarded, handler.response_serializer
+            )
+        return handler
+
+
 class GrpcServer:
     """A ``grpc.aio`` server for one handler, on ``host:port``, in the running event loop."""
 
@@ -377,7 +440,7 @@ class GrpcServer:
 
     async def start(self) -> None:
         """Bind and serve; a port that cannot be bound stops start-up with a clear error."""
-        server = grpc.aio.server(options=self._options)
+        server = grpc.aio.server(interceptors=[DecodeGuard()], options=self._options)
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(self._servicer, server)  # type: ignore[no-untyped-call]
         try:
             server.add_insecure_port(self._address)

@@ -359,7 +359,8 @@ def start_agent(
 
 @pytest.fixture(scope="session")
 def agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
-    """One seeded agent shared by the integration tests that only read."""
-    running = start_agent(tmp_path_factory.mktemp("agent-home"), backend=backend)
+    """One seeded agent shared by the integration tests that only read (gRPC too, so that its
+    card is the default settings' card: tests/snapshots/public-agent-card.json)."""
+    running = start_agent(tmp_path_factory.mktemp("agent-home"), backend=backend, grpc=True)
     yield running
     running.stop()

@@ -13,7 +13,8 @@ done here, per call, before the handler sees anything:
   principal reaches the handler as the same ``PrincipalUser`` the HTTP context builder hands
   over, so routing, enforcement, the task owner and the audit rows are the same.
 * **the version**: ``a2a-version`` metadata, checked by the SDK's own rule (the one its HTTP
-  adapters apply); without it the SDK assumes 0.3 and refuses, exactly as on HTTP.
+  adapters apply); without it the SDK assumes 0.3 and refuses, exactly as on HTTP, with the
+  HTTP edge's fixed text (the value sent is not quoted back).
 * **extensions**: ``a2a-extensions`` metadata is parsed by the SDK's builder; the activated
   ones are echoed in the response's initial metadata; required ones are the handler's check.
 * **limits**: the server's ``max_receive_message_length`` is the edge's body limit
@@ -74,6 +75,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtobufMessage
 from google.rpc import error_details_pb2, status_pb2
 
+from agent.edge.error_scrub import VERSION_TEXT
 from agent.edge.extensions import activated
 from agent.edge.http_auth import (
     AUTHENTICATION_REQUIRED,
@@ -210,8 +212,8 @@ class GovernedGrpcHandler(GrpcHandler):
             await self._unauthenticated(context, Refusal(AUTHENTICATION_REQUIRED, None))
         try:
             await _version_accepted(ServerCallContext(state={"headers": dict(metadata)}))
-        except VersionNotSupportedError as error:
-            await self.abort_context(error, context)
+        except VersionNotSupportedError:  # the fixed text HTTP answers too: the value unquoted
+            await self.abort_context(VersionNotSupportedError(message=VERSION_TEXT), context)
         requested = get_requested_extensions(
             [value for key, value in metadata if key == HTTP_EXTENSION_HEADER.lower()]
         )

@@ -32,6 +32,7 @@ from google.rpc import error_details_pb2
 
 from agent.client import GovernedClient, Invocation
 from agent.devtools.conformance import check_agent
+from agent.edge.error_scrub import VERSION_TEXT
 from agent.interfaces import EXTENSION_URI
 from agent.settings import Limits
 from agent.storage.audit import DatabaseAuditLog
@@ -244,10 +245,12 @@ async def test_describe_skill_is_open_without_a_token(grpc_agent: RunningAgent) 
 async def test_a_missing_version_is_version_not_supported(grpc_agent: RunningAgent) -> None:
     token = grpc_agent.token("alice")
     request = GetTaskRequest(id=str(uuid.uuid4()))
-    error = await refused(grpc_agent, "GetTask", request, [bearer(token)])
-    assert error.code() == grpc.StatusCode.UNIMPLEMENTED  # A2A 5.4: VersionNotSupportedError
-    info = error_info(error)
-    assert (info.reason, info.domain) == ("VERSION_NOT_SUPPORTED", "a2a-protocol.org")
+    for metadata in ([bearer(token)], [bearer(token), ("a2a-version", "0.3<probe>")]):
+        error = await refused(grpc_agent, "GetTask", request, metadata)
+        assert error.code() == grpc.StatusCode.UNIMPLEMENTED  # A2A 5.4: VersionNotSupported
+        assert error.details() == VERSION_TEXT  # the value is not quoted back
+        info = error_info(error)
+        assert (info.reason, info.domain) == ("VERSION_NOT_SUPPORTED", "a2a-protocol.org")
 
 
 async def test_activated_extensions_are_echoed(grpc_agent: RunningAgent) -> None:

@@ -18,6 +18,7 @@ import grpc.aio
 import httpx
 import pytest
 from a2a.types import (
+    AgentExtension,
     CancelTaskRequest,
     GetExtendedAgentCardRequest,
     GetTaskRequest,
@@ -46,7 +47,7 @@ from tests.a2a_helpers import (
     make_client,
 )
 from tests.conftest import RunningAgent, start_agent
-from tests.integration.conftest import lab_skills
+from tests.integration.conftest import TEST_REQUIRED_EXTENSION, lab_skills
 from tests.integration.test_interaction import start_polling, wait_for
 
 GRPC = "GRPC"
@@ -364,3 +365,33 @@ async def test_the_audit_row_names_the_grpc_caller(grpc_agent: RunningAgent) -> 
     assert (invocation[0]["principal"], invocation[0]["tenant"]) == ("paula", "acme")
     assert invocation[0]["skill_id"] == "check_link_capacity"
     assert {(r["principal"], r["tenant"]) for r in rows} == {("paula", "acme")}
+
+
+@pytest.fixture(scope="module")
+def strict_grpc_agent(
+    tmp_path_factory: pytest.TempPathFactory, backend: str
+) -> Iterator[RunningAgent]:
+    """An agent whose card declares a required (test-only) extension, serving gRPC."""
+    required = AgentExtension(
+        uri=TEST_REQUIRED_EXTENSION, description="test-only required extension", required=True
+    )
+    home = tmp_path_factory.mktemp("grpc-strict")
+    running = start_agent(home, extra_extensions=[required], backend=backend, grpc=True)
+    yield running
+    running.stop()
+
+
+async def test_a_required_extension_is_enforced_on_grpc(strict_grpc_agent: RunningAgent) -> None:
+    strict = strict_grpc_agent
+    token = strict.token("alice")
+    both = [EXTENSION_URI, TEST_REQUIRED_EXTENSION]
+    outcome = await call(
+        strict.base_url, token, "check_link_capacity", LINK, binding=GRPC, extensions=both
+    )
+    assert outcome.state == "TASK_STATE_COMPLETED"
+    request = SendMessageRequest(message=data_message({"skill": "check_link_capacity"}))
+    error = await refused(strict, "SendMessage", request, [VERSION, bearer(token)])
+    assert error.code() == grpc.StatusCode.FAILED_PRECONDITION  # A2A 5.4
+    info = error_info(error)
+    assert info.reason == "EXTENSION_SUPPORT_REQUIRED"
+    assert info.metadata["missing"] == TEST_REQUIRED_EXTENSION

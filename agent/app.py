@@ -37,6 +37,7 @@ from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import CONSOLE_API_PREFIX, mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
+from agent.edge.grpc_binding import GovernedGrpcHandler, GrpcServer
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.limits import BodyLimitMiddleware
 from agent.edge.version import VERSION_PARAMETER, lift_version_parameter
@@ -234,7 +235,11 @@ def build_runtime(
     key = tool_key if settings.embedded_issuer else None
     engine = make_engine(settings.resolved_database_url)
     cards = CardFactory(
-        registry, settings.resolved_public_url, extra_extensions, deployment.identity
+        registry,
+        settings.resolved_public_url,
+        extra_extensions,
+        deployment.identity,
+        grpc_url=settings.resolved_grpc_url,
     )
     return AgentRuntime(settings, registry, engine, key, cards, tool_key, DatabaseAuditLog(engine))
 
@@ -248,13 +253,15 @@ def create_app(
     tools: Callable[[ToolFactory], ToolFactory] | None = None,
     extra_extensions: Iterable[AgentExtension] = (),
     tracer_provider: Any | None = None,
+    grpc_shared_port: bool = False,
 ) -> FastAPI:
     """The ASGI app for one agent process.
 
     ``tools`` wraps the real tool factory (a seam, as httpx's transport is for HTTP: tests use
     it to slow a tool down); ``extra_extensions`` declares further A2A extensions on the card,
     e.g. a required one; ``tracer_provider`` is where skill spans go with ``settings.otel``
-    (default: the global one, built from OTEL_* if there is none).
+    (default: the global one, built from OTEL_* if there is none); ``grpc_shared_port`` lets
+    the workers of ``serve --workers`` share the gRPC port, as they share uvicorn's.
     """
     serialize_integral_numbers()  # before any card or answer is rendered
     runtime = build_runtime(settings, deployment, registry, extra_extensions)
@@ -303,6 +310,26 @@ def create_app(
         replica=lease.replica if lease is not None else uuid.uuid4().hex,
     )
 
+    def anonymous_skill(skill_id: str) -> bool:
+        capability = runtime.registry.get(skill_id)
+        return capability is not None and entitled(capability.manifest, ANONYMOUS)
+
+    declared = list(runtime.cards.public_card.capabilities.extensions)
+    grpc_server = (
+        GrpcServer(
+            GovernedGrpcHandler(
+                handler, verifier=verifier, anonymous_skill=anonymous_skill, declared=declared
+            ),
+            host=settings.host,
+            port=settings.grpc_port,
+            limits=settings.limits,
+            shared_port=grpc_shared_port,
+            grace_seconds=SHUTDOWN_GRACE_SECONDS,
+        )
+        if settings.grpc_port
+        else None
+    )
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await prepare_storage(
@@ -327,9 +354,13 @@ def create_app(
         services = list(deployment.services())
         for service in services:
             await service.start(settings, runtime.engine)
+        if grpc_server is not None:  # in this event loop, beside uvicorn's HTTP server
+            await grpc_server.start()
         try:
             yield
         finally:
+            if grpc_server is not None:
+                await grpc_server.stop()
             for service in reversed(services):
                 await service.stop()
             if relay is not None:
@@ -391,16 +422,10 @@ def create_app(
     )
     app.mount(REST_PATH, rest)
 
-    def anonymous_skill(skill_id: str) -> bool:
-        capability = runtime.registry.get(skill_id)
-        return capability is not None and entitled(capability.manifest, ANONYMOUS)
-
     app.add_middleware(  # innermost: the SDK's parse and version errors without the input
         ErrorScrubMiddleware, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH
     )
-    app.add_middleware(
-        ExtensionEchoMiddleware, declared=list(runtime.cards.public_card.capabilities.extensions)
-    )
+    app.add_middleware(ExtensionEchoMiddleware, declared=declared)
     app.add_middleware(
         BearerAuthMiddleware,
         verifier=verifier,

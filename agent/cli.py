@@ -27,6 +27,7 @@ from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.client import (
+    BINDINGS,
     ChainResult,
     CompositionRefusedError,
     CorrelationStore,
@@ -45,7 +46,7 @@ from agent.registry.cards import CardFactory, card_to_json
 from agent.registry.loader import Registry, RegistryError, load_registry
 from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
 from agent.security.credentials import LocalIssuer
-from agent.settings import Settings
+from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT, Settings
 from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
 
@@ -58,6 +59,9 @@ console = Console()
 T = TypeVar("T")
 SNAPSHOT = Path(__file__).resolve().parent.parent / "tests" / "snapshots" / "public-agent-card.json"
 """A file of the checkout, not of the package: an installed package has no tests/."""
+SNAPSHOT_BASE_URL = f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
+SNAPSHOT_GRPC_URL = f"{DEFAULT_HOST}:{DEFAULT_GRPC_PORT}"
+"""The snapshot is the card of the default settings, whatever this environment sets."""
 
 DatabaseUrl = Annotated[
     str | None,
@@ -254,11 +258,15 @@ def token(
     )
 
 
-def _card_factory(public_url: str | None) -> CardFactory:
+def _card_factory(public_url: str | None, *, grpc_url: str | None = None) -> CardFactory:
+    """The cards ``serve`` would build with these settings (``grpc_url`` overrides theirs)."""
     settings = cli_settings(public_url=public_url)
     deployment = _deployment()
     return CardFactory(
-        _load_registry(settings), settings.resolved_public_url, identity=deployment.identity
+        _load_registry(settings),
+        settings.resolved_public_url,
+        identity=deployment.identity,
+        grpc_url=grpc_url or settings.resolved_grpc_url,
     )
 
 
@@ -310,7 +318,7 @@ def card_diff(
         snapshot = SNAPSHOT
     generated = (
         json.dumps(
-            card_to_json(_card_factory("http://127.0.0.1:8000").public_card),
+            card_to_json(_card_factory(SNAPSHOT_BASE_URL, grpc_url=SNAPSHOT_GRPC_URL).public_card),
             indent=2,
             sort_keys=True,
         )
@@ -441,13 +449,15 @@ def usage_command(
 
 # -- client side: describe, invoke, chain, check ------------------------------------------------
 
-BINDING_NAMES = ("JSONRPC", "HTTP+JSON")
+BINDING_NAMES = BINDINGS
 EXIT_REMOTE = 1
 EXIT_LOCAL = 3
 STATUS_STYLE = {PASS: "green", FAIL: "bold red", SKIP: "yellow", NOT_APPLICABLE: "dim"}
 Url = Annotated[str, typer.Argument(help="Base URL of the target agent (its card is under it).")]
 Bearer = Annotated[str | None, typer.Option("--token", help="Bearer token of the caller.")]
-BindingOption = Annotated[str, typer.Option("--binding", help="A2A binding: JSONRPC or HTTP+JSON.")]
+BindingOption = Annotated[
+    str, typer.Option("--binding", help="A2A binding: JSONRPC, HTTP+JSON or GRPC (any case).")
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 Arguments = Annotated[str, typer.Option("--args", help="The skill's arguments: JSON, or @file.")]
 CLIENT_ERRORS = (

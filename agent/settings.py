@@ -12,11 +12,15 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from agent.config import flag, number, text
+from agent.config import FLAG_WORDS, flag, number, text
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_GRPC_PORT = 50051
+"""The A2A gRPC binding's port, on ``host`` beside the HTTP one; NETAGENT_GRPC_PORT=0 or off
+turns the binding off (the card then declares only the two HTTP bindings)."""
 DEFAULT_ROUTE_THRESHOLD = 0.6
 """Classifier confidence below which the router asks; the router's default too (it imports
 this rather than the other way round, so reading settings never loads the classifier)."""
@@ -78,6 +82,7 @@ class Settings:
     database_url: str | None = None
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
+    grpc_port: int = DEFAULT_GRPC_PORT
     public_url: str | None = None
     issuer: str = EMBEDDED_ISSUER
     audience: str = DEFAULT_AUDIENCE
@@ -127,6 +132,19 @@ class Settings:
         return f"http://{self.host}:{self.port}"
 
     @property
+    def resolved_grpc_url(self) -> str | None:
+        """The gRPC interface the card advertises (``host:port``), or None when it is off.
+
+        The host is the public URL's when one is set (the address callers reach), else the
+        address we listen on.
+        """
+        if not self.grpc_port:
+            return None
+        host = urlsplit(self.public_url).hostname if self.public_url else None
+        host = host or self.host
+        return f"[{host}]:{self.grpc_port}" if ":" in host else f"{host}:{self.grpc_port}"
+
+    @property
     def embedded_issuer(self) -> bool:
         """True when tokens are signed by this agent's own key rather than an external issuer."""
         return self.jwks_url is None
@@ -157,6 +175,17 @@ def _path(env: Mapping[str, str], name: str, default: Path | None) -> Path | Non
     return Path(raw) if raw else default
 
 
+def _port_or_off(env: Mapping[str, str], name: str, default: int) -> int:
+    """A port number, or 0 for off (``0``, ``off``, ``false``, ``no``)."""
+    word = env.get(name, "").strip().lower()
+    if word and FLAG_WORDS.get(word) is False:
+        return 0
+    value = number(env, name, default, int)
+    if not 0 <= value <= 65535:
+        raise ValueError(f"{name} must be a port (1-65535), or 0 or off")
+    return value
+
+
 def _lowered(env: Mapping[str, str], name: str, default: str) -> str:
     return text(env, name, default).lower()
 
@@ -166,6 +195,7 @@ VARIABLES: Mapping[str, tuple[str, Reader]] = {
     "database_url": ("NETAGENT_DATABASE_URL", text),
     "host": ("NETAGENT_HOST", text),
     "port": ("NETAGENT_PORT", partial(number, kind=int)),
+    "grpc_port": ("NETAGENT_GRPC_PORT", _port_or_off),
     "public_url": ("NETAGENT_PUBLIC_URL", text),
     "issuer": ("NETAGENT_ISSUER", text),
     "audience": ("NETAGENT_AUDIENCE", text),

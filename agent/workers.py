@@ -70,4 +70,4 @@ def worker_app(environ: Mapping[str, str] | None = None) -> FastAPI:
         raise RuntimeError(f"a worker needs {DEPLOYMENT_FACTORY_ENV} (netagent serve sets it)")
     settings = Settings.from_env(env)
     configure_logging(settings.log_level, settings.log_format)  # a fresh interpreter's root
-    return create_app(settings, load_deployment(path))
+    return create_app(settings, load_deployment(path), grpc_shared_port=True)

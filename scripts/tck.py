@@ -1,13 +1,14 @@
 """Run the A2A TCK against this agent on loopback, one binding at a time; print the counts.
 
-    .venv/bin/python scripts/tck.py /path/to/a2a-tck [--transports jsonrpc,http_json]
+    .venv/bin/python scripts/tck.py /path/to/a2a-tck [--transports jsonrpc,http_json,grpc]
 
 The TCK is an exported checkout of a2aproject/a2a-tck (branch 1.0-dev) with its own virtual
 environment (``python3 -m venv .venv && .venv/bin/pip install -e .`` there); it is never part
 of this repository. The script starts ``netagent serve --conformance`` with a temporary home on
-a free loopback port, mints a bearer token for it, runs the TCK once per binding (the token is
-added by ``scripts/tck_bearer_plugin.py``), prints per-level counts and the failures, keeps each
-run's ``compatibility.json`` and stops the agent. docs/tck.md explains the results.
+a free loopback port (its gRPC binding on another), mints a bearer token for it, runs the TCK
+once per binding (the token is added by ``scripts/tck_bearer_plugin.py``, as an HTTP header or
+gRPC metadata), prints per-level counts and the failures, keeps each run's
+``compatibility.json`` and stops the agent. docs/tck.md explains the results.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-TRANSPORTS = ("jsonrpc", "http_json")
+TRANSPORTS = ("jsonrpc", "http_json", "grpc")
 LEVELS = ("MUST", "SHOULD", "MAY")
 STATUSES = ("PASS", "FAIL", "SKIPPED", "NOT TESTED")
 TOKEN_SCOPES = ("inventory.read", "assurance.read", "capacity.read")
@@ -42,9 +43,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_agent(home: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def start_agent(home: Path, port: int, grpc_port: int, log: Path) -> subprocess.Popen[bytes]:
     """``netagent serve --conformance`` from this checkout's environment, until it is healthy."""
-    env = {**os.environ, "NETAGENT_HOME": str(home), "NETAGENT_LIVE_TELEMETRY": "0"}
+    env = {
+        **os.environ,
+        "NETAGENT_HOME": str(home),
+        "NETAGENT_LIVE_TELEMETRY": "0",
+        "NETAGENT_GRPC_PORT": str(grpc_port),
+    }
     command = [str(Path(sys.executable).with_name("netagent")), "serve", "--conformance"]
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -139,7 +145,7 @@ def main() -> None:
     parser.add_argument(
         "--python", type=Path, help="the TCK's interpreter (default: TCK/.venv/bin/python)"
     )
-    parser.add_argument("--transports", default=",".join(TRANSPORTS), help="jsonrpc,http_json")
+    parser.add_argument("--transports", default=",".join(TRANSPORTS), help="jsonrpc,http_json,grpc")
     parser.add_argument(
         "--reports", type=Path, help="where reports are kept (default: TCK/reports/netagent)"
     )
@@ -159,8 +165,8 @@ def main() -> None:
     args.reports = args.reports or tck / "reports" / "netagent"  # outside this repository
     args.reports.mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="netagent-tck-"))
-    port = free_port()
-    agent = start_agent(home, port, args.reports / "agent.log")
+    port, grpc_port = free_port(), free_port()
+    agent = start_agent(home, port, grpc_port, args.reports / "agent.log")
     try:
         token = mint_token(home)
         base_url = f"http://127.0.0.1:{port}"

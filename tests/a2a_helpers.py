@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc.aio
 import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.client import ClientCallContext
@@ -70,11 +71,37 @@ class Outcome:
         return part["data"]
 
 
+class _WithToken:
+    def __init__(self, token: str) -> None:
+        self.pair = ("authorization", f"Bearer {token}")
+
+    def _with_token(self, details: Any) -> Any:
+        return details._replace(metadata=[*(details.metadata or ()), self.pair])
+
+
+class _UnaryToken(_WithToken, grpc.aio.UnaryUnaryClientInterceptor):
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._with_token(details), request)
+
+
+class _StreamToken(_WithToken, grpc.aio.UnaryStreamClientInterceptor):
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._with_token(details), request)
+
+
+def grpc_channel(token: str | None) -> Any:
+    """A channel factory for the SDK's gRPC transport: ``authorization: Bearer <token>`` on
+    every call (grpc.aio files an interceptor under one kind only, hence one per kind)."""
+    interceptors: list[Any] | None = [_UnaryToken(token), _StreamToken(token)] if token else None
+    return lambda target: grpc.aio.insecure_channel(target, interceptors=interceptors)
+
+
 @asynccontextmanager
 async def make_client(
     base_url: str, token: str | None, binding: str, streaming: bool = False, polling: bool = False
 ) -> AsyncIterator[Any]:
-    """An a2a-sdk client for one binding, with the bearer token on every call."""
+    """An a2a-sdk client for one binding, with the bearer token on every call (an HTTP
+    header, or ``authorization`` metadata on gRPC)."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx.AsyncClient(headers=headers, timeout=30) as http:
         config = ClientConfig(
@@ -82,6 +109,7 @@ async def make_client(
             polling=polling,
             httpx_client=http,
             supported_protocol_bindings=[binding],
+            grpc_channel_factory=grpc_channel(token) if binding == "GRPC" else None,
         )
         client = await ClientFactory(config).create_from_url(base_url)
         async with client:

@@ -45,6 +45,10 @@ def pytest_configure(config: pytest.Config) -> None:
     global _CLUSTER
     from tests.pg_cluster import PostgresCluster
 
+    # Agents the tests start (in process or as `netagent serve`) serve no gRPC unless a test
+    # asks (start_agent(grpc=True)): the default port is one for the whole machine.
+    os.environ.setdefault("NETAGENT_GRPC_PORT", "off")
+
     if os.environ.get(SHARED_CLUSTER):
         _CLUSTER = PostgresCluster.attach(os.environ[SHARED_CLUSTER])
         return
@@ -265,6 +269,12 @@ class RunningAgent:
     server: uvicorn.Server
     thread: threading.Thread
 
+    @property
+    def grpc_target(self) -> str:
+        """``host:port`` of its gRPC binding (started with ``start_agent(grpc=True)``)."""
+        assert self.settings.grpc_port, "this agent serves no gRPC"
+        return f"127.0.0.1:{self.settings.grpc_port}"
+
     def token(
         self,
         subject: str,
@@ -297,12 +307,15 @@ def start_agent(
     seeded: bool = True,
     settings_overrides: dict[str, Any] | None = None,
     backend: str | None = None,
+    grpc: bool = False,
     **app_options: Any,
 ) -> RunningAgent:
     """Start a real uvicorn server on a free loopback port in a thread and wait until it serves.
 
     The listening socket is bound here, before the app is built, and handed to uvicorn: no
-    other process can take the port between choosing it and listening on it.
+    other process can take the port between choosing it and listening on it. With ``grpc``
+    the app's lifespan also serves the gRPC binding, in uvicorn's loop, on another free port
+    (chosen, then bound by the lifespan: a port taken in between fails the start loudly).
     """
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -314,6 +327,7 @@ def start_agent(
         database_url=database_url,
         seed_on_start=False,
         live_telemetry=False,  # the clock stands still at FIXED_NOW; no live samples
+        grpc_port=free_port() if grpc else 0,
         **(settings_overrides or {}),
     )
     home.mkdir(parents=True, exist_ok=True)
@@ -345,7 +359,8 @@ def start_agent(
 
 @pytest.fixture(scope="session")
 def agent(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[RunningAgent]:
-    """One seeded agent shared by the integration tests that only read."""
-    running = start_agent(tmp_path_factory.mktemp("agent-home"), backend=backend)
+    """One seeded agent shared by the integration tests that only read (gRPC too, so that its
+    card is the default settings' card: tests/snapshots/public-agent-card.json)."""
+    running = start_agent(tmp_path_factory.mktemp("agent-home"), backend=backend, grpc=True)
     yield running
     running.stop()

@@ -116,6 +116,7 @@ def docs_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocsAgent]:
         "NETAGENT_HOME": str(home),
         "NETAGENT_HOST": "127.0.0.1",
         "NETAGENT_PORT": str(port),
+        "NETAGENT_GRPC_PORT": str(_free_port()),  # interop.md calls it; not the default port
         "NETAGENT_LOG_LEVEL": "warning",
     }
     url = f"http://127.0.0.1:{port}"

@@ -235,6 +235,7 @@ def served(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> It
         NETAGENT_HOME=str(home),
         NETAGENT_HOST="127.0.0.1",
         NETAGENT_PORT=str(port),
+        NETAGENT_GRPC_PORT=str(free_port()),  # the installed wheel serves gRPC too
         NETAGENT_LOG_LEVEL="warning",
     )
     with serving(

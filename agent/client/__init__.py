@@ -20,9 +20,10 @@ from agent.client.errors import (
     RemoteTaskError,
     SkillNotAdvertisedError,
 )
-from agent.client.governed import ClientStats, GovernedClient, Invocation, Record
+from agent.client.governed import BINDINGS, ClientStats, GovernedClient, Invocation, Record
 
 __all__ = [
+    "BINDINGS",
     "ChainResult",
     "ClientStats",
     "CompositionRefusedError",

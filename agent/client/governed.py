@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc.aio
 import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.client import ClientCallContext
@@ -50,6 +51,9 @@ from agent.interfaces import (
 from agent.routing.skill_request import plain_json
 
 CARD_PATH = "/.well-known/agent-card.json"
+GRPC = "GRPC"
+BINDINGS = ("JSONRPC", "HTTP+JSON", GRPC)
+"""The A2A bindings a client can use, as the card's ``protocolBinding`` names them."""
 JSON = "application/json"
 ResultHandler = Callable[[dict[str, Any], "Invocation"], Awaitable[None] | None]
 RecordHandler = Callable[["Record", "Invocation | None"], Awaitable[None] | None]
@@ -359,12 +363,20 @@ class GovernedClient:
         return ClientCallContext(service_parameters=parameters)
 
     def _sdk_client(self, card: AgentCard, *, streaming: bool) -> Client:
-        config = ClientConfig(
-            streaming=streaming,
-            httpx_client=self._http,
-            supported_protocol_bindings=[self.binding],
-        )
-        return ClientFactory(config).create(card)
+        return ClientFactory(sdk_config(self.binding, self._http, streaming=streaming)).create(card)
+
+
+def sdk_config(binding: str, http: httpx.AsyncClient, *, streaming: bool) -> ClientConfig:
+    """The a2a-sdk client's configuration for one binding: ``JSONRPC`` and ``HTTP+JSON`` over
+    ``http``; ``GRPC`` over a plaintext channel to the card's ``host:port`` (the SDK closes it
+    with the client). The bearer token and extensions go in each call's context either way
+    (``authorization`` and ``a2a-extensions`` metadata on gRPC)."""
+    return ClientConfig(
+        streaming=streaming,
+        httpx_client=http,
+        supported_protocol_bindings=[binding],
+        grpc_channel_factory=grpc.aio.insecure_channel if binding == GRPC else None,
+    )
 
 
 def _compile(

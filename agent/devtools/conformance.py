@@ -30,7 +30,7 @@ from functools import cache
 from typing import Any, Final
 
 import httpx
-from a2a.client import Client, ClientConfig, ClientFactory
+from a2a.client import Client, ClientFactory
 from a2a.client.client import ClientCallContext
 from a2a.client.service_parameters import with_a2a_extensions
 from a2a.helpers import new_data_part
@@ -48,6 +48,7 @@ from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from jsonschema.protocols import Validator
 
+from agent.client.governed import sdk_config
 from agent.interfaces import (
     DESCRIBE_SKILL_ID,
     EXTENSION_URI,
@@ -621,14 +622,13 @@ class _Checker:
     # -- the wire ---------------------------------------------------------------------------
 
     def _client(self) -> Client:
-        config = ClientConfig(
-            streaming=False, httpx_client=self.http, supported_protocol_bindings=[self.binding]
-        )
-        return ClientFactory(config).create(self.card)
+        return ClientFactory(sdk_config(self.binding, self.http, streaming=False)).create(self.card)
 
-    @staticmethod
-    def _context(extensions: list[str]) -> ClientCallContext:
+    def _context(self, extensions: list[str]) -> ClientCallContext:
+        # The token rides in each call's parameters too: gRPC sends no HTTP client headers.
         parameters: dict[str, str] = {}
+        if "Authorization" in self.http.headers:
+            parameters["Authorization"] = self.http.headers["Authorization"]
         with_a2a_extensions(list(extensions))(parameters)
         return ClientCallContext(service_parameters=parameters)
 

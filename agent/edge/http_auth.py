@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agent.edge.wire_errors import UNAUTHENTICATED, UNAVAILABLE, send_error
 from agent.security.auth import IssuerUnavailableError, TokenError, TokenVerifier
-from agent.security.principal import ANONYMOUS, PrincipalUser
+from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,7 @@ class BearerAuthMiddleware:
         # sent before a good one would be silently dropped (RFC 6750 §2: one method, one token).
         credentials = [value for name, value in scope["headers"] if name == b"authorization"]
         if len(credentials) > 1:
-            description = "expected exactly one Authorization header"
-            await self._unauthorized(scope, receive, send, description, "invalid_request")
+            await self._unauthorized(scope, receive, send, ONE_CREDENTIAL, "invalid_request")
             return
         authorization = credentials[0] if credentials else None
         if authorization is not None:
@@ -113,33 +113,20 @@ class BearerAuthMiddleware:
                 scope["user"] = PrincipalUser(ANONYMOUS)
                 await self.app(scope, receive, send)
                 return
-        await self._unauthorized(scope, receive, send, "authentication required", None, body)
+        await self._unauthorized(scope, receive, send, AUTHENTICATION_REQUIRED, None, body)
 
     async def _authenticated(
         self, scope: Scope, receive: Receive, send: Send, authorization: bytes
     ) -> None:
-        scheme, _, token = authorization.decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            description = "expected 'Authorization: Bearer <token>'"
-            await self._unauthorized(scope, receive, send, description, "invalid_request")
+        verdict = verify_bearer(self.verifier, authorization.decode("latin-1"))
+        if isinstance(verdict, Refusal):
+            if verdict.unavailable:
+                await self._unavailable(scope, receive, send, verdict.description)
+            else:
+                await self._unauthorized(scope, receive, send, verdict.description, verdict.error)
             return
-        try:
-            principal = self.verifier.verify(token.strip())
-        except TokenError as exc:
-            await self._unauthorized(scope, receive, send, exc.description, "invalid_token")
-            return
-        except IssuerUnavailableError:
-            log.warning("token issuer's JWKS unreachable; answering 503")
-            description = "the token issuer cannot be reached to verify the token"
-            await self._unavailable(scope, receive, send, description)
-            return
-        except Exception:  # a JWKS outage must not become a 500 or let the caller in
-            log.exception("token verification failed unexpectedly")
-            description = "token could not be verified"
-            await self._unauthorized(scope, receive, send, description, "invalid_token")
-            return
-        scope["user"] = PrincipalUser(principal)
-        scope["auth"] = sorted(principal.scopes)
+        scope["user"] = PrincipalUser(verdict)
+        scope["auth"] = sorted(verdict.scopes)
         await self.app(scope, receive, send)
 
     def _is_jsonrpc(self, scope: Scope) -> bool:
@@ -178,10 +165,6 @@ class BearerAuthMiddleware:
         body: bytes | None = None,
     ) -> None:
         """401 with the RFC 6750 challenge; the ErrorInfo carries its ``error`` code too."""
-        challenge = 'Bearer realm="netagent"'
-        if error:
-            safe = description.replace('"', "'")
-            challenge += f', error="{error}", error_description="{safe}"'
         await send_error(
             send,
             UNAUTHENTICATED,
@@ -189,8 +172,45 @@ class BearerAuthMiddleware:
             jsonrpc=self._is_jsonrpc(scope),
             body=await self._request_body(scope, receive, body),
             metadata={"scheme": "Bearer", **({"error": error} if error else {})},
-            headers=[(b"www-authenticate", challenge.encode())],
+            headers=[(b"www-authenticate", challenge(description, error).encode())],
         )
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a credential let nobody in: 401 (``error`` is RFC 6750's code), or 503 when
+    ``unavailable`` (the issuer cannot be reached: retry, nothing is wrong with the token)."""
+
+    description: str
+    error: str | None
+    unavailable: bool = False
+
+
+def verify_bearer(verifier: TokenVerifier, authorization: str) -> Principal | Refusal:
+    """One ``Authorization`` value (HTTP header or gRPC metadata) to its principal, or why not.
+
+    Every binding authenticates through this function, so a token means the same thing on
+    each; an unexpected failure of the verifier never lets the caller in.
+    """
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return Refusal("expected 'Authorization: Bearer <token>'", "invalid_request")
+    try:
+        return verifier.verify(token.strip())
+    except TokenError as exc:
+        return Refusal(exc.description, "invalid_token")
+    except IssuerUnavailableError:
+        log.warning("token issuer's JWKS unreachable; answering 503")
+        return Refusal(
+            "the token issuer cannot be reached to verify the token", None, unavailable=True
+        )
+    except Exception:  # a JWKS outage must not become a 500 or let the caller in
+        log.exception("token verification failed unexpectedly")
+        return Refusal("token could not be verified", "invalid_token")
+
+
+ONE_CREDENTIAL = "expected exactly one Authorization header"
+AUTHENTICATION_REQUIRED = "authentication required"
 
 
 async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
@@ -219,3 +239,12 @@ async def _buffer(receive: Receive, limit: int) -> tuple[bytes | None, Receive]:
         return await receive()
 
     return body, replay
+
+
+def challenge(description: str, error: str | None) -> str:
+    """The ``WWW-Authenticate`` value of a refusal (RFC 6750 §3), on every binding."""
+    value = 'Bearer realm="netagent"'
+    if error:
+        safe = description.replace('"', "'")
+        value += f', error="{error}", error_description="{safe}"'
+    return value

@@ -127,8 +127,10 @@ class CardFactory:
         base_url: str,
         extra_extensions: Iterable[AgentExtension] = (),
         identity: AgentIdentity | None = None,
+        grpc_url: str | None = None,
     ) -> None:
         self._registry = registry
+        self._grpc_url = grpc_url
         self._identity = identity or AgentIdentity()
         self._base_url = base_url.rstrip("/")
         self._extra_extensions = list(extra_extensions)
@@ -158,6 +160,17 @@ class CardFactory:
                     url=f"{self._base_url}{REST_PATH}",
                     protocol_binding="HTTP+JSON",
                     protocol_version=PROTOCOL_VERSION,
+                ),
+                *(
+                    [
+                        AgentInterface(
+                            url=self._grpc_url,
+                            protocol_binding="GRPC",
+                            protocol_version=PROTOCOL_VERSION,
+                        )
+                    ]
+                    if self._grpc_url
+                    else []
                 ),
             ],
             capabilities=AgentCapabilities(

@@ -48,6 +48,7 @@ def environment(home: Path, **extra: str) -> dict[str, str]:
     return {
         **env,
         "NETAGENT_HOME": str(home),
+        "NETAGENT_GRPC_PORT": "off",  # the machine-wide default port is not a test's
         "NETAGENT_SEED": "0",
         "NETAGENT_LIVE_TELEMETRY": "0",
         "NETAGENT_LOG_LEVEL": "warning",

@@ -355,7 +355,7 @@ def test_a_remote_refusal_exits_1_with_the_task_state(agent, home, binding) -> N
         (["invoke", "{url}", "lookup_inventory", "--args", "{nope"], "--args is not JSON"),
         (["invoke", "{url}", "lookup_inventory", "--args", "[1]"], "must be a JSON object"),
         (["invoke", "{url}", "lookup_inventory", "--args", "@/no/such/file"], "cannot read"),
-        (["describe", "{url}", "lookup_inventory", "--binding", "GRPC"], "--binding must be"),
+        (["describe", "{url}", "lookup_inventory", "--binding", "SOAP"], "--binding must be"),
         (["chain", "{url}", "--from", "lookup_inventory", "--args", "{}"], "chain needs"),
         (["chain", "list", "--from", "lookup_inventory"], "`chain list` takes"),
         (["chain", "{url}", "--task", "t-1"], "--task only filters"),

@@ -235,10 +235,10 @@ def test_an_unreachable_target_fails_the_card_check(tmp_path) -> None:
 
 
 def test_a_bad_binding_is_a_usage_error(tmp_path) -> None:
-    run, report = check(tmp_path, "http://127.0.0.1:9", "--binding", "GRPC")
+    run, report = check(tmp_path, "http://127.0.0.1:9", "--binding", "SOAP")
     assert run.returncode == 2
     assert report is None
-    assert "--binding must be one of JSONRPC, HTTP+JSON" in run.stderr
+    assert "--binding must be one of JSONRPC, HTTP+JSON, GRPC" in run.stderr
 
 
 # -- the pieces -------------------------------------------------------------------------------

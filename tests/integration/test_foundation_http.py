@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.cli import SNAPSHOT
+from agent.cli import SNAPSHOT, SNAPSHOT_GRPC_URL
 from agent.registry.loader import load_registry
 from agent.security.auth import issue_token, load_or_create_signing_key
 from netops.deployment import SKILLS_DIR
@@ -73,7 +73,11 @@ def test_public_card_equals_the_committed_snapshot(agent: RunningAgent, http: ht
     assert response.status_code == 200
     assert agent.base_url != SNAPSHOT_BASE
     assert agent.base_url in response.text
-    served = json.loads(response.text.replace(agent.base_url, SNAPSHOT_BASE))
+    served = json.loads(
+        response.text.replace(agent.base_url, SNAPSHOT_BASE).replace(
+            agent.grpc_target, SNAPSHOT_GRPC_URL
+        )
+    )
     assert served == json.loads(Path(SNAPSHOT).read_text())
 
 

@@ -341,6 +341,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         "HOME": str(tmp),
         "NETAGENT_HOME": str(tmp / "home"),
         "NETAGENT_PORT": str(port),
+        "NETAGENT_GRPC_PORT": "off",
         "NETAGENT_SEED": "0",
         "NETAGENT_LIVE_TELEMETRY": "0",
         "NETAGENT_LOG_FORMAT": "json",

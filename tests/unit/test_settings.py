@@ -140,3 +140,27 @@ def test_a_flag_that_is_no_word_stops_the_command_in_one_line(tmp_path: Path) ->
     expected = f"error: settings: NETAGENT_SEED must be one of {WORDS}"
     assert netagent(tmp_path, command, {"NETAGENT_SEED": "maybe"}) == (2, expected)
     assert netagent(tmp_path, command, {"NETAGENT_SEED": "Off"})[0] == 0
+
+
+# -- the gRPC port: a port, or off ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "port"), [("", 50051), ("9090", 9090), ("0", 0), ("off", 0), ("No", 0)]
+)
+def test_the_grpc_port_is_a_port_or_off(value: str, port: int) -> None:
+    settings = Settings.from_env({"NETAGENT_GRPC_PORT": value})
+    assert settings.grpc_port == port
+    assert settings.resolved_grpc_url == (f"127.0.0.1:{port}" if port else None)
+
+
+@pytest.mark.parametrize("value", ["grpc", "-1", "70000", "on"])
+def test_a_grpc_port_that_is_none_is_refused(value: str) -> None:
+    with pytest.raises(ValueError, match="NETAGENT_GRPC_PORT must be"):
+        Settings.from_env({"NETAGENT_GRPC_PORT": value})
+
+
+def test_the_card_advertises_grpc_on_the_public_host() -> None:
+    behind = Settings(public_url="https://agent.example.com/base", grpc_port=443)
+    assert behind.resolved_grpc_url == "agent.example.com:443"
+    assert Settings(host="::1", grpc_port=50051).resolved_grpc_url == "[::1]:50051"

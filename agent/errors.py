@@ -35,6 +35,7 @@ the module that defines it and any second base in parentheses:
   + _ExceededError                               agent.edge.limits
   + _UntrainedError                              agent.routing.router
   + _FalseSchemaError (ValidationError)          agent.interfaces.validation
+  + _UnsupportedError                            agent.interfaces.fast_check
 
 How an invocation ends: ``SkillError`` carries the draft's error code and is the task's error
 object; the executor also maps ``ToolRefusedError`` and ``ExchangeError`` to codes, and any

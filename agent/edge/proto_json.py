@@ -167,7 +167,22 @@ def _wrapper(inner: Convert) -> Convert:
     return convert
 
 
+def _printed_by_protobuf(field: FieldDescriptor) -> bool:
+    """Fields whose printing is protobuf's own business: 32-bit floats (its shortest form),
+    enums with value options (renamed values) and closed enums (stray numbers refused).
+    A2A has none; a message type with one is printed by ``MessageToDict`` whole."""
+    if field.cpp_type == FieldDescriptor.CPPTYPE_FLOAT:
+        return True
+    enum_type = field.enum_type
+    if enum_type is None or enum_type.full_name == "google.protobuf.NullValue":
+        return False
+    options = any(value.GetOptions().ListFields() for value in enum_type.values)
+    return options or enum_type.is_closed
+
+
 def _regular(descriptor: Descriptor) -> Convert:
+    if any(_printed_by_protobuf(field) for field in descriptor.fields):
+        return json_format.MessageToDict
     plan: _Plan = {}
     for field in descriptor.fields:
         is_map = field.message_type is not None and field.message_type.GetOptions().map_entry
@@ -220,8 +235,6 @@ def _field_converter(field: FieldDescriptor) -> Convert:
         return _int64
     if cpp == FieldDescriptor.CPPTYPE_DOUBLE:
         return _double
-    if cpp == FieldDescriptor.CPPTYPE_FLOAT:
-        return _float(field)
     return _identity
 
 
@@ -237,29 +250,12 @@ def _nested(descriptor: Descriptor) -> Convert:
     return convert
 
 
-def _float(field: FieldDescriptor) -> Convert:
-    """32-bit floats print as json_format prints them (its shortest form)."""
-
-    def convert(value: Any) -> Any:
-        if math.isinf(value) or math.isnan(value):
-            return _double(value)
-        return json_format.type_checkers.ToShortestFloat(value)  # type: ignore[attr-defined]
-
-    return convert
-
-
 def _enum(field: FieldDescriptor) -> Convert:
     enum_type = field.enum_type
     assert enum_type is not None
     if enum_type.full_name == "google.protobuf.NullValue":
         return lambda _value: None
     names = {number: value.name for number, value in enum_type.values_by_number.items()}
-    has_json_option = any(
-        value.GetOptions().ListFields() for value in enum_type.values_by_number.values()
-    )
-    if has_json_option or enum_type.is_closed:
-        # Options that rename values, or a closed enum's refusal: json_format decides.
-        return lambda value: json_format._Printer()._FieldToJsonObject(field, value)  # type: ignore[attr-defined]
 
     def convert(value: Any) -> Any:
         return names.get(value, value)

@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agent.errors import NetagentError
+
 Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset(
@@ -31,7 +33,7 @@ _ANNOTATIONS = frozenset(
 )  # fmt: skip
 
 
-class _UnsupportedError(Exception):
+class _UnsupportedError(NetagentError):
     """A keyword or value this module leaves to jsonschema."""
 
 

@@ -23,6 +23,7 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import ContentTypeNotSupportedError, Message, Part, Role, Task, TaskState
 
+from agent.edge.proto_json import data_part
 from agent.ids import random_hex
 from agent.interfaces import DESCRIBE_SKILL_ID, EXTENSION_URI, ErrorCode, SkillError, error_details
 from agent.observability.metrics import TaskObserver
@@ -483,7 +484,7 @@ class SkillExecutor(AgentExecutor):
             if audit is not None:  # the tool calls behind a record are on record first
                 await audit.flush()
             await updater.add_artifact(
-                [new_data_part(record, media_type=JSON)],
+                [data_part(record, JSON)],
                 artifact_id=artifact_id,
                 name=kind,
                 extensions=extensions or None,

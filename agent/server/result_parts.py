@@ -13,9 +13,9 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
-from a2a.helpers import new_data_part
 from a2a.types import Part
 
+from agent.edge.proto_json import data_part
 from agent.interfaces import ErrorCode, SkillError, error_details
 from agent.registry.fixed_result import FixedResult
 from agent.registry.loader import Capability
@@ -37,7 +37,7 @@ def check_output(capability: Capability, output: dict[str, Any]) -> None:
 
 def result_part(output: dict[str, Any]) -> Part:
     """The result's Data Part, as every result is sent."""
-    return new_data_part(output, media_type=JSON)
+    return data_part(output, JSON)
 
 
 class FixedParts:

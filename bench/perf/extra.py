@@ -204,7 +204,9 @@ STAGES = (  # (label, a frame that marks the stage), the innermost marked frame 
 
 
 def _on_loop(frames: list[str]) -> bool:
-    return any("run_forever" in f or "Handle._run" in f for f in frames)
+    # asyncio's loop shows run_forever and Handle._run; uvloop's (C) shows neither, its
+    # callbacks sit right under asyncio's Runner.run
+    return any("run_forever" in f or "Handle._run" in f or "Runner.run" in f for f in frames)
 
 
 def summarize_stacks(path: Path, requests: int) -> None:

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.edge.json_numbers import integral_numbers
-from agent.edge.proto_json import message_to_dict, message_to_wire_dict
+from agent.edge.proto_json import data_part, message_to_dict, message_to_wire_dict
 
 MESSAGE_TYPES = sorted(
     (
@@ -175,3 +175,36 @@ def test_numbers_a_struct_cannot_print_are_refused_as_message_to_dict_refuses_th
         task = a2a_types.Task(id="t")
         task.metadata.fields["x"].CopyFrom(value)
         _same(task)
+
+
+odd_values: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats()
+    | st.text(max_size=6)
+    | st.just(("a", 1)),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=4) | st.integers(0, 3), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), odd_values, max_size=5) | odd_values)
+def test_a_data_part_is_new_data_parts_part(data: Any) -> None:
+    """The same Part as the SDK's helper for any value, or the same refusal."""
+    from a2a.helpers import new_data_part
+
+    try:
+        expected = new_data_part(data, media_type="application/json")
+    except Exception as error:
+        with pytest.raises(type(error)):
+            data_part(data, "application/json")
+        return
+    got = data_part(data, "application/json")
+    assert got == expected or (  # NaN != NaN: compare what they print
+        json_format.MessageToJson(got) == json_format.MessageToJson(expected)
+    )

@@ -3,11 +3,14 @@ deployment's, network routing features included), and how an evaluation set rout
 (accuracy per skill, clarifications, out-of-scope handling, the confusion matrix and every
 miss). Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.routing [--set eval|heldout|dev|PATH] [--repeat 20] [--no-misses]
+    .venv/bin/python -m bench.routing [--set eval|heldout|heldout_v2|dev|PATH] [--repeat 20]
+        [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
 ``tests/routing/heldout.json``, written without reading the training text and checked against
 it (``tests/routing/test_heldout.py``), so it measures phrasing the router has not seen;
+``--set heldout_v2`` is ``tests/routing/heldout_v2.json``, a second held-out set written after
+the first was spent, also checked to share no text with ``heldout``, ``dev`` and ``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant).
@@ -34,6 +37,7 @@ ROUTING_TESTS = Path(__file__).resolve().parents[1] / "tests" / "routing"
 SETS = {
     "eval": ROUTING_TESTS / "eval_set.json",
     "heldout": ROUTING_TESTS / "heldout.json",
+    "heldout_v2": ROUTING_TESTS / "heldout_v2.json",
     "dev": ROUTING_TESTS / "dev_set.json",
 }
 CALLER = Principal(

@@ -1,12 +1,15 @@
-"""The held-out routing set stays held out: none of its text is in what the router trains on.
+"""The held-out routing sets stay held out: none of their text is in what the router trains on.
 
-``heldout.json`` measures the router on phrasing it has never seen (``python -m bench.routing
---set heldout``). That only means something while (a) no held-out request is, up to case,
-spacing and punctuation, a training text or a piece of one, and (b) nothing the agent runs
-reads the file. The training texts are collected through the same code the classifier uses
-(``training_texts`` per manifest, ``out_of_scope_texts``), plus each manifest's whole routing
-section, every file under ``agent/routing/data`` and ``tests/routing/eval_set.json``, so a new
-source of training text is covered without editing this test. Accuracy is not asserted here:
+``heldout.json`` and ``heldout_v2.json`` measure the router on phrasing it has never seen
+(``python -m bench.routing --set heldout`` / ``--set heldout_v2``). The second was written after
+the first was spent (looked at while changing the router), so it must share no text with the
+first nor with the tuning sets (``dev_set.json``, ``eval_set.json``) either. A held-out set
+only means something while (a) no held-out request is, up to case, spacing and punctuation, a
+training text or a piece of one, and (b) nothing the agent runs reads the file. The training
+texts are collected through the same code the classifier uses (``training_texts`` per
+manifest, ``out_of_scope_texts``), plus each manifest's whole routing section, every file under
+``agent/routing/data`` and ``tests/routing/eval_set.json``, so a new source of training text is
+covered without editing this test. Accuracy is not asserted here:
 the set reports a figure, it is not a gate.
 """
 
@@ -15,8 +18,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from agent.registry.loader import load_registry
 from agent.registry.manifest import State
@@ -27,8 +34,42 @@ from tests.registry_view import DEMO_SKILLS
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 HELDOUT_FILE = HERE / "heldout.json"
-HELDOUT = json.loads(HELDOUT_FILE.read_text(encoding="utf-8"))
+HELDOUT_V2_FILE = HERE / "heldout_v2.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
+SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One held-out file and what its shape must be."""
+
+    file: Path
+    sources: frozenset[str]
+    min_clear: int
+    min_ambiguous: int
+    min_out_of_scope: int
+    min_total: int
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return _load(self.file)
+
+
+SETS = {
+    "heldout": HeldOut(HELDOUT_FILE, frozenset(SOURCES), 160, 30, 20, 200),
+    "heldout_v2": HeldOut(HELDOUT_V2_FILE, frozenset(SOURCES_V2), 170, 35, 25, 230),
+}
+EARLIER_SETS = {"heldout_v2": ("heldout.json", "dev_set.json", "eval_set.json")}
+"""Sets a later held-out set must share no text with (the router was tuned or looked at on them)."""
+each_set = pytest.mark.parametrize("held", list(SETS.values()), ids=list(SETS))
+
+
+@cache
+def _load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
 MIN_CONTAINED_WORDS = 5
 """A text this long (or longer) found inside another counts as copied from it."""
 
@@ -53,7 +94,8 @@ def strings(value: Any) -> Iterator[str]:
             yield from strings(item)
 
 
-def training_texts() -> set[str]:
+@cache
+def training_texts() -> frozenset[str]:
     """Normalized text of every source the router learns from, or could."""
     registry = load_registry(SKILLS_DIR)
     texts: list[str] = []
@@ -71,33 +113,55 @@ def training_texts() -> set[str]:
     texts += [
         e["text"] for section in evaluation.values() if isinstance(section, list) for e in section
     ]
-    return {n for n in (normalized(t) for t in texts) if n}
+    return frozenset(n for n in (normalized(t) for t in texts) if n)
 
 
-def entries() -> list[dict[str, Any]]:
-    return [e for section in ("clear", "ambiguous", "out_of_scope") for e in HELDOUT[section]]
+def entries(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for section in ("clear", "ambiguous", "out_of_scope") for e in data[section]]
 
 
-def test_the_shape_and_the_counts() -> None:
-    assert HELDOUT["version"] == 1
-    assert len(HELDOUT["clear"]) >= 160
-    assert len(HELDOUT["ambiguous"]) >= 30
-    assert len(HELDOUT["out_of_scope"]) >= 20
-    assert len(entries()) >= 200
-    for entry in entries():
+def copies(texts: list[str], known_texts: frozenset[str]) -> list[tuple[str, str]]:
+    """(text, how) for each of ``texts`` equal to, inside, or containing a known text."""
+    copied = []
+    for original in texts:
+        text = normalized(original)
+        padded = f" {text} "
+        if text in known_texts:
+            copied.append((original, "equal"))
+            continue
+        for known in known_texts:
+            if len(text.split()) >= MIN_CONTAINED_WORDS and padded in f" {known} ":
+                copied.append((original, f"inside {known!r}"))
+            elif len(known.split()) >= MIN_CONTAINED_WORDS and f" {known} " in padded:
+                copied.append((original, f"contains {known!r}"))
+    return copied
+
+
+@each_set
+def test_the_shape_and_the_counts(held: HeldOut) -> None:
+    data = held.data
+    assert data["version"] == 1
+    assert len(data["clear"]) >= held.min_clear
+    assert len(data["ambiguous"]) >= held.min_ambiguous
+    assert len(data["out_of_scope"]) >= held.min_out_of_scope
+    assert len(entries(data)) >= held.min_total
+    for entry in entries(data):
         assert isinstance(entry["text"], str) and entry["text"].strip(), entry
-        assert entry["source"] in SOURCES, entry
-    assert all(isinstance(e["skill"], str) for e in HELDOUT["clear"])
-    assert not any("skill" in e for e in HELDOUT["ambiguous"] + HELDOUT["out_of_scope"])
+        assert entry["source"] in held.sources, entry
+    assert all(isinstance(e["skill"], str) for e in data["clear"])
+    assert not any("skill" in e for e in data["ambiguous"] + data["out_of_scope"])
 
 
-def test_no_request_is_there_twice() -> None:
-    texts = [normalized(e["text"]) for e in entries()]
+@each_set
+def test_no_request_is_there_twice(held: HeldOut) -> None:
+    texts = [normalized(e["text"]) for e in entries(held.data)]
     repeated = sorted({t for t in texts if texts.count(t) > 1})
     assert not repeated, repeated
 
 
-def test_every_label_is_a_routable_skill_and_every_demo_skill_has_items() -> None:
+@each_set
+def test_every_label_is_a_routable_skill_and_every_demo_skill_has_items(held: HeldOut) -> None:
+    data = held.data
     registry = load_registry(SKILLS_DIR)
     routable = {
         c.id
@@ -106,33 +170,41 @@ def test_every_label_is_a_routable_skill_and_every_demo_skill_has_items() -> Non
         and c.handler is not None
         and c.manifest.state is not State.REMOVED
     }
-    labels = {e["skill"] for e in HELDOUT["clear"]}
-    labels |= {s for e in HELDOUT["ambiguous"] for s in e.get("could_be", [])}
+    labels = {e["skill"] for e in data["clear"]}
+    labels |= {s for e in data["ambiguous"] for s in e.get("could_be", [])}
     assert labels <= routable, labels - routable
-    covered = {e["skill"] for e in HELDOUT["clear"]}
+    covered = {e["skill"] for e in data["clear"]}
     assert routable & DEMO_SKILLS <= covered, (routable & DEMO_SKILLS) - covered
 
 
-def test_no_held_out_text_is_training_text() -> None:
+@each_set
+def test_no_held_out_text_is_training_text(held: HeldOut) -> None:
     training = training_texts()
     assert training  # the sources were found
-    copied = []
-    for entry in entries():
-        text = normalized(entry["text"])
-        padded = f" {text} "
-        if text in training:
-            copied.append((entry["text"], "equal"))
-            continue
-        for known in training:
-            if len(text.split()) >= MIN_CONTAINED_WORDS and padded in f" {known} ":
-                copied.append((entry["text"], f"inside {known!r}"))
-            elif len(known.split()) >= MIN_CONTAINED_WORDS and f" {known} " in padded:
-                copied.append((entry["text"], f"contains {known!r}"))
+    copied = copies([e["text"] for e in entries(held.data)], training)
     assert not copied, copied
 
 
-def test_nothing_the_agent_runs_reads_the_held_out_set() -> None:
-    name = HELDOUT_FILE.name
+@pytest.mark.parametrize("later, earlier", [(k, v) for k, vs in EARLIER_SETS.items() for v in vs])
+def test_a_later_held_out_set_shares_no_text_with_the_sets_before_it(
+    later: str, earlier: str
+) -> None:
+    before = _load(HERE / earlier)
+    known = frozenset(
+        n
+        for section in before.values()
+        if isinstance(section, list)
+        for e in section
+        if isinstance(e, dict) and (n := normalized(e.get("text", "")))
+    )
+    assert known  # the earlier set was read
+    copied = copies([e["text"] for e in entries(SETS[later].data)], known)
+    assert not copied, copied
+
+
+@each_set
+def test_nothing_the_agent_runs_reads_the_held_out_set(held: HeldOut) -> None:
+    name = held.file.name
     readers = []
     for top in ("agent", "skills", "netops"):
         for path in sorted((ROOT / top).rglob("*")):

@@ -19,11 +19,19 @@ from a2a.types import (
 from sqlalchemy import Insert, String, Table, cast, delete, inspect, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from agent.edge.proto_json import message_to_dict
 from agent.storage.interrupted import INTERRUPTED as INTERRUPTED  # its old home: app, tests
 from agent.storage.interrupted import RUNNING, Runner, end_task, has_versions
 from agent.storage.tables import task_runner
 
 log = logging.getLogger(__name__)
+_ROW_KEYS = frozenset(
+    {
+        "id", "context_id", "kind", "owner", "last_updated", "status", "artifacts", "history",
+        "task_metadata", "protocol_version",
+    }
+)  # fmt: skip
+"""The SDK task model's attributes, which ``row`` fills itself (another model: the SDK's way)."""
 
 
 class UpsertDatabaseTaskStore(DatabaseTaskStore):
@@ -44,6 +52,7 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
         self._columns = [(a.key, a.columns[0].name) for a in mapper.column_attrs]
         self._dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
         self._upsert = self.upsert()
+        self._own_row = {key for key, _ in self._columns} == _ROW_KEYS
 
     @property
     def table(self) -> Table:
@@ -51,9 +60,32 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
         return self._table
 
     def row(self, task: Task, owner: str) -> dict[str, Any]:
-        """The column values the SDK's store writes for ``task`` of ``owner``."""
-        model = self._to_orm(task, owner)
-        return {column: getattr(model, key) for key, column in self._columns}
+        """The column values the SDK's store writes for ``task`` of ``owner``.
+
+        The values of the SDK's ``_to_orm``, computed without building an ORM instance and
+        with ``proto_json.message_to_dict`` (its output is ``MessageToDict``'s, property-
+        tested), so the row is the SDK's byte for byte at a fraction of the cost: the writer
+        thread holds the GIL for less. A store given its own ``core_to_model_conversion``
+        keeps it.
+        """
+        if self.core_to_model_conversion is not None or not self._own_row:
+            model = self._to_orm(task, owner)
+            return {column: getattr(model, key) for key, column in self._columns}
+        values = {
+            "id": task.id,
+            "context_id": task.context_id,
+            "kind": "task",
+            "owner": owner,
+            "last_updated": (
+                task.status.timestamp.ToDatetime() if task.status.HasField("timestamp") else None
+            ),
+            "status": message_to_dict(task.status),
+            "artifacts": [message_to_dict(artifact) for artifact in task.artifacts],
+            "history": [message_to_dict(message) for message in task.history],
+            "task_metadata": message_to_dict(task.metadata) if task.metadata.fields else None,
+            "protocol_version": "1.0",
+        }
+        return {column: values[key] for key, column in self._columns}
 
     def upsert(self) -> Insert:
         """INSERT ... ON CONFLICT UPDATE of ``row`` values, keeping the row's owner.

@@ -234,3 +234,36 @@ async def test_a_restart_whose_audit_row_is_refused_changes_nothing(
     with pytest.raises(DBAPIError, match="audit refused"):
         await database.end_interrupted(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
     assert [state_of(await database.get(t, ALICE)) for t in ("t-1", "t-2")] == [(WORKING, 0)] * 2
+
+
+async def test_a_row_is_the_sdks_row_for_any_task() -> None:
+    """``row`` computes the SDK's ``_to_orm`` values itself: equal for generated tasks."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.unit.edge.test_proto_json import _fill
+
+    engine = make_engine("sqlite://")
+    store = UpsertDatabaseTaskStore(engine, create_table=True)
+    assert store._own_row  # the fast path is the one measured
+
+    @st.composite
+    def tasks(draw: st.DrawFn) -> Task:
+        generated = Task()
+        _fill(draw, generated, 0)
+        return generated
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(tasks(), st.sampled_from(["", "4:acme:alice"]))
+    def same(generated: Task, owner: str) -> None:
+        try:
+            model = store._to_orm(generated, owner)
+        except (ValueError, OverflowError) as error:  # e.g. a NaN in a Struct, a bad timestamp
+            with pytest.raises(type(error)):
+                store.row(generated, owner)
+            return
+        expected = {column: getattr(model, key) for key, column in store._columns}
+        assert store.row(generated, owner) == expected
+
+    same()
+    await engine.dispose()

@@ -27,7 +27,7 @@ INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, PARSE_ERROR = -32600, -32601,
 VERSION_NOT_SUPPORTED = -32009
 
 
-@fuzz(700, postgresql=100)
+@fuzz(700, postgresql=80)
 @given(
     method=st.one_of(st.sampled_from(SAFE_METHODS), st.text(max_size=30), json_values),
     request_id=ids,
@@ -55,7 +55,7 @@ def test_envelopes(fuzzer: Fuzzer, method, request_id, version, drop, params):
         assert answer.code == METHOD_NOT_FOUND, answer
 
 
-@fuzz(600, postgresql=300)
+@fuzz(600, postgresql=200)
 @given(method=st.sampled_from(SAFE_METHODS), data=st.data())
 def test_params_of_every_method(fuzzer: Fuzzer, method, data):
     """Known non-send methods with params of every shape: a protocol error, never a crash."""
@@ -67,7 +67,7 @@ def test_params_of_every_method(fuzzer: Fuzzer, method, data):
         assert answer.code == INVALID_REQUEST, answer
 
 
-@fuzz(600, postgresql=300)
+@fuzz(600, postgresql=150)
 @given(
     method=st.sampled_from(["SendMessage", "SendStreamingMessage"]),
     params=send_params(),

@@ -176,7 +176,7 @@ texts = st.one_of(
 ).filter(bool)
 
 
-@fuzz(200, postgresql=100)
+@fuzz(200, postgresql=80)
 @given(
     binding=st.sampled_from(["jsonrpc", "rest"]),
     text=texts,

@@ -47,7 +47,7 @@ query_values = st.one_of(
 segments = st.one_of(task_ids, st.text(max_size=20)).map(lambda s: quote(s, safe=""))
 
 
-@fuzz(1800, postgresql=400)
+@fuzz(1800, postgresql=300)
 @given(
     route=st.sampled_from(sorted(ROUTES)),
     method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"]),
@@ -72,7 +72,7 @@ def test_routes(fuzzer: Fuzzer, route, method, task_id, push_id, tenant, query, 
         assert answer.status in (400, 404), answer
 
 
-@fuzz(600, postgresql=200)
+@fuzz(600, postgresql=100)
 @given(stream=st.booleans(), params=send_params())
 def test_send_bodies(fuzzer: Fuzzer, stream, params):
     """message:send and message:stream with mutated SendMessageRequest bodies."""

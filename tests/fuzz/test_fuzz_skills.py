@@ -254,7 +254,7 @@ def _send(fuzzer: Fuzzer, skill: Skill, data: Any, binding: str, stream: bool) -
 SKILL_IDS = [*BASES, "plan_link_upgrade"]
 
 
-@fuzz(800, postgresql=200)
+@fuzz(800, postgresql=150)
 @given(
     skill_id=st.sampled_from(SKILL_IDS),
     binding=st.sampled_from(["jsonrpc", "rest"]),
@@ -284,7 +284,7 @@ def test_arguments_that_break_the_input_schema(
     assert any(_related(d["instance_path"], pointer) for d in details), (pointer, details)
 
 
-@fuzz(300, postgresql=60)
+@fuzz(300, postgresql=40)
 @given(
     skill_id=st.sampled_from(SKILL_IDS),
     binding=st.sampled_from(["jsonrpc", "rest"]),

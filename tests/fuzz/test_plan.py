@@ -39,27 +39,27 @@ hostile::test_nul_in_every_rest_query_parameter                  80          80
 hostile::test_console_pages                                      80          80
 hostile::test_console_apis                                       60          60
 hostile: requests planned                                       480         480
-jsonrpc::test_envelopes                                         700         100
-jsonrpc::test_params_of_every_method                            600         300
-jsonrpc::test_send_params                                       600         300
+jsonrpc::test_envelopes                                         700          80
+jsonrpc::test_params_of_every_method                            600         200
+jsonrpc::test_send_params                                       600         150
 jsonrpc::test_garbage_bytes                                    1100          50
 jsonrpc::test_truncated_requests                                400          25
 jsonrpc::test_headers                                           400          25
-jsonrpc: requests planned                                      3800         800
+jsonrpc: requests planned                                      3800         530
 messages::test_limits_name_the_limit_and_the_place              700          60
 messages::test_malformed_messages                               200          40
-messages::test_plain_text                                       200         100
+messages::test_plain_text                                       200          80
 messages::test_lone_surrogates                                  100          40
-messages: requests planned                                     1200         240
-rest::test_routes                                              1800         400
-rest::test_send_bodies                                          600         200
+messages: requests planned                                     1200         220
+rest::test_routes                                              1800         300
+rest::test_send_bodies                                          600         100
 rest::test_bytes_and_versions                                   500          25
-rest: requests planned                                         2900         625
-skill_arguments::test_arguments_that_break_the_input_schema     800         200
-skill_arguments::test_broken_skill_requests                     300          60
+rest: requests planned                                         2900         425
+skill_arguments::test_arguments_that_break_the_input_schema     800         150
+skill_arguments::test_broken_skill_requests                     300          40
 skill_arguments::test_arguments_beyond_the_message_limits       200          20
-skill_arguments: requests planned                              1300         280
-total requests planned                                        10930        2500
+skill_arguments: requests planned                              1300         210
+total requests planned                                        10930        1940
 ```
 """
 

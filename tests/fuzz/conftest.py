@@ -13,22 +13,33 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import BACKENDS, RunningAgent, postgres_available, start_agent, use_backend
-from tests.fuzz.harness import FULL_ON_EVERY_BACKEND, CrashLog, Fuzzer
+from tests.fuzz.harness import CrashLog, Fuzzer, for_backend
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each fuzz test runs on each backend with that backend's planned number of examples
+    (``harness.fuzz``): chosen here, once, so every run of an item is the same Hypothesis test."""
+    for item in items:
+        if not isinstance(item, pytest.Function) or item.path.parent != HERE:
+            continue
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("backend") if callspec is not None else None
+        if backend is not None:
+            item.obj = for_backend(item.obj, str(backend))
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
-    """Every fuzz module runs on SQLite; those of ``harness.FULL_ON_EVERY_BACKEND`` on
-    PostgreSQL too."""
-    if request.param == "postgresql":
-        if getattr(request.module, "TARGET", None) not in FULL_ON_EVERY_BACKEND:
-            pytest.skip("this fuzz target runs on SQLite only (tests/fuzz/harness.py)")
-        if not postgres_available():
-            pytest.skip("no PostgreSQL cluster in this session (CI always has one)")
+    """Every fuzz module runs on SQLite and on PostgreSQL (the share ``harness.PLANNED`` says)."""
+    if request.param == "postgresql" and not postgres_available():
+        pytest.skip("no PostgreSQL cluster in this session (CI always has one)")
     use_backend(str(request.param))
     return str(request.param)
 

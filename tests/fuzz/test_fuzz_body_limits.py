@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks
-from tests.fuzz.test_fuzz_jsonrpc import INVALID_REQUEST, fuzz
+from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks, fuzz
+from tests.fuzz.test_fuzz_jsonrpc import INVALID_REQUEST
 
 TARGET = "body_limits"
 PATHS = (
@@ -29,7 +29,7 @@ def _chunks(total: int, size: int) -> Iterator[bytes]:
         yield b" " * step
 
 
-@fuzz(150)
+@fuzz(150, postgresql=15)
 @given(
     where=st.sampled_from(PATHS),
     excess=st.integers(min_value=1, max_value=256 * 1024),
@@ -49,7 +49,7 @@ def test_oversize_bodies(fuzzer: Fuzzer, where, excess, chunked, chunk):
         assert answer.code == INVALID_REQUEST, answer
 
 
-@fuzz(600)
+@fuzz(600, postgresql=30)
 @given(
     where=st.sampled_from(PATHS[:4]),
     depth=st.integers(min_value=1, max_value=20_000),
@@ -70,7 +70,7 @@ def test_deep_bodies(fuzzer: Fuzzer, where, depth, opener, closed):
         assert answer.kind in ("rpc_error", "rest_error"), answer
 
 
-@fuzz(500)
+@fuzz(500, postgresql=30)
 @given(
     where=st.sampled_from(PATHS[:3]),
     size=st.integers(min_value=0, max_value=64 * 1024),

@@ -22,9 +22,8 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import CrashLog, Fuzzer, check, closing_checks
+from tests.fuzz.harness import CrashLog, Fuzzer, check, closing_checks, fuzz
 from tests.fuzz.strategies import json_values
-from tests.fuzz.test_fuzz_jsonrpc import fuzz
 
 TARGET = "hostile"
 MARKER = "Zq7h"

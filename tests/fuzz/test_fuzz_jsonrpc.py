@@ -7,13 +7,12 @@ a task with a draft code); where the generator knows what it broke, the code is 
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from packaging.version import InvalidVersion, Version
 
-from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks
+from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks, fuzz
 from tests.fuzz.strategies import (
     METHODS,
     SAFE_METHODS,
@@ -28,18 +27,7 @@ INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, PARSE_ERROR = -32600, -32601,
 VERSION_NOT_SUPPORTED = -32009
 
 
-def fuzz(examples: int) -> Any:
-    """Reproducible settings: the same examples on every run (CI), no deadline."""
-    return settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
-
-
-@fuzz(700)
+@fuzz(700, postgresql=80)
 @given(
     method=st.one_of(st.sampled_from(SAFE_METHODS), st.text(max_size=30), json_values),
     request_id=ids,
@@ -67,7 +55,7 @@ def test_envelopes(fuzzer: Fuzzer, method, request_id, version, drop, params):
         assert answer.code == METHOD_NOT_FOUND, answer
 
 
-@fuzz(600)
+@fuzz(600, postgresql=200)
 @given(method=st.sampled_from(SAFE_METHODS), data=st.data())
 def test_params_of_every_method(fuzzer: Fuzzer, method, data):
     """Known non-send methods with params of every shape: a protocol error, never a crash."""
@@ -79,7 +67,7 @@ def test_params_of_every_method(fuzzer: Fuzzer, method, data):
         assert answer.code == INVALID_REQUEST, answer
 
 
-@fuzz(600)
+@fuzz(600, postgresql=150)
 @given(
     method=st.sampled_from(["SendMessage", "SendStreamingMessage"]),
     params=send_params(),
@@ -93,7 +81,7 @@ def test_send_params(fuzzer: Fuzzer, method, params):
         assert answer.kind == "rpc_error", answer
 
 
-@fuzz(1100)
+@fuzz(1100, postgresql=50)
 @given(raw=st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode)))
 def test_garbage_bytes(fuzzer: Fuzzer, raw):
     """Bytes that are not JSON are a parse error (-32700); JSON that is no request, -32600."""
@@ -107,7 +95,7 @@ def test_garbage_bytes(fuzzer: Fuzzer, raw):
         assert answer.code == INVALID_REQUEST, answer
 
 
-@fuzz(400)
+@fuzz(400, postgresql=25)
 @given(
     cut=st.integers(min_value=0, max_value=200),
     method=st.sampled_from(METHODS),
@@ -136,7 +124,7 @@ HEADER_VALUES = st.one_of(
 )
 
 
-@fuzz(400)
+@fuzz(400, postgresql=25)
 @given(
     version=st.one_of(st.none(), HEADER_VALUES),
     media=st.one_of(

@@ -14,9 +14,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import Answer, CrashLog, Fuzzer, closing_checks
+from tests.fuzz.harness import Answer, CrashLog, Fuzzer, closing_checks, fuzz
 from tests.fuzz.strategies import json_values
-from tests.fuzz.test_fuzz_jsonrpc import INVALID_PARAMS, fuzz
+from tests.fuzz.test_fuzz_jsonrpc import INVALID_PARAMS
 
 TARGET = "messages"
 SENTINEL = "Zq7"  # marks generated values, to prove an answer never echoes them
@@ -117,7 +117,7 @@ def over_limit(draw: st.DrawFn, limits: Any) -> tuple[dict[str, Any], str, str]:
     return {"message": _message([*lead, part])}, "max_string_length", f"{at}/filename"
 
 
-@fuzz(700)
+@fuzz(700, postgresql=60)
 @given(binding=st.sampled_from(["jsonrpc", "rest"]), data=st.data())
 def test_limits_name_the_limit_and_the_place(fuzzer: Fuzzer, binding, data):
     """One limit broken at one place: InvalidParamsError with that limit and pointer."""
@@ -133,7 +133,7 @@ def test_limits_name_the_limit_and_the_place(fuzzer: Fuzzer, binding, data):
     assert SENTINEL not in json.dumps(answer.error), "the answer echoes the value"
 
 
-@fuzz(200)
+@fuzz(200, postgresql=40)
 @given(
     binding=st.sampled_from(["jsonrpc", "rest"]),
     role=st.sampled_from(["ROLE_AGENT", "ROLE_UNSPECIFIED", "ROLE_NOPE", None]),
@@ -176,7 +176,7 @@ texts = st.one_of(
 ).filter(bool)
 
 
-@fuzz(200)
+@fuzz(200, postgresql=80)
 @given(
     binding=st.sampled_from(["jsonrpc", "rest"]),
     text=texts,
@@ -205,7 +205,7 @@ def test_plain_text(fuzzer: Fuzzer, binding, text, extra, modes, hint):
     assert answer.state is not None or answer.kind in ("rpc_error", "rest_error"), answer
 
 
-@fuzz(100)
+@fuzz(100, postgresql=40)
 @given(
     binding=st.sampled_from(["jsonrpc", "rest"]),
     surrogate=st.integers(min_value=0xD800, max_value=0xDFFF),

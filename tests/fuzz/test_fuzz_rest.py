@@ -12,9 +12,9 @@ from urllib.parse import quote
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks
+from tests.fuzz.harness import CrashLog, Fuzzer, closing_checks, fuzz
 from tests.fuzz.strategies import json_values, send_params, task_ids
-from tests.fuzz.test_fuzz_jsonrpc import PRINTABLE, fuzz
+from tests.fuzz.test_fuzz_jsonrpc import PRINTABLE
 
 TARGET = "rest"
 REST = "/a2a/rest"
@@ -47,7 +47,7 @@ query_values = st.one_of(
 segments = st.one_of(task_ids, st.text(max_size=20)).map(lambda s: quote(s, safe=""))
 
 
-@fuzz(1800)
+@fuzz(1800, postgresql=300)
 @given(
     route=st.sampled_from(sorted(ROUTES)),
     method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH"]),
@@ -72,7 +72,7 @@ def test_routes(fuzzer: Fuzzer, route, method, task_id, push_id, tenant, query, 
         assert answer.status in (400, 404), answer
 
 
-@fuzz(600)
+@fuzz(600, postgresql=100)
 @given(stream=st.booleans(), params=send_params())
 def test_send_bodies(fuzzer: Fuzzer, stream, params):
     """message:send and message:stream with mutated SendMessageRequest bodies."""
@@ -82,7 +82,7 @@ def test_send_bodies(fuzzer: Fuzzer, stream, params):
         assert answer.kind == "rest_error" and answer.status == 400, answer
 
 
-@fuzz(500)
+@fuzz(500, postgresql=25)
 @given(
     raw=st.one_of(st.binary(max_size=120), st.text(max_size=120).map(str.encode)),
     version=st.one_of(st.none(), st.sampled_from(["1.0", "2.0", "0.3"]), PRINTABLE),

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
 
 from tests.conftest import RunningAgent
-from tests.fuzz.harness import Answer, CrashLog, Fuzzer, closing_checks
+from tests.fuzz.harness import Answer, CrashLog, Fuzzer, closing_checks, fuzz
 from tests.fuzz.strategies import json_values
-from tests.fuzz.test_fuzz_jsonrpc import INVALID_PARAMS, fuzz
+from tests.fuzz.test_fuzz_jsonrpc import INVALID_PARAMS
 
 TARGET = "skill_arguments"
 BASES: dict[str, dict[str, Any]] = {
@@ -254,7 +254,7 @@ def _send(fuzzer: Fuzzer, skill: Skill, data: Any, binding: str, stream: bool) -
 SKILL_IDS = [*BASES, "plan_link_upgrade"]
 
 
-@fuzz(800)
+@fuzz(800, postgresql=150)
 @given(
     skill_id=st.sampled_from(SKILL_IDS),
     binding=st.sampled_from(["jsonrpc", "rest"]),
@@ -284,7 +284,7 @@ def test_arguments_that_break_the_input_schema(
     assert any(_related(d["instance_path"], pointer) for d in details), (pointer, details)
 
 
-@fuzz(300)
+@fuzz(300, postgresql=40)
 @given(
     skill_id=st.sampled_from(SKILL_IDS),
     binding=st.sampled_from(["jsonrpc", "rest"]),
@@ -323,7 +323,7 @@ def test_broken_skill_requests(
         assert (answer.state, answer.code) == ("TASK_STATE_REJECTED", expected), (data, answer)
 
 
-@fuzz(200)
+@fuzz(200, postgresql=20)
 @given(
     skill_id=st.sampled_from(SKILL_IDS),
     binding=st.sampled_from(["jsonrpc", "rest"]),

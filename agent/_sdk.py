@@ -16,8 +16,15 @@ from google.protobuf import json_format
 
 from agent.edge.json_numbers import integral_numbers
 from agent.edge.proto_json import message_to_wire_dict
+from agent.edge.proto_parse import parse_dict
 
-__all__ = ["card_etag", "etag_matches", "serialize_integral_numbers", "serializes_integral_numbers"]
+__all__ = [
+    "card_etag",
+    "etag_matches",
+    "parse_requests_fast",
+    "serialize_integral_numbers",
+    "serializes_integral_numbers",
+]
 
 
 def card_etag(card: dict[str, Any]) -> str:
@@ -57,6 +64,17 @@ def serialize_integral_numbers() -> None:
         if current is not json_format.MessageToDict and current is not _message_to_dict:
             raise RuntimeError(f"{module.__name__} no longer serializes with MessageToDict")
         module.MessageToDict = _message_to_dict  # type: ignore[attr-defined]
+
+
+def parse_requests_fast() -> None:
+    """Make the SDK's JSON-RPC adapter parse request params with ``proto_parse.parse_dict``
+    (ParseDict's outcome, faster; idempotent). Raises if the module no longer parses with
+    ``ParseDict``: an upgrade that moves the step must break here, not silently slow down.
+    """
+    current = getattr(jsonrpc_dispatcher, "ParseDict", None)
+    if current is not json_format.ParseDict and current is not parse_dict:
+        raise RuntimeError(f"{jsonrpc_dispatcher.__name__} no longer parses with ParseDict")
+    jsonrpc_dispatcher.ParseDict = parse_dict  # type: ignore[attr-defined,assignment]
 
 
 def serializes_integral_numbers() -> bool:

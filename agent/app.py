@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
 
-from agent._sdk import serialize_integral_numbers
+from agent._sdk import parse_requests_fast, serialize_integral_numbers
 from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import CONSOLE_API_PREFIX, mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
@@ -264,6 +264,7 @@ def create_app(
     the workers of ``serve --workers`` share the gRPC port, as they share uvicorn's.
     """
     serialize_integral_numbers()  # before any card or answer is rendered
+    parse_requests_fast()
     runtime = build_runtime(settings, deployment, registry, extra_extensions)
     verifier = TokenVerifier(settings, runtime.signing_key)
     audiences = deployment.audiences

@@ -56,6 +56,17 @@ SEPARATES = 0.5
 differ by this much (it learned from utterances; votes and descriptions are coarser)."""
 MAX_OFFERED = 3
 """At most this many candidates are offered in a clarification."""
+STRONG_VOTE = 0.8
+"""A domain vote this strong (a threshold pattern: metric, comparison, number) is a request,
+however few words it takes (``nyc1-core-01 cpu > 90?``)."""
+UNSUPPORTED = 0.8
+"""The classifier's confidence needed when nothing else supports its choice (no domain signal,
+no description match, no name): text of no trade at all is asked about, not run, below it."""
+UNSUPPORTED_DESCRIPTION = 0.05
+"""A description-layer confidence below this is no support."""
+DESCRIBES_NOTHING = 0.5
+"""``describe_skill``'s score is scaled by this when the text names no skill to describe (an
+"interface" of a device is the trade's word, not a skill interface)."""
 _WORDS = re.compile(r"[a-z0-9]+")
 _REQUEST_WORDS = frozenset(
     re.findall(
@@ -64,6 +75,8 @@ _REQUEST_WORDS = frozenset(
         "should has have show list give get tell find describe check plan count ",
     )
 )
+
+_RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
 class Layer(Enum):
@@ -425,9 +438,7 @@ class Router:
         by_id = {c.id: c for c in fitting}
         read = text or _data_as_text(message)
         scores, features = self.score(read, list(by_id))
-        scores = [
-            s for s in scores if not self._describes_unseen(by_id[s.skill_id], read, principal)
-        ]
+        scores = self._described(scores, by_id, read, principal)
         best = scores[0] if scores else None
         close = [s for s in scores if best is not None and _close(s, best)]
         replaced = None
@@ -445,7 +456,17 @@ class Router:
             and rivals[0].score >= self.threshold
             and abs(best.classifier - rivals[0].classifier) < SEPARATES
         )
-        if best is None or lead < self.threshold or tie or says_too_little(read):
+        strong = max(features.votes.values(), default=0.0) >= STRONG_VOTE
+        top = scores[0] if scores else None  # the lead, before any replacement
+        unsupported = (
+            top is not None
+            and not features.signals
+            and top.features <= 0
+            and top.description < UNSUPPORTED_DESCRIPTION
+            and top.classifier < UNSUPPORTED
+        )
+        too_little = says_too_little(read) and not strong
+        if best is None or lead < self.threshold or tie or too_little or unsupported:
             chosen = {
                 s.skill_id
                 for s in [
@@ -476,15 +497,34 @@ class Router:
             replaced=replaced,
         )
 
-    def _describes_unseen(self, capability: Capability, text: str, principal: Principal) -> bool:
-        """``describe_skill`` chosen by text for a skill this caller cannot see is no match:
-        the text is about that skill's work ("plan an upgrade"), not about its interface."""
-        if capability.id != DESCRIBE_SKILL_ID or capability.handler is None:
-            return False
+    def _described(
+        self,
+        scores: list[Score],
+        by_id: dict[str, Capability],
+        text: str,
+        principal: Principal,
+    ) -> list[Score]:
+        """``describe_skill``'s standing, by the skill the text names for it.
+
+        Chosen by text for a skill this caller cannot see, it is no match: the text is about
+        that skill's work ("plan an upgrade"), not about its interface; for no skill at all,
+        it counts ``DESCRIBES_NOTHING`` as much ("the interface names of nyc1-edge-01").
+        """
+        capability = by_id.get(DESCRIBE_SKILL_ID)
+        if capability is None or capability.handler is None:
+            return scores
         extract = capability.handler.extract
         named = extract(text).get("skill_id") if extract is not None else None
         target = self._registry.get(named) if isinstance(named, str) else None
-        return target is not None and not visible(target.manifest, principal)
+        if target is not None and not visible(target.manifest, principal):
+            return [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID]
+        if target is not None or extract is None:
+            return scores
+        scaled = [
+            replace(s, score=s.score * DESCRIBES_NOTHING) if s.skill_id == DESCRIBE_SKILL_ID else s
+            for s in scores
+        ]
+        return sorted(scaled, key=lambda s: (-s.score, s.skill_id))
 
     @staticmethod
     def _superseded(capability: Capability, offered: Sequence[Score], text: str) -> bool:
@@ -618,7 +658,10 @@ def says_too_little(text: str) -> bool:
     content = tokens(folded)
     if len(content) >= 2:
         return False
-    asks = any(word in _REQUEST_WORDS for word in re.findall(r"[a-z']+", folded.replace("'", "")))
+    words = re.findall(r"[a-z]+", folded)  # "who's" asks as "who" does
+    asks = any(word in _REQUEST_WORDS for word in words)
+    # a question relating the word to a named thing asks too: "ports on lon1-access-01?"
+    asks = asks or ("?" in text and " 0 " in folded and any(w in _RELATING for w in words))
     return not content or not asks
 
 

@@ -53,14 +53,15 @@ UPGRADE = "plan_link_upgrade"
 METRIC_SYNONYMS: dict[str, str] = {
     "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy|busier|busiest"
     r"|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
-    r"|running\s+hot",
+    r"|running\s+hot|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used",
     "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
     "memory": r"memory|mem|ram|heap",
     "errors": r"errors?|errs?|crcs?|fcs|discards?|discarding|drops?|dropping|dropped"
     r"|packet\s+loss|loss|runts|giants",
     "latency": r"latency|latencies|delay|delays|rtt|round[\s-]trip(?:\s+time)?|response\s+time",
     "jitter": r"jitter|pdv",
-    "temperature": r"temperature|temp|temps|degrees|celsius|thermal|overheat(?:ing|ed)?",
+    "temperature": r"temperature|temp|temps|degrees|celsius|fahrenheit|thermal|overheat(?:ing|ed)?"
+    r"|hotter|warmer|cooler|colder|heat|\d+(?:\.\d+)?\s*(?:°\s*)?[cf]|\d+(?:\.\d+)?\s*°",
     "optical power": r"optical\s+(?:power|levels?)|light\s+levels?|dbm|rx\s+power|tx\s+power"
     r"|receive\s+power|transmit\s+power|optics?\s+levels?|light",
 }
@@ -89,16 +90,42 @@ _CAPACITY = re.compile(
     r"|free\s+(?:bandwidth|capacity|bw|headroom)|available\s+(?:bandwidth|capacity|bw)"
     r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
 )
+_LEFT = re.compile(
+    # what is left of a link, in any words: "what's left on", "how much juice is left"
+    r"(?<![\w-])(?:what\W?s\s+left|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?left"
+    r"|(?:remaining|unused|leftover|left[\s-]over|unclaimed|untapped|residual)\s+"
+    r"(?:throughput|bandwidth|capacity|bw|room|headroom|space|bits|gbps|mbps|rate)"
+    r"|(?:throughput|bandwidth|capacity|bw|room|headroom)\s+(?:left|remaining|still\s+free)"
+    r"|left\s+(?:on|over\s+on|in)\b)"
+)
+_PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
+_CHANGE = re.compile(
+    # a change to the network, which no read-only skill makes: asked about, never run
+    r"(?<![\w-])(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
+    r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config)(?![\w-])"
+)
+READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, "link_headroom")
+"""The skills a change request is not for (all of this deployment's)."""
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
     r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
     r"|sn|endpoints?|ends?|other\s+end|far\s+end|a[\s-]side|b[\s-]side|which\s+ports?"
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
-    r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?)(?![\w-])"
+    r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?"
+    # software and identity: "what os is it running", "its resource id"
+    r"|os|operating\s+system|image|junos|eos|ios|nx-?os|resource\s+ids?|identifiers?|ids?"
+    # its parts and ends: interfaces, ports, bundles, the links at a device
+    r"|interfaces?|ports?|lags?|bundles?|port[\s-]channels?|members?|neighbou?rs?"
+    r"|connects?|connecting|going\s+to|attached|(?:which|what|any)\s+links"
+    r"|mgmt|management\s+(?:ip|interface|address)"
+    # its rated figures: "nominal speed", "line rate"
+    r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?)(?![\w-])"
 )
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:ation)?|faster\s+(?:rate|speed|link)"
-    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate)(?![\w-])"
+    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
+    r"|bump(?:ed|ing)?|uplift|upsiz(?:e|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
+    r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger))(?![\w-])"
 )
 _NETWORK = re.compile(
     r"(?<![\w-])(?:links?|circuits?|bandwidth|bw|capacity|pipes?|lags?|trunks?|uplinks?|traffic"
@@ -150,7 +177,11 @@ class NetworkFeatures:
             terms += [name for name in metrics if name not in masked]
             signals += [f"metric:{name}" for name in metrics]
         bandwidths = find_bandwidths(cleaned)
-        capacity = _CAPACITY.search(masked) is not None
+        # what is left of a link is the capacity check's, unless asked in percent (the
+        # deprecated headroom skill's own answer, which it keeps when asked for by name)
+        capacity = _CAPACITY.search(masked) is not None or (
+            _LEFT.search(masked) is not None and _PERCENT.search(masked) is None
+        )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         resource = bool(links or devices or interface)
         votes: dict[str, float] = {}
@@ -167,12 +198,25 @@ class NetworkFeatures:
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
                 votes[EVALUATE] = -0.3
-        if _ATTRIBUTE.search(masked) and resource and EVALUATE not in votes and not capacity:
+        upgrade = _UPGRADE.search(masked) is not None and bool(
+            links or "link" in masked or "circuit" in masked
+        )
+        if (
+            _ATTRIBUTE.search(masked)
+            and resource
+            and EVALUATE not in votes
+            and not capacity
+            and not upgrade
+        ):
             signals.append("attribute")
             votes[INVENTORY] = 0.6
-        if _UPGRADE.search(masked) and (links or "link" in masked or "circuit" in masked):
+            votes.setdefault(CAPACITY, -0.2)
+        if upgrade:
             signals.append("upgrade")
             votes[UPGRADE] = 0.6
             if CAPACITY in votes:  # "upgrade, given whether the bandwidth fit": a plan
                 votes[CAPACITY] = 0.2
+        if _CHANGE.search(masked):
+            signals.append("change")
+            votes = dict.fromkeys(READ_ONLY, -0.6)
         return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals))

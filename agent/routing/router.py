@@ -76,6 +76,21 @@ _REQUEST_WORDS = frozenset(
     )
 )
 
+_SECOND_ASK = re.compile(
+    r"\b(?:and|plus|also|as well as|then)\s+(?:also\s+)?(?:how|what|whether|which|if|when"
+    r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would)\b"
+)
+"""A second request joined to the first ("... interfaces and how loaded they are")."""
+_VAGUE = frozenset(
+    re.findall(
+        r"\S+",
+        "need want wish number detail info information stat statistic data report look "
+        "please pls plz thank thanks help hand hey hi hello something anything stuff thing sth "
+        "quick quickly asap urgent now today ",
+    )
+)
+"""Words that ask for something without saying what (stemmed as ``tokens`` stems them):
+``acme-lnk-00009, need numbers`` is a topic, not a request."""
 _RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
@@ -455,6 +470,8 @@ class Router:
             and best is not None
             and rivals[0].score >= self.threshold
             and abs(best.classifier - rivals[0].classifier) < SEPARATES
+            # a strong domain vote (a threshold pattern) for the best alone separates too
+            and not (best.features >= STRONG_VOTE and rivals[0].features <= 0)
         )
         strong = max(features.votes.values(), default=0.0) >= STRONG_VOTE
         top = scores[0] if scores else None  # the lead, before any replacement
@@ -466,7 +483,10 @@ class Router:
             and top.classifier < UNSUPPORTED
         )
         too_little = says_too_little(read) and not strong
-        if best is None or lead < self.threshold or tie or too_little or unsupported:
+        second = self._second_ask(best, scores, by_id, read) if replaced is None else []
+        if second and best is not None:
+            close = [best, *second]
+        if best is None or lead < self.threshold or tie or too_little or unsupported or second:
             chosen = {
                 s.skill_id
                 for s in [
@@ -525,6 +545,28 @@ class Router:
             for s in scores
         ]
         return sorted(scaled, key=lambda s: (-s.score, s.skill_id))
+
+    @staticmethod
+    def _second_ask(
+        best: Score | None, scores: Sequence[Score], by_id: dict[str, Capability], text: str
+    ) -> list[Score]:
+        """The other skills a text joining two requests asks of (``... and how loaded they
+        are``, ``... and tell me what inputs it takes``): those that fit it, or that it names;
+        none when it joins no second request."""
+        if best is None or _SECOND_ASK.search(text.lower()) is None:
+            return []
+        by_skill = {s.skill_id: s for s in scores}
+        found: list[Score] = []
+        for score in scores[1:MAX_OFFERED]:
+            manifest = by_id[score.skill_id].manifest
+            named = names_skill(text, manifest)
+            if score.score < FITS and not named:
+                continue
+            if manifest.state is State.DEPRECATED and not named:  # its replacement instead
+                score = by_skill.get(manifest.replacement or "", score)
+            if score.skill_id != best.skill_id and score not in found:
+                found.append(score)
+        return found
 
     @staticmethod
     def _superseded(capability: Capability, offered: Sequence[Score], text: str) -> bool:
@@ -655,7 +697,7 @@ def says_too_little(text: str) -> bool:
     (``errors``, ``cpu nyc1-core-01``, ``upgrade``), or none at all (``check nyc1-core-01``).
     ``how busy is acme-lnk-00002?`` says enough: a question about one thing."""
     folded = normalize(text)
-    content = tokens(folded)
+    content = [t for t in tokens(folded) if t not in _VAGUE]
     if len(content) >= 2:
         return False
     words = re.findall(r"[a-z]+", folded)  # "who's" asks as "who" does

@@ -104,6 +104,11 @@ _CHANGE = re.compile(
     r"(?<![\w-])(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config)(?![\w-])"
 )
+_INSPECT = re.compile(
+    # a look at something, saying neither what to measure nor what to know of it
+    r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
+    r"|sanity[\s-]check|eyeball|diagnose)(?![\w-])"
+)
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, "link_headroom")
 """The skills a change request is not for (all of this deployment's)."""
 _ATTRIBUTE = re.compile(
@@ -216,6 +221,9 @@ class NetworkFeatures:
             votes[UPGRADE] = 0.6
             if CAPACITY in votes:  # "upgrade, given whether the bandwidth fit": a plan
                 votes[CAPACITY] = 0.2
+        if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
+            signals.append("inspection")  # "verify the link between A and B": which check?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
         if _CHANGE.search(masked):
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)

@@ -100,15 +100,23 @@ _LEFT = re.compile(
 )
 _PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
 _CHANGE = re.compile(
-    # a change to the network, which no read-only skill makes: asked about, never run
-    r"(?<![\w-])(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
-    r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config)(?![\w-])"
+    # a change to the network, which no read-only skill makes: asked about, never run; bid
+    # (the text's first verb, or after "please", "can you"...), not a later step ("before we
+    # push the config")
+    r"(?:^\s*|[.;!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
+    r"(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
+    r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
+    r"|install|uninstall|remove|rename|create|modify|escalate"
+    r"|push\s+(?:the\s+|a\s+)?(?:new\s+)?(?:acl|config\w*|polic\w+|change|route|filter|template)"
+    r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
 )
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
     r"|sanity[\s-]check|eyeball|diagnose)(?![\w-])"
 )
+_AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, "link_headroom")
 """The skills a change request is not for (all of this deployment's)."""
 _ATTRIBUTE = re.compile(
@@ -124,13 +132,17 @@ _ATTRIBUTE = re.compile(
     r"|connects?|connecting|going\s+to|attached|(?:which|what|any)\s+links"
     r"|mgmt|management\s+(?:ip|interface|address)"
     # its rated figures: "nominal speed", "line rate"
-    r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?)(?![\w-])"
+    r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?"
+    # who made it, and its life-cycle state: "who makes", "planned or live"
+    r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
+    r"|online)(?![\w-])"
 )
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:ation)?|faster\s+(?:rate|speed|link)"
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
     r"|bump(?:ed|ing)?|uplift|upsiz(?:e|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
-    r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger))(?![\w-])"
+    r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
+    r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
 )
 _NETWORK = re.compile(
     r"(?<![\w-])(?:links?|circuits?|bandwidth|bw|capacity|pipes?|lags?|trunks?|uplinks?|traffic"
@@ -216,6 +228,9 @@ class NetworkFeatures:
             signals.append("attribute")
             votes[INVENTORY] = 0.6
             votes.setdefault(CAPACITY, -0.2)
+        elif _ATTRIBUTE.search(masked) and resource and votes and _AND.search(masked):
+            signals.append("two_asks")  # "its status and spare room": both, so which first?
+            votes[INVENTORY] = max(votes.values())
         if upgrade:
             signals.append("upgrade")
             votes[UPGRADE] = 0.6
@@ -224,7 +239,8 @@ class NetworkFeatures:
         if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if _CHANGE.search(masked):
+        if _CHANGE.search(masked) and max(votes.values(), default=0.0) < 0.8:
+            # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
         return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals))

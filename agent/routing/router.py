@@ -86,7 +86,8 @@ _VAGUE = frozenset(
         r"\S+",
         "need want wish number detail info information stat statistic data report look "
         "please pls plz thank thanks help hand hey hi hello something anything stuff thing sth "
-        "quick quickly asap urgent now today ",
+        "quick quickly asap urgent now today issue issu problem wrong ok okay fine health healthy "
+        "happen going overview summary ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):

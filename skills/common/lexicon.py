@@ -22,7 +22,10 @@ reads lives here, in one place:
     bandwidth with a link or two devices) for ``check_link_capacity``;
   - attribute words (model, hardware, software version, vendor, serial, endpoints, which ports,
     status, site) about one resource, for ``lookup_inventory``;
-  - upgrade phrasing about a link, for ``plan_link_upgrade``.
+  - upgrade phrasing about a link, for ``plan_link_upgrade``;
+  - against every skill here: a change bid (``shut down``, ``reboot``, ``push the config``,
+    ``open a ticket``: no skill makes changes) and an inspection verb with nothing to measure
+    or know (``verify the link between ...``: which check?), so the router asks.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.

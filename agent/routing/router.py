@@ -56,6 +56,17 @@ SEPARATES = 0.5
 differ by this much (it learned from utterances; votes and descriptions are coarser)."""
 MAX_OFFERED = 3
 """At most this many candidates are offered in a clarification."""
+STRONG_VOTE = 0.8
+"""A domain vote this strong (a threshold pattern: metric, comparison, number) is a request,
+however few words it takes (``nyc1-core-01 cpu > 90?``)."""
+UNSUPPORTED = 0.8
+"""The classifier's confidence needed when nothing else supports its choice (no domain signal,
+no description match, no name): text of no trade at all is asked about, not run, below it."""
+UNSUPPORTED_DESCRIPTION = 0.05
+"""A description-layer confidence below this is no support."""
+DESCRIBES_NOTHING = 0.5
+"""``describe_skill``'s score is scaled by this when the text names no skill to describe (an
+"interface" of a device is the trade's word, not a skill interface)."""
 _WORDS = re.compile(r"[a-z0-9]+")
 _REQUEST_WORDS = frozenset(
     re.findall(
@@ -64,6 +75,24 @@ _REQUEST_WORDS = frozenset(
         "should has have show list give get tell find describe check plan count ",
     )
 )
+
+_SECOND_ASK = re.compile(
+    r"\b(?:and|plus|also|as well as|then)\s+(?:also\s+)?(?:how|what|whether|which|if|when"
+    r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would)\b"
+)
+"""A second request joined to the first ("... interfaces and how loaded they are")."""
+_VAGUE = frozenset(
+    re.findall(
+        r"\S+",
+        "need want wish number detail info information stat statistic data report look "
+        "please pls plz thank thanks help hand hey hi hello something anything stuff thing sth "
+        "quick quickly asap urgent now today issue issu problem wrong ok okay fine health healthy "
+        "happen going overview summary ",
+    )
+)
+"""Words that ask for something without saying what (stemmed as ``tokens`` stems them):
+``acme-lnk-00009, need numbers`` is a topic, not a request."""
+_RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
 class Layer(Enum):
@@ -425,9 +454,7 @@ class Router:
         by_id = {c.id: c for c in fitting}
         read = text or _data_as_text(message)
         scores, features = self.score(read, list(by_id))
-        scores = [
-            s for s in scores if not self._describes_unseen(by_id[s.skill_id], read, principal)
-        ]
+        scores = self._described(scores, by_id, read, principal)
         best = scores[0] if scores else None
         close = [s for s in scores if best is not None and _close(s, best)]
         replaced = None
@@ -444,8 +471,23 @@ class Router:
             and best is not None
             and rivals[0].score >= self.threshold
             and abs(best.classifier - rivals[0].classifier) < SEPARATES
+            # a strong domain vote (a threshold pattern) for the best alone separates too
+            and not (best.features >= STRONG_VOTE and rivals[0].features <= 0)
         )
-        if best is None or lead < self.threshold or tie or says_too_little(read):
+        strong = max(features.votes.values(), default=0.0) >= STRONG_VOTE
+        top = scores[0] if scores else None  # the lead, before any replacement
+        unsupported = (
+            top is not None
+            and not features.signals
+            and top.features <= 0
+            and top.description < UNSUPPORTED_DESCRIPTION
+            and top.classifier < UNSUPPORTED
+        )
+        too_little = says_too_little(read) and not strong
+        second = self._second_ask(best, scores, by_id, read) if replaced is None else []
+        if second and best is not None:
+            close = [best, *second]
+        if best is None or lead < self.threshold or tie or too_little or unsupported or second:
             chosen = {
                 s.skill_id
                 for s in [
@@ -476,15 +518,56 @@ class Router:
             replaced=replaced,
         )
 
-    def _describes_unseen(self, capability: Capability, text: str, principal: Principal) -> bool:
-        """``describe_skill`` chosen by text for a skill this caller cannot see is no match:
-        the text is about that skill's work ("plan an upgrade"), not about its interface."""
-        if capability.id != DESCRIBE_SKILL_ID or capability.handler is None:
-            return False
+    def _described(
+        self,
+        scores: list[Score],
+        by_id: dict[str, Capability],
+        text: str,
+        principal: Principal,
+    ) -> list[Score]:
+        """``describe_skill``'s standing, by the skill the text names for it.
+
+        Chosen by text for a skill this caller cannot see, it is no match: the text is about
+        that skill's work ("plan an upgrade"), not about its interface; for no skill at all,
+        it counts ``DESCRIBES_NOTHING`` as much ("the interface names of nyc1-edge-01").
+        """
+        capability = by_id.get(DESCRIBE_SKILL_ID)
+        if capability is None or capability.handler is None:
+            return scores
         extract = capability.handler.extract
         named = extract(text).get("skill_id") if extract is not None else None
         target = self._registry.get(named) if isinstance(named, str) else None
-        return target is not None and not visible(target.manifest, principal)
+        if target is not None and not visible(target.manifest, principal):
+            return [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID]
+        if target is not None or extract is None:
+            return scores
+        scaled = [
+            replace(s, score=s.score * DESCRIBES_NOTHING) if s.skill_id == DESCRIBE_SKILL_ID else s
+            for s in scores
+        ]
+        return sorted(scaled, key=lambda s: (-s.score, s.skill_id))
+
+    @staticmethod
+    def _second_ask(
+        best: Score | None, scores: Sequence[Score], by_id: dict[str, Capability], text: str
+    ) -> list[Score]:
+        """The other skills a text joining two requests asks of (``... and how loaded they
+        are``, ``... and tell me what inputs it takes``): those that fit it, or that it names;
+        none when it joins no second request."""
+        if best is None or _SECOND_ASK.search(text.lower()) is None:
+            return []
+        by_skill = {s.skill_id: s for s in scores}
+        found: list[Score] = []
+        for score in scores[1:MAX_OFFERED]:
+            manifest = by_id[score.skill_id].manifest
+            named = names_skill(text, manifest)
+            if score.score < FITS and not named:
+                continue
+            if manifest.state is State.DEPRECATED and not named:  # its replacement instead
+                score = by_skill.get(manifest.replacement or "", score)
+            if score.skill_id != best.skill_id and score not in found:
+                found.append(score)
+        return found
 
     @staticmethod
     def _superseded(capability: Capability, offered: Sequence[Score], text: str) -> bool:
@@ -615,10 +698,13 @@ def says_too_little(text: str) -> bool:
     (``errors``, ``cpu nyc1-core-01``, ``upgrade``), or none at all (``check nyc1-core-01``).
     ``how busy is acme-lnk-00002?`` says enough: a question about one thing."""
     folded = normalize(text)
-    content = tokens(folded)
+    content = [t for t in tokens(folded) if t not in _VAGUE]
     if len(content) >= 2:
         return False
-    asks = any(word in _REQUEST_WORDS for word in re.findall(r"[a-z']+", folded.replace("'", "")))
+    words = re.findall(r"[a-z]+", folded)  # "who's" asks as "who" does
+    asks = any(word in _REQUEST_WORDS for word in words)
+    # a question relating the word to a named thing asks too: "ports on lon1-access-01?"
+    asks = asks or ("?" in text and " 0 " in folded and any(w in _RELATING for w in words))
     return not content or not asks
 
 

@@ -22,7 +22,10 @@ reads lives here, in one place:
     bandwidth with a link or two devices) for ``check_link_capacity``;
   - attribute words (model, hardware, software version, vendor, serial, endpoints, which ports,
     status, site) about one resource, for ``lookup_inventory``;
-  - upgrade phrasing about a link, for ``plan_link_upgrade``.
+  - upgrade phrasing about a link, for ``plan_link_upgrade``;
+  - against every skill here: a change bid (``shut down``, ``reboot``, ``push the config``,
+    ``open a ticket``: no skill makes changes) and an inspection verb with nothing to measure
+    or know (``verify the link between ...``: which check?), so the router asks.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.
@@ -53,14 +56,15 @@ UPGRADE = "plan_link_upgrade"
 METRIC_SYNONYMS: dict[str, str] = {
     "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy|busier|busiest"
     r"|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
-    r"|running\s+hot",
+    r"|running\s+hot|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used",
     "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
     "memory": r"memory|mem|ram|heap",
     "errors": r"errors?|errs?|crcs?|fcs|discards?|discarding|drops?|dropping|dropped"
     r"|packet\s+loss|loss|runts|giants",
     "latency": r"latency|latencies|delay|delays|rtt|round[\s-]trip(?:\s+time)?|response\s+time",
     "jitter": r"jitter|pdv",
-    "temperature": r"temperature|temp|temps|degrees|celsius|thermal|overheat(?:ing|ed)?",
+    "temperature": r"temperature|temp|temps|degrees|celsius|fahrenheit|thermal|overheat(?:ing|ed)?"
+    r"|hotter|warmer|cooler|colder|heat|\d+(?:\.\d+)?\s*(?:°\s*)?[cf]|\d+(?:\.\d+)?\s*°",
     "optical power": r"optical\s+(?:power|levels?)|light\s+levels?|dbm|rx\s+power|tx\s+power"
     r"|receive\s+power|transmit\s+power|optics?\s+levels?|light",
 }
@@ -89,16 +93,59 @@ _CAPACITY = re.compile(
     r"|free\s+(?:bandwidth|capacity|bw|headroom)|available\s+(?:bandwidth|capacity|bw)"
     r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
 )
+_LEFT = re.compile(
+    # what is left of a link, in any words: "what's left on", "how much juice is left"
+    r"(?<![\w-])(?:what\W?s\s+left|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?left"
+    r"|(?:remaining|unused|leftover|left[\s-]over|unclaimed|untapped|residual)\s+"
+    r"(?:throughput|bandwidth|capacity|bw|room|headroom|space|bits|gbps|mbps|rate)"
+    r"|(?:throughput|bandwidth|capacity|bw|room|headroom)\s+(?:left|remaining|still\s+free)"
+    r"|left\s+(?:on|over\s+on|in)\b)"
+)
+_PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
+_CHANGE = re.compile(
+    # a change to the network, which no read-only skill makes: asked about, never run; bid
+    # (the text's first verb, or after "please", "can you"...), not a later step ("before we
+    # push the config")
+    r"(?:^\s*|[.;!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
+    r"(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
+    r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
+    r"|install|uninstall|remove|rename|create|modify|escalate"
+    r"|push\s+(?:the\s+|a\s+)?(?:new\s+)?(?:acl|config\w*|polic\w+|change|route|filter|template)"
+    r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
+)
+_INSPECT = re.compile(
+    # a look at something, saying neither what to measure nor what to know of it
+    r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
+    r"|sanity[\s-]check|eyeball|diagnose)(?![\w-])"
+)
+_AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
+READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, "link_headroom")
+"""The skills a change request is not for (all of this deployment's)."""
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
     r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
     r"|sn|endpoints?|ends?|other\s+end|far\s+end|a[\s-]side|b[\s-]side|which\s+ports?"
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
-    r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?)(?![\w-])"
+    r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?"
+    # software and identity: "what os is it running", "its resource id"
+    r"|os|operating\s+system|image|junos|eos|ios|nx-?os|resource\s+ids?|identifiers?|ids?"
+    # its parts and ends: interfaces, ports, bundles, the links at a device
+    r"|interfaces?|ports?|lags?|bundles?|port[\s-]channels?|members?|neighbou?rs?"
+    r"|connects?|connecting|going\s+to|attached|(?:which|what|any)\s+links"
+    r"|mgmt|management\s+(?:ip|interface|address)"
+    # its rated figures: "nominal speed", "line rate"
+    r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?"
+    # who made it, and its life-cycle state: "who makes", "planned or live"
+    r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
+    r"|online)(?![\w-])"
 )
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:ation)?|faster\s+(?:rate|speed|link)"
-    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate)(?![\w-])"
+    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
+    r"|bump(?:ed|ing)?|uplift|upsiz(?:e|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
+    r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
+    r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
 )
 _NETWORK = re.compile(
     r"(?<![\w-])(?:links?|circuits?|bandwidth|bw|capacity|pipes?|lags?|trunks?|uplinks?|traffic"
@@ -150,7 +197,11 @@ class NetworkFeatures:
             terms += [name for name in metrics if name not in masked]
             signals += [f"metric:{name}" for name in metrics]
         bandwidths = find_bandwidths(cleaned)
-        capacity = _CAPACITY.search(masked) is not None
+        # what is left of a link is the capacity check's, unless asked in percent (the
+        # deprecated headroom skill's own answer, which it keeps when asked for by name)
+        capacity = _CAPACITY.search(masked) is not None or (
+            _LEFT.search(masked) is not None and _PERCENT.search(masked) is None
+        )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         resource = bool(links or devices or interface)
         votes: dict[str, float] = {}
@@ -167,12 +218,32 @@ class NetworkFeatures:
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
                 votes[EVALUATE] = -0.3
-        if _ATTRIBUTE.search(masked) and resource and EVALUATE not in votes and not capacity:
+        upgrade = _UPGRADE.search(masked) is not None and bool(
+            links or "link" in masked or "circuit" in masked
+        )
+        if (
+            _ATTRIBUTE.search(masked)
+            and resource
+            and EVALUATE not in votes
+            and not capacity
+            and not upgrade
+        ):
             signals.append("attribute")
             votes[INVENTORY] = 0.6
-        if _UPGRADE.search(masked) and (links or "link" in masked or "circuit" in masked):
+            votes.setdefault(CAPACITY, -0.2)
+        elif _ATTRIBUTE.search(masked) and resource and votes and _AND.search(masked):
+            signals.append("two_asks")  # "its status and spare room": both, so which first?
+            votes[INVENTORY] = max(votes.values())
+        if upgrade:
             signals.append("upgrade")
             votes[UPGRADE] = 0.6
             if CAPACITY in votes:  # "upgrade, given whether the bandwidth fit": a plan
                 votes[CAPACITY] = 0.2
+        if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
+            signals.append("inspection")  # "verify the link between A and B": which check?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        if _CHANGE.search(masked) and max(votes.values(), default=0.0) < 0.8:
+            # (a change beside a threshold is a step of a runbook: "..., then escalate")
+            signals.append("change")
+            votes = dict.fromkeys(READ_ONLY, -0.6)
         return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals))

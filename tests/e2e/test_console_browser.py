@@ -74,11 +74,48 @@ def invoke_over_a2a(agent: RunningAgent, subject: str, arguments: dict[str, Any]
 def test_pages_need_a_login_and_a_bad_token_is_refused(page, console_agent, screenshots: Path):
     page.goto(f"{console_agent.base_url}/console/network")
     expect(page).to_have_url(re.compile(r"/console/login$"))
+    error = page.locator("#login-error")
+    # What is not a token is named before anything is sent, with what to paste instead.
     page.get_by_label("Bearer token").fill("not-a-jwt")
     page.get_by_role("button", name="Log in").click()
-    expect(page.locator("#login-error")).to_have_text("Log-in failed: token is malformed.")
+    expect(error).to_contain_text("That is not a token")
+    expect(error).to_contain_text("export ALICE_TOKEN=eyJ... is fine too")
+    page.get_by_label("Bearer token").fill("export ALICE_TOKEN=eyJ.a.b\nexport PAULA_TOKEN=eyJ.c.d")
+    page.get_by_role("button", name="Log in").click()
+    expect(error).to_contain_text("That is 2 lines. Paste one token")
+    # A token-shaped string the agent refuses: the agent's own reason, and what to do.
+    page.get_by_label("Bearer token").fill("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln")
+    page.get_by_role("button", name="Log in").click()
+    expect(error).to_contain_text("Log-in failed: token")
+    expect(error).to_contain_text("Mint a new token with netagent token")
     expect(page).to_have_url(re.compile(r"/console/login$"))
     page.screenshot(path=screenshots / "login-refused.png", full_page=True)
+
+
+def test_login_takes_the_line_serve_printed_or_a_bearer_header_value(
+    page, console_agent, screenshots: Path
+):
+    token = console_agent.token("alice")
+    for pasted in (f"export ALICE_TOKEN={token}\n", f"  Bearer {token}", f'ALICE_TOKEN="{token}"'):
+        page.context.clear_cookies()
+        page.goto(f"{console_agent.base_url}/console/login")
+        page.get_by_label("Bearer token").fill(pasted)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(re.compile(r"/console/network$"))
+        expect(page.locator("#caller")).to_contain_text("alice · tenant acme")
+
+
+def test_a_browser_at_the_root_finds_the_console(page, console_agent, screenshots: Path):
+    page.goto(f"{console_agent.base_url}/")
+    links = page.locator("#landing-links")
+    expect(links.get_by_role("link", name="Agent card")).to_have_attribute(
+        "href", "/.well-known/agent-card.json"
+    )
+    page.screenshot(path=screenshots / "landing.png", full_page=True)
+    links.get_by_role("link", name="Operator console", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/console/login$"))
+    page.goto(f"{console_agent.base_url}/console")
+    expect(page).to_have_url(re.compile(r"/console/login$"))
 
 
 def test_network_graph_link_detail_and_window(page, console_agent, screenshots: Path):

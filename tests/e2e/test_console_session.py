@@ -300,3 +300,24 @@ def test_each_network_view_writes_one_audit_row(logged_in):
     refused = next(r for r in _audit_rows(gary) if "console · network" in r)
     assert "acme-lnk-00002" in refused and ">deny<" in refused
     assert "not found in the caller&#39;s tenant" in refused
+
+
+def test_the_console_is_found_from_its_bare_path_and_from_the_root(console_agent):
+    base = console_agent.base_url
+    for path, location in (("/console", "/console/"), ("/console?a=1", "/console/?a=1")):
+        answer = httpx.get(f"{base}{path}")
+        assert (answer.status_code, answer.headers["location"]) == (308, location), path
+    # A browser at / lands on a page that links the card, the console and the docs.
+    landing = httpx.get(f"{base}/", headers=PAGE)
+    assert landing.status_code == 200 and landing.headers["content-type"].startswith("text/html")
+    links = re.findall(r'href="([^"]+)"', landing.text)
+    for wanted in ("/.well-known/agent-card.json", "/console/", "/docs/console.md"):
+        assert wanted in links, (wanted, links)
+    docs = httpx.get(f"{base}/docs/console.md")
+    assert docs.status_code == 200 and docs.text.startswith("# The operator console")
+    assert docs.headers["content-type"].startswith("text/plain")
+    # A client that does not ask for HTML keeps today's answer; nothing else is served.
+    script = httpx.get(f"{base}/")
+    assert script.status_code == 401 and script.headers["content-type"] == "application/json"
+    for other in ("/docs/../pyproject.toml", "/docs/missing.md", "/docs/"):
+        assert httpx.get(f"{base}{other}", headers=PAGE).status_code in (401, 404), other

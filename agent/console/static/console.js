@@ -21,6 +21,29 @@ function pretty(value) { return JSON.stringify(value, null, 2); }
 
 // ---------------------------------------------------------------------------- login
 
+// What the login field takes: the token itself, the line `netagent serve` printed
+// (`export ALICE_TOKEN=eyJ...`, quoted or not), or `Bearer eyJ...`. Anything else gets a
+// message saying exactly what to paste, before anything is sent.
+const WHAT_TO_PASTE = "Paste one token: the part after ALICE_TOKEN= in a line that netagent serve printed " +
+  "(the whole line export ALICE_TOKEN=eyJ... is fine too), or the output of netagent token.";
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+function tokenFrom(pasted) {
+  const lines = pasted.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  if (lines.length > 1) {
+    return { problem: `That is ${lines.length} lines. ${WHAT_TO_PASTE}` };
+  }
+  let text = (lines[0] || "").replace(/^export\s+/, "");
+  const assignment = /^[A-Za-z_][A-Za-z0-9_]*=(.*)$/.exec(text);
+  if (assignment) text = assignment[1].trim();
+  text = text.replace(/^(["'])(.*)\1$/, "$2").trim();
+  text = text.replace(/^Authorization:\s*/i, "").replace(/^Bearer\s+/i, "").trim();
+  if (!JWT.test(text)) {
+    return { problem: `That is not a token (a token looks like eyJ....eyJ....signature). ${WHAT_TO_PASTE}` };
+  }
+  return { token: text };
+}
+
 function setUpLogin() {
   const form = document.getElementById("login");
   if (!form) return;
@@ -28,9 +51,10 @@ function setUpLogin() {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const field = document.getElementById("token");
-    const token = field.value.trim();
     error.hidden = true;
-    if (!token) { error.textContent = "Paste a token first."; error.hidden = false; return; }
+    if (!field.value.trim()) { error.textContent = "Paste a token first."; error.hidden = false; return; }
+    const { token, problem } = tokenFrom(field.value);
+    if (problem) { error.textContent = problem; error.hidden = false; field.focus(); return; }
     const answer = await fetch(PREFIX + "/login", {
       method: "POST",
       headers: { "Authorization": "Bearer " + token },
@@ -40,7 +64,8 @@ function setUpLogin() {
     if (answer.ok) { window.location.assign(PREFIX + "/network"); return; }
     let reason = "the token was refused";
     try { reason = (await answer.json()).error.message || reason; } catch (_) { /* keep it */ }
-    error.textContent = "Log-in failed: " + reason + ".";
+    error.textContent = "Log-in failed: " + reason + ". Mint a new token with netagent token " +
+      "(or restart netagent serve, which prints fresh ones) in the agent's own folder.";
     error.hidden = false;
     field.focus();
   });

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import jwt
@@ -39,12 +40,17 @@ from agent.console.topology import (
     CHART_PAD,
     CHART_WIDTH,
     DEFAULT_WINDOW,
+    LINK_FILTERS,
     WINDOWS,
+    Edge,
     TopologyRefusedError,
     TopologySource,
-    layout,
+    group_of,
+    link_page,
     load_class,
+    overview,
     polyline,
+    site_view,
 )
 from agent.edge.limits import check_json
 from agent.edge.strings import queryable
@@ -62,6 +68,9 @@ AUDIT_SCOPE = "audit.read"
 """Holders see their whole tenant's audit trail; everyone else only their own rows."""
 AUDIT_LIMIT = 200
 TASK_PAGE_SIZE = 50
+FIT_LIMIT = 30
+"""Up to this many sites the overview is scaled to the page; past it, it keeps its size (its
+labels stay readable) and scrolls in its box."""
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
@@ -312,16 +321,26 @@ class Console:
     # ------------------------------------------------------------------- network
 
     async def network(self, request: Request) -> Response:
-        """The topology graph, and the selected link's capacity and utilization chart."""
+        """The overview (groups and bundles) or one group's view, the links table, and the
+        selected link's capacity and utilization chart."""
         principal = self._principal(request)
         if self.topology is None:
             return self._page(request, "network.html", refused="No network view is configured.")
         now = self.clock()
-        window = request.query_params.get("window", DEFAULT_WINDOW)
+        params = request.query_params
+        window = params.get("window", DEFAULT_WINDOW)
         if window not in WINDOWS:
             window = DEFAULT_WINDOW
-        link_id = request.query_params.get("link", "")
-        if not queryable(link_id):
+        link_id = params.get("link", "")
+        site_id = params.get("site", "")
+        peer_id = params.get("peer", "") if site_id else ""
+        text = params.get("q", "")
+        load = params.get("load", "")
+        if load not in LINK_FILTERS:
+            load = ""
+        page_text = params.get("page", "1")
+        page_number = int(page_text) if page_text.isascii() and page_text.isdigit() else 1
+        if not all(map(queryable, (link_id, site_id, peer_id, text))):
             return self._page(request, "network.html", status=400, refused=UNQUERYABLE)
         try:
             graph = await self.topology.graph(principal, now)
@@ -330,17 +349,40 @@ class Console:
                 detail = await self.topology.edge(principal, link_id, now - WINDOWS[window], now)
         except TopologyRefusedError as exc:
             return self._page(request, "network.html", status=403, refused=str(exc))
+        site = site_view(graph, site_id) if site_id else None
+        missing = bool(link_id and detail is None) or bool(site_id and site is None)
         await self.audit.write(
             AuditRecord(
                 principal=principal.subject,
                 tenant=principal.tenant,
                 tool="console",
                 operation="network",
-                decision="allow" if not link_id or detail else "deny",
-                reason="ok" if not link_id or detail else "not found in the caller's tenant",
-                resource_ids=(link_id,) if link_id else (),
+                decision="deny" if missing else "allow",
+                reason="not found in the caller's tenant" if missing else "ok",
+                resource_ids=tuple(i for i in (site_id, link_id) if i),
             )
         )
+        groups = group_of(graph)
+        edges: list[Edge] = list(graph.edges)
+        if site is not None:
+            edges = [e for e in edges if site_id in (groups.get(e.a), groups.get(e.b))]
+            if peer_id:
+                edges = [e for e in edges if peer_id in (groups.get(e.a), groups.get(e.b))]
+        table = link_page(edges, text=text, load=load, page=page_number)
+        state = {
+            "site": site_id if site else "",
+            "peer": peer_id if site else "",
+            "q": text,
+            "load": load,
+            "window": window,
+            "link": link_id,
+        }
+
+        def here(fragment: str = "", **changes: Any) -> str:
+            merged = {k: v for k, v in (state | changes).items() if v not in ("", None, 1)}
+            query = urlencode(merged)
+            return f"{PREFIX}/network" + (f"?{query}" if query else "") + fragment
+
         chart = None
         if detail is not None and detail.series:
             since = now - WINDOWS[window]
@@ -353,9 +395,18 @@ class Console:
         return self._page(
             request,
             "network.html",
-            status=404 if link_id and detail is None else 200,
+            status=404 if missing else 200,
             graph=graph,
-            drawing=layout(graph),
+            drawing=None if site is not None else overview(graph),
+            fit_limit=FIT_LIMIT,
+            site=site,
+            site_id=site_id,
+            peer_id=peer_id,
+            table=table,
+            text=text,
+            load=load,
+            link_filters=LINK_FILTERS,
+            here=here,
             link_id=link_id,
             detail=detail,
             detail_load=load_class(detail.edge) if detail else "",

@@ -122,11 +122,42 @@ def test_network_graph_link_detail_and_window(page, console_agent, screenshots: 
     login(page, console_agent, "alice")
     graph = page.locator("svg#topology")
     expect(graph).to_be_visible()
-    # The seeded acme network: 3 sites, 31 devices, 58 links, every one drawn.
-    expect(graph.locator("g.site")).to_have_count(3)
-    expect(graph.locator("g.node")).to_have_count(31)
-    expect(graph.locator("a.edge")).to_have_count(58)
-    # Coloured by current load: the seeded hot link is hot, the down and planned ones idle.
+    # The overview of the seeded acme network (3 sites, 31 devices, 58 links): one mark per
+    # site, one line per pair of linked sites, coloured by its busiest member.
+    expect(page.locator("#network-summary")).to_contain_text("3 sites, 31 devices, 58 links.")
+    expect(graph.locator("a.site-mark")).to_have_count(3)
+    expect(graph.locator('a.site-mark[data-site="nyc1"] text')).to_have_text("nyc111 devices")
+    expect(graph.locator("a.bundle")).to_have_count(3)
+    expect(graph.locator('a.bundle[data-bundle="lon1~nyc1"]')).to_have_attribute("data-load", "hot")
+    expect(graph.locator('a.bundle[data-bundle="lon1~nyc1"]')).to_have_attribute(
+        "aria-label", re.compile(r"busiest acme-lnk-00036 at 94\.4 %")
+    )
+    expect(graph.locator('a.site-mark[data-site="nyc1"]')).to_have_attribute("data-load", "hot")
+    assert "globex" not in page.content()
+    # The table beside the graph: hot links first, then the down one, then by load.
+    rows = page.locator("#links-table tbody tr")
+    expect(rows.locator("td:first-child").nth(0)).to_have_text("acme-lnk-00036")
+    expect(rows.nth(2).locator("td").last).to_have_text("82.1 %")
+    expect(rows.nth(3).locator("td").nth(2)).to_have_text("down")
+    expect(page.locator("#links-count")).to_have_text(
+        "Links 1 to 50 of 58, hot and down links first."
+    )
+    page.screenshot(path=screenshots / "network.png", full_page=True)
+    page.get_by_role("navigation", name="Pages of links").get_by_role("link", name="Next").click()
+    expect(page.locator("#links-count")).to_contain_text("Links 51 to 58 of 58")
+    expect(page.locator("#links-table tbody tr").last).to_contain_text("acme-lnk-00018")  # planned
+    page.get_by_label("Load").select_option("hot")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#links-table tbody tr td:first-child")).to_have_text(
+        ["acme-lnk-00036", "acme-lnk-00010", "acme-lnk-00002"]
+    )
+
+    # A site opens its own view: its devices, its links, a box per site it links to.
+    page.goto(f"{console_agent.base_url}/console/network")
+    graph.locator('a.site-mark[data-site="nyc1"]').click()
+    expect(page).to_have_url(re.compile(r"site=nyc1"))
+    expect(graph.locator("g.node")).to_have_count(11)
+    expect(graph.locator("a.peer")).to_have_count(2)
     expect(graph.locator('a.edge[data-link="acme-lnk-00002"]')).to_have_attribute(
         "data-load", "hot"
     )
@@ -136,14 +167,8 @@ def test_network_graph_link_detail_and_window(page, console_agent, screenshots: 
     expect(graph.locator('a.edge[data-link="acme-lnk-00018"]')).to_have_attribute(
         "data-load", "idle"
     )
-    assert "globex" not in page.content()
-    # The table beside the graph lists the same links, in link id order, with their load.
-    first_rows = page.locator("#links-table tbody tr").filter(has_text="acme-lnk-0000")
-    expect(first_rows.locator("td:first-child")).to_have_text(
-        [f"acme-lnk-0000{i}" for i in range(1, 10)]
-    )
-    expect(page.locator("#links-table tbody tr").nth(1).locator("td").last).to_have_text("82.1 %")
-    page.screenshot(path=screenshots / "network.png", full_page=True)
+    expect(page.locator("#links-count")).to_contain_text("of 22")
+    page.screenshot(path=screenshots / "network-site.png", full_page=True)
 
     # Each link has a handle at its middle; clicking it opens the link.
     graph.locator('a.edge[data-link="acme-lnk-00002"] circle.handle').click()
@@ -351,9 +376,10 @@ def test_the_other_tenant_sees_none_of_acme(page, console_agent, screenshots: Pa
     login(page, console_agent, "gary")
     expect(page.locator("#caller")).to_contain_text("gary · tenant globex")
     graph = page.locator("svg#topology")
-    expect(graph.locator("g.site")).to_have_count(2)
-    expect(graph.locator("a.edge")).to_have_count(36)
-    expect(graph.locator('a.edge[data-link^="globex-lnk-"]')).to_have_count(36)
+    expect(graph.locator("a.site-mark")).to_have_count(2)
+    expect(page.locator("#links-count")).to_contain_text("of 36,")
+    expect(page.locator("#links-table tbody tr")).to_have_count(36)
+    expect(page.locator('#links-table a[href*="link=globex-lnk-"]')).to_have_count(36)
     for acme in ("acme", "nyc1", "lon1", "sin1"):
         assert acme not in page.content(), acme
     page.screenshot(path=screenshots / "network-globex.png", full_page=True)
@@ -381,8 +407,10 @@ def test_a_caller_without_capacity_scopes_sees_no_utilization(page, console_agen
         "Utilization needs one of: capacity.plan or capacity.read."
     )
     graph = page.locator("svg#topology")
-    expect(graph.locator("a.edge")).to_have_count(58)
-    expect(graph.locator('a.edge[data-load="hot"]')).to_have_count(0)
+    expect(graph.locator("a.site-mark")).to_have_count(3)
+    expect(page.locator("#links-count")).to_contain_text("of 58,")
+    expect(graph.locator('[data-load="hot"]')).to_have_count(0)
+    expect(graph.locator('a.bundle[data-load="unknown"]')).to_have_count(3)
     page.goto(f"{console_agent.base_url}/console/try?skill={WORKED_EXAMPLE}")
     expect(page.locator("main")).to_contain_text(f"You may not use a skill named {WORKED_EXAMPLE}.")
 

@@ -33,7 +33,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from agent.console.schemas import form, tree
+from agent.console.schemas import BRANCHING, explain, form, summary, tree
 from agent.console.session import PREFIX, session_cookie
 from agent.console.topology import (
     CHART_HEIGHT,
@@ -67,6 +67,8 @@ HERE = Path(__file__).resolve().parent
 AUDIT_SCOPE = "audit.read"
 """Holders see their whole tenant's audit trail; everyone else only their own rows."""
 AUDIT_LIMIT = 200
+CONSOLE_TOOL = "console"
+"""The audit rows the console writes itself (one per network page view)."""
 TASK_PAGE_SIZE = 50
 FIT_LIMIT = 30
 """Up to this many sites the overview is scaled to the page; past it, it keeps its size (its
@@ -355,7 +357,7 @@ class Console:
             AuditRecord(
                 principal=principal.subject,
                 tenant=principal.tenant,
-                tool="console",
+                tool=CONSOLE_TOOL,
                 operation="network",
                 decision="deny" if missing else "allow",
                 reason="not found in the caller's tenant" if missing else "ok",
@@ -485,10 +487,14 @@ class Console:
         chosen_id = request.query_params.get("skill", "")
         chosen = next((c for c in usable if c.id == chosen_id), None)
         fields = None
+        alternatives: tuple[str, list[str]] | None = None
         feeds: list[str] = []
         if chosen is not None and chosen.interface is not None:
             document = chosen.interface.document
-            fields = form(document["input_schema"]["resolution"]["schema"])
+            schema = document["input_schema"]["resolution"]["schema"]
+            fields = form(schema)
+            choice = next((k for k in BRANCHING if isinstance(schema, dict) and k in schema), "")
+            alternatives = (choice, [summary(b) for b in schema[choice]]) if choice else None
             # Skills whose input is exactly this one's output (the composition rule: the same
             # Schema Reference) can take its result as their arguments.
             feeds = [
@@ -505,6 +511,7 @@ class Console:
             chosen=chosen,
             chosen_id=chosen_id,
             fields=fields,
+            alternatives=alternatives,
             feeds=feeds,
         )
 
@@ -520,7 +527,11 @@ class Console:
         refused = self._over_limits(body.get("arguments"))
         if refused is not None:
             return refused
-        details = error_details(capability.interface.input_validator, body.get("arguments"))
+        validator = capability.interface.input_validator
+        details: list[dict[str, Any]] = list(error_details(validator, body.get("arguments")))
+        schema = capability.interface.document["input_schema"]["resolution"]["schema"]
+        for detail in details:  # a oneOf/anyOf failure says which alternative failed, and why
+            explain(validator, schema, body.get("arguments"), detail)
         return _secure_headers(JSONResponse({"valid": not details, "details": details}))
 
     async def invoke(self, request: Request) -> Response:
@@ -603,6 +614,9 @@ class Console:
         whole_tenant = AUDIT_SCOPE in principal.scopes
         who = params.get("principal", "").strip() if whole_tenant else principal.subject
         since = _since(since_text, datetime.now(UTC)) if since_text else None
+        # The console records every network page view; they would bury everything else, so
+        # the page leaves them out unless asked (a task filter shows its rows whatever tool).
+        views = params.get("views") == "1"
         problem = (
             "Since takes an ISO time or a look-back like 30m, 24h, 7d."
             if since_text and since is None
@@ -621,6 +635,7 @@ class Console:
                 problem=UNQUERYABLE,
                 limit=AUDIT_LIMIT,
                 audit_scope=AUDIT_SCOPE,
+                views=views,
             )
         rows = await self.audit.query(
             tenant=principal.tenant,
@@ -628,6 +643,7 @@ class Console:
             task_id=task or None,
             since=since,
             limit=AUDIT_LIMIT,
+            exclude_tool=None if views or task else CONSOLE_TOOL,
         )
         return self._page(
             request,
@@ -640,6 +656,7 @@ class Console:
             problem=problem,
             limit=AUDIT_LIMIT,
             audit_scope=AUDIT_SCOPE,
+            views=views,
         )
 
     def routes(self) -> list[Route | Mount]:

@@ -488,3 +488,51 @@ def test_a_result_offers_no_hand_off_to_a_skill_the_caller_may_not_use(page, con
     page.get_by_role("button", name="Invoke (stream)").click()
     expect(page.locator("#final-state")).to_contain_text("COMPLETED")
     expect(page.locator("button.feed")).to_have_count(0)
+
+
+def test_try_it_explains_a_one_of_shows_defaults_and_says_why_it_did_not_invoke(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    page.goto(f"{console_agent.base_url}/console/try?skill=check_link_capacity")
+    alternatives = page.locator("#alternatives")
+    expect(alternatives).to_contain_text("exactly one of these (oneOf)")
+    expect(alternatives.locator("li")).to_have_text(
+        ["link_id, without a_device or b_device", "a_device and b_device, without link_id"]
+    )
+    # Defaults are shown (the skill applies them when a member is left out).
+    expect(page.get_by_label("window_seconds")).to_have_attribute("placeholder", "3600 (default)")
+    expect(page.get_by_label("direction")).to_contain_text("(left out: the skill uses both)")
+    # Which alternative failed, and why.
+    problems = page.locator("#validation-problems")
+    expect(problems).to_contain_text("(arguments) matches none of the 2 alternatives (oneOf):")
+    expect(problems.locator('[data-alternative="1"]')).to_contain_text("missing link_id")
+    expect(problems.locator('[data-alternative="2"]')).to_contain_text("missing a_device, b_device")
+    page.get_by_label("link_id").fill("acme-lnk-00002")
+    page.get_by_label("a_device").fill("nyc1-core-01")
+    expect(problems.locator('[data-alternative="1"]')).to_contain_text("must not have a_device")
+    expect(problems.locator('[data-alternative="2"]')).to_contain_text("must not have link_id")
+    # Invoking invalid arguments says so, visibly, and sends nothing.
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#not-invoked")).to_have_text(
+        "Not invoked: the arguments fail the input schema (1 problem above). "
+        "Fix them, then invoke again."
+    )
+    expect(page.locator("#validity")).to_be_focused()
+    expect(page.locator("#stream li")).to_have_count(0)
+    page.screenshot(path=screenshots / "try-it-one-of.png", full_page=True)
+    page.get_by_label("a_device").fill("")
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+
+
+def test_the_audit_page_hides_console_page_views_unless_asked(page, console_agent):
+    login(page, console_agent, "alice")  # the log-in lands on the network view: one row
+    page.goto(f"{console_agent.base_url}/console/network?site=nyc1")
+    nav(page, "Audit")
+    expect(page.locator("#audit-count")).to_contain_text("console page views")
+    rows = page.locator("#audit-table tbody tr")
+    expect(rows.filter(has_text="console · network")).to_have_count(0)
+    page.get_by_label("Show console page views").check()
+    page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(re.compile(r"views=1"))
+    expect(rows.filter(has_text="console · network").first).to_contain_text("nyc1")

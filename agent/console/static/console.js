@@ -131,10 +131,29 @@ function collect(form) {
 }
 
 function describe(detail) {
+  const where = detail.instance_path || "(arguments)";
+  if (detail.matched) {
+    return `${where} matches alternatives ${detail.matched.join(" and ")} of ${detail.keyword}; it must match exactly one`;
+  }
+  if (detail.alternatives) {
+    const count = detail.alternatives.length;
+    return `${where} matches none of the ${count} alternatives (${detail.keyword}):`;
+  }
   const what = detail.keyword === "required" ? "is required"
     : detail.keyword === "json" ? "is not valid JSON"
     : `fails ${detail.keyword}` + (detail.expected ? ` (expected ${detail.expected}, got ${detail.actual})` : "");
-  return `${detail.instance_path || "(arguments)"} ${what}`;
+  return `${where} ${what}`;
+}
+
+// A oneOf/anyOf failure: each alternative, what it asks for, and why the arguments miss it.
+function alternativesList(detail) {
+  if (!detail.alternatives || detail.matched) return null;
+  const list = el("ol", { class: "alternatives" });
+  for (const alt of detail.alternatives) {
+    list.append(el("li", { "data-alternative": String(alt.alternative) },
+      el("strong", {}, alt.asks), `: ${alt.problems.join("; ") || "satisfied"}`));
+  }
+  return list;
 }
 
 function showValidity(form, details) {
@@ -151,7 +170,10 @@ function showValidity(form, details) {
   status.append(el("span", {}, `${details.length} problem(s) against the input schema:`));
   const list = el("ul", { id: "validation-problems" });
   for (const detail of details) {
-    list.append(el("li", { "data-problem": detail.instance_path }, describe(detail)));
+    const item = el("li", { "data-problem": detail.instance_path }, describe(detail));
+    const alternatives = alternativesList(detail);
+    if (alternatives) item.append(alternatives);
+    list.append(item);
     const slot = form.querySelector(`[data-error-for="${CSS.escape(detail.instance_path)}"]`);
     if (slot) {
       slot.textContent = describe(detail);
@@ -297,7 +319,18 @@ function onEvent(run, message, log) {
 async function invoke(form) {
   clearTimeout(pending);
   const args = await validate(form);
-  if (args === null) { document.getElementById("validity").focus(); return; }
+  if (args === null) {
+    // Say so where the outcome would be, and take the reader to the problems.
+    const outcome = document.getElementById("outcome");
+    const count = document.querySelectorAll("#validation-problems > li").length;
+    outcome.replaceChildren(el("p", { class: "error", role: "alert", id: "not-invoked" },
+      `Not invoked: the arguments fail the input schema (${count || "see the"} problem${count === 1 ? "" : "s"} above). ` +
+      "Fix them, then invoke again."));
+    const validity = document.getElementById("validity");
+    validity.scrollIntoView({ block: "center" });
+    validity.focus();
+    return;
+  }
   const button = document.getElementById("invoke-button");
   const log = document.getElementById("stream");
   log.replaceChildren();

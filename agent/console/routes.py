@@ -341,7 +341,8 @@ class Console:
         if load not in LINK_FILTERS:
             load = ""
         page_text = params.get("page", "1")
-        page_number = int(page_text) if page_text.isascii() and page_text.isdigit() else 1
+        plain = page_text.isascii() and page_text.isdigit() and len(page_text) <= 9
+        page_number = int(page_text) if plain else 1
         if not all(map(queryable, (link_id, site_id, peer_id, text))):
             return self._page(request, "network.html", status=400, refused=UNQUERYABLE)
         try:

@@ -287,6 +287,34 @@ class Inventory:
             statement, params["until"] = _SAMPLES_UNTIL, until
         return cast(list[UtilizationSampleRecord], await self._reader.rows(statement, params))
 
+    async def current_utilization(self, since: datetime, until: datetime) -> dict[str, float]:
+        """Each of the tenant's links' newest ratio in ``[since, until]``, busier direction.
+
+        One statement for every link (a network view draws them all): per link, the highest
+        ratio over both directions at its newest sample time in the window. Links with no
+        sample in the window are absent.
+        """
+        since, until = _aware("since", since), _aware("until", until)
+        if until < since:
+            raise InventoryError("until is before since")
+        statement = (
+            select(Link.link_id, Sample.observed_at, Sample.utilization_ratio)
+            .join(Link, Link.id == Sample.link_id)
+            .where(
+                Link.tenant_id == self._tid(),
+                Sample.direction.in_([d.value for d in Direction]),  # lets the PK serve it
+                Sample.observed_at >= since,
+                Sample.observed_at <= until,
+            )
+        )
+        newest: dict[str, tuple[datetime, float]] = {}
+        for row in await self._rows(statement):
+            moment, ratio = row["observed_at"], float(row["utilization_ratio"])
+            known = newest.get(row["link_id"])
+            if known is None or moment > known[0] or (moment == known[0] and ratio > known[1]):
+                newest[row["link_id"]] = (moment, ratio)
+        return {link_id: ratio for link_id, (_, ratio) in newest.items()}
+
     async def resource_exists(self, resource_id: str) -> bool:
         """Whether a device or interface resource belongs to this tenant (others look absent)."""
         if not isinstance(resource_id, str) or not resource_id:

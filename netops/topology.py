@@ -92,19 +92,22 @@ class InventoryTopology:
         devices = await inventory.devices()
         links = await inventory.links()
         with_load = _may(principal, "utilization_samples")
-        edges = []
-        for link in links:
-            ratio = None
-            if with_load and link["status"] == "connected":
-                samples = await inventory.utilization_samples(
-                    link["link_id"], now - CURRENT_LOOKBACK, now
-                )
-                ratio = _latest_ratio(samples)
-            edges.append(_edge(link, ratio))
+        current = (
+            await inventory.current_utilization(now - CURRENT_LOOKBACK, now) if with_load else {}
+        )
+        edges = [
+            _edge(link, current.get(link["link_id"]) if link["status"] == "connected" else None)
+            for link in links
+        ]
         note = "" if with_load else f"Utilization needs one of: {_needs('utilization_samples')}."
         return Graph(
             groups=[
-                Group(s["slug"], f"{s['slug']} ({s['name']})", f"{s['device_count']} devices")
+                Group(
+                    s["slug"],
+                    f"{s['slug']} ({s['name']})",
+                    f"{s['device_count']} devices",
+                    s["slug"],
+                )
                 for s in sites
             ],
             nodes=[

@@ -13,10 +13,12 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.applications import Starlette
 
+from agent.console.landing import LandingMiddleware, find_docs
 from agent.console.routes import Console
 from agent.console.session import API_PREFIX as CONSOLE_API_PREFIX
 from agent.console.session import PREFIX, ConsoleSessionMiddleware
 from agent.console.topology import TopologySource
+from agent.security.principal import ANONYMOUS
 
 __all__ = ["CONSOLE_API_PREFIX", "PREFIX", "mount_console"]
 
@@ -31,7 +33,8 @@ def mount_console(
     """Mount the console and its session middleware.
 
     Call it after the edge's ``BearerAuthMiddleware`` is added, so the session middleware ends
-    up outside it and hands it the cookie's token to verify.
+    up outside it and hands it the cookie's token to verify; the landing middleware (``/``,
+    ``/docs/``, ``/console`` without its slash) goes outside both.
     """
     console = Console(
         runtime.registry,
@@ -43,3 +46,24 @@ def mount_console(
     )
     app.mount(PREFIX, Starlette(routes=console.routes()))
     app.add_middleware(ConsoleSessionMiddleware)
+    docs = find_docs()
+    card = runtime.cards.public_card
+    page = console.templates.get_template("landing.html").render(
+        name=card.name,
+        description=card.description,
+        card_path="/.well-known/agent-card.json",
+        docs=[(path, _title(body, path)) for path, body in docs.items()],
+        prefix=PREFIX,
+        principal=ANONYMOUS,
+        scopes=[],
+        view="landing",
+    )
+    app.add_middleware(LandingMiddleware, page=page.encode(), docs=docs)
+
+
+def _title(markdown: bytes, path: str) -> str:
+    """A document's first heading, else its file name."""
+    for line in markdown.decode("utf-8", "replace").splitlines():
+        if line.startswith("# "):
+            return f"{line[2:].strip()} ({path.rsplit('/', 1)[-1]})"
+    return path.rsplit("/", 1)[-1]

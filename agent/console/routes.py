@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import jwt
@@ -32,19 +33,24 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from agent.console.schemas import form, tree
+from agent.console.schemas import BRANCHING, explain, form, summary, tree
 from agent.console.session import PREFIX, session_cookie
 from agent.console.topology import (
     CHART_HEIGHT,
     CHART_PAD,
     CHART_WIDTH,
     DEFAULT_WINDOW,
+    LINK_FILTERS,
     WINDOWS,
+    Edge,
     TopologyRefusedError,
     TopologySource,
-    layout,
+    group_of,
+    link_page,
     load_class,
+    overview,
     polyline,
+    site_view,
 )
 from agent.edge.limits import check_json
 from agent.edge.strings import queryable
@@ -61,7 +67,12 @@ HERE = Path(__file__).resolve().parent
 AUDIT_SCOPE = "audit.read"
 """Holders see their whole tenant's audit trail; everyone else only their own rows."""
 AUDIT_LIMIT = 200
+CONSOLE_TOOL = "console"
+"""The audit rows the console writes itself (one per network page view)."""
 TASK_PAGE_SIZE = 50
+FIT_LIMIT = 30
+"""Up to this many sites the overview is scaled to the page; past it, it keeps its size (its
+labels stay readable) and scrolls in its box."""
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
@@ -312,16 +323,27 @@ class Console:
     # ------------------------------------------------------------------- network
 
     async def network(self, request: Request) -> Response:
-        """The topology graph, and the selected link's capacity and utilization chart."""
+        """The overview (groups and bundles) or one group's view, the links table, and the
+        selected link's capacity and utilization chart."""
         principal = self._principal(request)
         if self.topology is None:
             return self._page(request, "network.html", refused="No network view is configured.")
         now = self.clock()
-        window = request.query_params.get("window", DEFAULT_WINDOW)
+        params = request.query_params
+        window = params.get("window", DEFAULT_WINDOW)
         if window not in WINDOWS:
             window = DEFAULT_WINDOW
-        link_id = request.query_params.get("link", "")
-        if not queryable(link_id):
+        link_id = params.get("link", "")
+        site_id = params.get("site", "")
+        peer_id = params.get("peer", "") if site_id else ""
+        text = params.get("q", "")
+        load = params.get("load", "")
+        if load not in LINK_FILTERS:
+            load = ""
+        page_text = params.get("page", "1")
+        plain = page_text.isascii() and page_text.isdigit() and len(page_text) <= 9
+        page_number = int(page_text) if plain else 1
+        if not all(map(queryable, (link_id, site_id, peer_id, text))):
             return self._page(request, "network.html", status=400, refused=UNQUERYABLE)
         try:
             graph = await self.topology.graph(principal, now)
@@ -330,17 +352,40 @@ class Console:
                 detail = await self.topology.edge(principal, link_id, now - WINDOWS[window], now)
         except TopologyRefusedError as exc:
             return self._page(request, "network.html", status=403, refused=str(exc))
+        site = site_view(graph, site_id) if site_id else None
+        missing = bool(link_id and detail is None) or bool(site_id and site is None)
         await self.audit.write(
             AuditRecord(
                 principal=principal.subject,
                 tenant=principal.tenant,
-                tool="console",
+                tool=CONSOLE_TOOL,
                 operation="network",
-                decision="allow" if not link_id or detail else "deny",
-                reason="ok" if not link_id or detail else "not found in the caller's tenant",
-                resource_ids=(link_id,) if link_id else (),
+                decision="deny" if missing else "allow",
+                reason="not found in the caller's tenant" if missing else "ok",
+                resource_ids=tuple(i for i in (site_id, link_id) if i),
             )
         )
+        groups = group_of(graph)
+        edges: list[Edge] = list(graph.edges)
+        if site is not None:
+            edges = [e for e in edges if site_id in (groups.get(e.a), groups.get(e.b))]
+            if peer_id:
+                edges = [e for e in edges if peer_id in (groups.get(e.a), groups.get(e.b))]
+        table = link_page(edges, text=text, load=load, page=page_number)
+        state = {
+            "site": site_id if site else "",
+            "peer": peer_id if site else "",
+            "q": text,
+            "load": load,
+            "window": window,
+            "link": link_id,
+        }
+
+        def here(fragment: str = "", **changes: Any) -> str:
+            merged = {k: v for k, v in (state | changes).items() if v not in ("", None, 1)}
+            query = urlencode(merged)
+            return f"{PREFIX}/network" + (f"?{query}" if query else "") + fragment
+
         chart = None
         if detail is not None and detail.series:
             since = now - WINDOWS[window]
@@ -353,9 +398,18 @@ class Console:
         return self._page(
             request,
             "network.html",
-            status=404 if link_id and detail is None else 200,
+            status=404 if missing else 200,
             graph=graph,
-            drawing=layout(graph),
+            drawing=None if site is not None else overview(graph),
+            fit_limit=FIT_LIMIT,
+            site=site,
+            site_id=site_id,
+            peer_id=peer_id,
+            table=table,
+            text=text,
+            load=load,
+            link_filters=LINK_FILTERS,
+            here=here,
             link_id=link_id,
             detail=detail,
             detail_load=load_class(detail.edge) if detail else "",
@@ -434,10 +488,14 @@ class Console:
         chosen_id = request.query_params.get("skill", "")
         chosen = next((c for c in usable if c.id == chosen_id), None)
         fields = None
+        alternatives: tuple[str, list[str]] | None = None
         feeds: list[str] = []
         if chosen is not None and chosen.interface is not None:
             document = chosen.interface.document
-            fields = form(document["input_schema"]["resolution"]["schema"])
+            schema = document["input_schema"]["resolution"]["schema"]
+            fields = form(schema)
+            choice = next((k for k in BRANCHING if isinstance(schema, dict) and k in schema), "")
+            alternatives = (choice, [summary(b) for b in schema[choice]]) if choice else None
             # Skills whose input is exactly this one's output (the composition rule: the same
             # Schema Reference) can take its result as their arguments.
             feeds = [
@@ -454,6 +512,7 @@ class Console:
             chosen=chosen,
             chosen_id=chosen_id,
             fields=fields,
+            alternatives=alternatives,
             feeds=feeds,
         )
 
@@ -469,7 +528,11 @@ class Console:
         refused = self._over_limits(body.get("arguments"))
         if refused is not None:
             return refused
-        details = error_details(capability.interface.input_validator, body.get("arguments"))
+        validator = capability.interface.input_validator
+        details: list[dict[str, Any]] = list(error_details(validator, body.get("arguments")))
+        schema = capability.interface.document["input_schema"]["resolution"]["schema"]
+        for detail in details:  # a oneOf/anyOf failure says which alternative failed, and why
+            explain(validator, schema, body.get("arguments"), detail)
         return _secure_headers(JSONResponse({"valid": not details, "details": details}))
 
     async def invoke(self, request: Request) -> Response:
@@ -552,6 +615,9 @@ class Console:
         whole_tenant = AUDIT_SCOPE in principal.scopes
         who = params.get("principal", "").strip() if whole_tenant else principal.subject
         since = _since(since_text, datetime.now(UTC)) if since_text else None
+        # The console records every network page view; they would bury everything else, so
+        # the page leaves them out unless asked (a task filter shows its rows whatever tool).
+        views = params.get("views") == "1"
         problem = (
             "Since takes an ISO time or a look-back like 30m, 24h, 7d."
             if since_text and since is None
@@ -570,6 +636,7 @@ class Console:
                 problem=UNQUERYABLE,
                 limit=AUDIT_LIMIT,
                 audit_scope=AUDIT_SCOPE,
+                views=views,
             )
         rows = await self.audit.query(
             tenant=principal.tenant,
@@ -577,6 +644,7 @@ class Console:
             task_id=task or None,
             since=since,
             limit=AUDIT_LIMIT,
+            exclude_tool=None if views or task else CONSOLE_TOOL,
         )
         return self._page(
             request,
@@ -589,6 +657,7 @@ class Console:
             problem=problem,
             limit=AUDIT_LIMIT,
             audit_scope=AUDIT_SCOPE,
+            views=views,
         )
 
     def routes(self) -> list[Route | Mount]:

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from jsonschema.protocols import Validator
+
 from agent.interfaces.pointer import json_pointer
 
 CONSTRAINT_KEYWORDS = (
@@ -87,7 +89,12 @@ def tree(schema: Any, name: str = "(root)", required: bool = False) -> TreeNode:
 
 @dataclass
 class Field:
-    """One form control; ``pointer`` says where its value goes in the arguments."""
+    """One form control; ``pointer`` says where its value goes in the arguments.
+
+    ``default`` is the schema's ``default`` as the control would hold it (the agent applies
+    no defaults: a skill's handler does when the member is left out, so the form shows it
+    and leaves the control empty).
+    """
 
     pointer: str
     label: str
@@ -96,6 +103,7 @@ class Field:
     description: str = ""
     options: list[str] = field(default_factory=list)
     children: list[Field] = field(default_factory=list)
+    default: str | None = None
 
     @property
     def control_id(self) -> str:
@@ -104,6 +112,16 @@ class Field:
 
 
 def _field(schema: Any, path: list[str | int], label: str, required: bool) -> Field:
+    made = _bare_field(schema, path, label, required)
+    if isinstance(schema, dict) and "default" in schema:
+        value = schema["default"]
+        made.default = (
+            value if isinstance(value, str) and made.kind != "json" else json.dumps(value)
+        )
+    return made
+
+
+def _bare_field(schema: Any, path: list[str | int], label: str, required: bool) -> Field:
     pointer = json_pointer(path)
     description = str(schema.get("description", "")) if isinstance(schema, dict) else ""
     kind = _type_of(schema)
@@ -127,3 +145,98 @@ def _field(schema: Any, path: list[str | int], label: str, required: bool) -> Fi
 def form(schema: Any) -> Field:
     """The input schema as form controls, rooted at the arguments object."""
     return _field(schema, [], "arguments", True)
+
+
+# ------------------------------------------------------------------ alternatives explained
+
+BRANCHING = ("oneOf", "anyOf")
+
+
+def _at(document: Any, pointer: str) -> Any:
+    """The value at a JSON Pointer, or None when there is none."""
+    node = document
+    for raw in pointer.split("/")[1:] if pointer else []:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def _named(schema: Any) -> list[str]:
+    """Members a subschema names through ``required`` (in ``anyOf``/``oneOf``/``allOf`` too)."""
+    if not isinstance(schema, dict):
+        return []
+    names = [n for n in schema.get("required", []) if isinstance(n, str)]
+    for keyword in ("anyOf", "oneOf", "allOf"):
+        for branch in schema.get(keyword, []):
+            names += [n for n in _named(branch) if n not in names]
+    return names
+
+
+def summary(branch: Any) -> str:
+    """What an alternative asks for, in words: "a_device and b_device, without link_id"."""
+    if not isinstance(branch, dict):
+        return "anything" if branch is True else "nothing"
+    parts = []
+    if branch.get("required"):
+        parts.append(" and ".join(branch["required"]))
+    if "not" in branch and _named(branch["not"]):
+        parts.append("without " + " or ".join(_named(branch["not"])))
+    if "type" in branch:
+        parts.append(f"a {branch['type']}")
+    if "const" in branch or "enum" in branch:
+        values = [branch["const"]] if "const" in branch else branch["enum"]
+        parts.append("one of " + ", ".join(json.dumps(v) for v in values))
+    if not parts and branch.get("description"):
+        parts.append(str(branch["description"]))
+    return ", ".join(parts) or json.dumps(branch, sort_keys=True)[:120]
+
+
+def _problems(validator: Validator, branch: Any, instance: Any) -> list[str]:
+    """Why ``instance`` fails one alternative, in words naming members, never their values."""
+    found: list[str] = []
+    for error in validator.evolve(schema=branch).iter_errors(instance):
+        where = json_pointer(list(error.absolute_path)) or "(arguments)"
+        needed = error.validator_value
+        if error.validator == "required" and isinstance(error.instance, dict):
+            missing = (
+                [n for n in needed if n not in error.instance] if isinstance(needed, list) else []
+            )
+            found.append("missing " + ", ".join(missing))
+        elif error.validator == "not" and isinstance(error.instance, dict):
+            present = [n for n in _named(error.validator_value) if n in error.instance]
+            found.append("must not have " + ", ".join(present) if present else f"{where} fails not")
+        else:
+            found.append(f"{where} fails {error.validator}")
+    return list(dict.fromkeys(found))  # one error per missing member says the same thing
+
+
+def explain(validator: Validator, schema: Any, arguments: Any, detail: dict[str, Any]) -> None:
+    """Add to a ``oneOf``/``anyOf`` failure which alternative failed and why, in place.
+
+    ``alternatives`` lists each alternative with what it asks for and its problems; for a
+    ``oneOf`` that more than one alternative satisfies, ``matched`` names them (it allows
+    exactly one). Other details are left as they are.
+    """
+    if detail.get("keyword") not in BRANCHING:
+        return
+    branches = _at(schema, str(detail.get("schema_path", "")))
+    instance = _at(arguments, str(detail.get("instance_path", "")))
+    if not isinstance(branches, list):
+        return
+    alternatives = [
+        {
+            "alternative": index + 1,
+            "asks": summary(branch),
+            "problems": _problems(validator, branch, instance),
+        }
+        for index, branch in enumerate(branches)
+    ]
+    detail["alternatives"] = alternatives
+    matched = [a["alternative"] for a in alternatives if not a["problems"]]
+    if len(matched) > 1:
+        detail["matched"] = matched

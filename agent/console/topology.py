@@ -7,6 +7,7 @@ lays them out and renders them as SVG on the server, so the graph needs no scrip
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,11 +33,12 @@ class TopologyRefusedError(SecurityError):
 
 @dataclass(frozen=True)
 class Group:
-    """A cluster of nodes drawn together (a site)."""
+    """A cluster of nodes drawn together (a site); ``short`` names it on the overview."""
 
     id: str
     label: str
     detail: str = ""
+    short: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,8 +110,6 @@ class TopologySource(Protocol):
 
 # ------------------------------------------------------------------------------- layout
 
-GROUP_WIDTH = 360
-ROW_HEIGHT = 110
 MARGIN = 30
 
 
@@ -137,17 +137,6 @@ class Drawn:
     my: float
 
 
-@dataclass
-class Layout:
-    """Everything the template needs to draw a graph."""
-
-    width: float
-    height: float
-    groups: list[tuple[Group, float, float, float, float]] = field(default_factory=list)
-    nodes: list[Placed] = field(default_factory=list)
-    edges: list[Drawn] = field(default_factory=list)
-
-
 def load_class(edge: Edge) -> str:
     """The colour bucket: not carrying traffic, unknown, or by load (thresholds 50 and 80 %)."""
     if edge.status != "connected":
@@ -157,50 +146,6 @@ def load_class(edge: Edge) -> str:
     if edge.ratio >= 0.8:
         return "hot"
     return "warm" if edge.ratio >= 0.5 else "ok"
-
-
-def layout(graph: Graph) -> Layout:
-    """Groups side by side; inside a group, one row per rank, nodes spread along the row.
-
-    Deterministic, so the same topology always draws the same picture.
-    """
-    by_group: dict[str, list[Node]] = {g.id: [] for g in graph.groups}
-    for node in graph.nodes:
-        by_group.setdefault(node.group, []).append(node)
-    ranks = sorted({n.rank for n in graph.nodes}) or [0]
-    height = MARGIN * 2 + 40 + ROW_HEIGHT * len(ranks)
-    result = Layout(width=MARGIN * 2 + GROUP_WIDTH * max(len(by_group), 1), height=height)
-    known = {g.id: g for g in graph.groups}
-    positions: dict[str, tuple[float, float]] = {}
-    for index, (group_id, members) in enumerate(by_group.items()):
-        left = MARGIN + index * GROUP_WIDTH
-        group = known.get(group_id, Group(group_id, group_id))
-        result.groups.append((group, left + 8, MARGIN, GROUP_WIDTH - 16, height - 2 * MARGIN))
-        for row, rank in enumerate(ranks):
-            row_nodes = sorted((n for n in members if n.rank == rank), key=lambda n: n.label)
-            for column, node in enumerate(row_nodes):
-                # Odd rows spread wider, so a row's links to the row below do not run
-                # through the row in between.
-                slots = len(row_nodes) + (1 if row % 2 == 0 else 0)
-                offset = 1.0 if row % 2 == 0 else 0.5
-                x = left + GROUP_WIDTH * (column + offset) / slots
-                # Stagger crowded rows so labels do not overlap.
-                stagger = 18 if column % 2 and len(row_nodes) > 3 else 0
-                y = MARGIN + 70 + row * ROW_HEIGHT + stagger
-                positions[node.id] = (x, y)
-                result.nodes.append(Placed(node, x, y))
-    seen: dict[frozenset[str], int] = {}
-    for edge in graph.edges:
-        if edge.a in positions and edge.b in positions:
-            (x1, y1), (x2, y2) = positions[edge.a], positions[edge.b]
-            pair = frozenset((edge.a, edge.b))
-            index = seen[pair] = seen.get(pair, -1) + 1
-            path, (mx, my) = _curve(x1, y1, x2, y2, index)
-            result.edges.append(Drawn(edge, x1, y1, x2, y2, load_class(edge), path, mx, my))
-    # Longest first: SVG paints in document order, so short links end up on top of the
-    # long ones that cross them, and every link keeps a spot where it can be clicked.
-    result.edges.sort(key=lambda d: -math.hypot(d.x2 - d.x1, d.y2 - d.y1))
-    return result
 
 
 def _curve(
@@ -246,3 +191,485 @@ def polyline(points: Sequence[tuple[datetime, float]], since: datetime, until: d
         y = CHART_PAD + inner_h * (1 - min(max(ratio, 0.0), 1.0))
         coords.append(f"{x:.1f},{y:.1f}")
     return " ".join(coords)
+
+
+# ------------------------------------------------------------------- overview and site view
+#
+# A graph of every node stops being readable long before a network is large (the medium seed's
+# 625 devices and 1,203 links drew a strip 70 px tall), so the network view draws two pictures
+# whose size does not grow with the number of devices: an overview with one mark per group and
+# one line per pair of groups that share edges (a bundle), and a group's own view with its
+# nodes and a box per neighbouring group. Every label's box is computed here, with a
+# conservative text width, so that no two labels overlap whatever the seed.
+
+LOAD_ORDER = {"hot": 0, "warm": 1, "ok": 2, "unknown": 3, "idle": 4}
+"""Busiest first: a bundle and a group take the colour of their busiest member."""
+CHAR_WIDTH = 8.0
+"""A conservative width of one character of the 13 px labels (system-ui averages about 7)."""
+LINE_HEIGHT = 16.0
+SPACING = 110.0
+"""The overview's distance between neighbouring groups along the ellipse."""
+BASE_RX, BASE_RY = 440.0, 220.0
+SITE_WIDTH = 1100.0
+"""The width of a group's own view's node area; the neighbour column sits to its right."""
+SITE_ROW = 92.0
+PEER_HEIGHT, PEER_GAP, PEER_WIDTH = 40.0, 14.0, 210.0
+PAGE_SIZE = 50
+LINK_FILTERS = {
+    "": "all links",
+    "hot": "80 % and above",
+    "warm": "50 to 80 %",
+    "ok": "below 50 %",
+    "down": "down",
+    "idle": "not connected (down, planned)",
+    "unknown": "unknown",
+}
+"""The links table's load filter: a bucket of :func:`load_class`, or down links only."""
+
+
+def text_width(text: str) -> float:
+    """The width a label is given (an over-estimate, so estimated boxes never under-lap)."""
+    return len(text) * CHAR_WIDTH
+
+
+def load_rank(edge: Edge) -> tuple[int, float, str]:
+    """Sort key, busiest first: load bucket, then ratio, then id."""
+    return (LOAD_ORDER[load_class(edge)], -(edge.ratio or 0.0), edge.id)
+
+
+def busiest(edges: Sequence[Edge]) -> Edge | None:
+    """The member that colours a bundle or a group."""
+    return min(edges, key=load_rank, default=None)
+
+
+def attention(edge: Edge) -> tuple[int, float, str]:
+    """The links table's order: hot links, then down ones, then by load; ids break ties."""
+    load = load_class(edge)
+    if load == "hot":
+        rank = 0
+    elif edge.status == "down":
+        rank = 1
+    else:
+        rank = 1 + LOAD_ORDER[load] + (1 if load == "idle" else 0)
+    return (rank, -(edge.ratio or 0.0), edge.id)
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """The edges between two groups (``a`` < ``b``), drawn as one line."""
+
+    a: str
+    b: str
+    edges: tuple[Edge, ...]
+
+    @property
+    def busiest(self) -> Edge:
+        top = busiest(self.edges)
+        assert top is not None  # a bundle has members
+        return top
+
+    @property
+    def load(self) -> str:
+        return load_class(self.busiest)
+
+    @property
+    def down(self) -> int:
+        return sum(1 for e in self.edges if e.status == "down")
+
+    def describe(self) -> str:
+        """One sentence for the line's title and accessible name."""
+        top = self.busiest
+        busiest_text = (
+            f"busiest {top.id} at {top.ratio * 100:.1f} %"
+            if top.ratio is not None
+            else f"busiest {top.id} ({top.status})"
+        )
+        down = f", {self.down} down" if self.down else ""
+        count = len(self.edges)
+        links = f"{count} link{'s' if count != 1 else ''}"
+        return f"{self.a} to {self.b}: {links}, {busiest_text}{down}"
+
+
+def group_of(graph: Graph) -> dict[str, str]:
+    """Node id -> group id."""
+    return {n.id: n.group for n in graph.nodes}
+
+
+def bundles(graph: Graph) -> list[Bundle]:
+    """One bundle per pair of groups joined by at least one edge, in group-id order."""
+    groups = group_of(graph)
+    members: dict[tuple[str, str], list[Edge]] = {}
+    for edge in graph.edges:
+        ga, gb = groups.get(edge.a), groups.get(edge.b)
+        if ga is None or gb is None or ga == gb:
+            continue
+        key = (ga, gb) if ga < gb else (gb, ga)
+        members.setdefault(key, []).append(edge)
+    return [Bundle(a, b, tuple(edges)) for (a, b), edges in sorted(members.items())]
+
+
+@dataclass(frozen=True)
+class Box:
+    """An axis-aligned box in the SVG's user space."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    def overlaps(self, other: Box) -> bool:
+        across = self.x0 < other.x1 and other.x0 < self.x1
+        return across and self.y0 < other.y1 and other.y0 < self.y1
+
+
+@dataclass(frozen=True)
+class Label:
+    """Lines of text at (x, first baseline), anchored start, middle or end, and its box."""
+
+    x: float
+    y: float
+    anchor: str
+    lines: tuple[str, ...]
+
+    @property
+    def box(self) -> Box:
+        width = max(text_width(line) for line in self.lines)
+        left = {"start": self.x, "middle": self.x - width / 2, "end": self.x - width}[self.anchor]
+        top = self.y - LINE_HEIGHT + 3
+        return Box(left, top, left + width, top + LINE_HEIGHT * len(self.lines) + 2)
+
+
+@dataclass(frozen=True)
+class GroupMark:
+    """A group on the overview: a circle sized by its node count, coloured by its busiest
+    internal edge, and its label."""
+
+    group: Group
+    x: float
+    y: float
+    r: float
+    load: str
+    nodes: int
+    internal: int
+    label: Label
+
+
+@dataclass(frozen=True)
+class BundleMark:
+    """A bundle on the overview, with its handle at the middle of its curve."""
+
+    bundle: Bundle
+    path: str
+    width: int
+    mx: float
+    my: float
+
+
+@dataclass
+class Overview:
+    width: float
+    height: float
+    groups: list[GroupMark] = field(default_factory=list)
+    bundles: list[BundleMark] = field(default_factory=list)
+
+
+def _ring_order(group_ids: list[str], weights: dict[tuple[str, str], int]) -> list[str]:
+    """Groups around the ellipse so that joined groups sit side by side where they can.
+
+    Greedy and deterministic: start from the first group, then repeatedly take the unplaced
+    group with the most edges to the last one placed (ties and strangers in id order).
+    """
+    if not group_ids:
+        return []
+    order = [group_ids[0]]
+    left = set(group_ids[1:])
+    while left:
+        last = order[-1]
+
+        def pull(candidate: str, last: str = last) -> tuple[int, str]:
+            key = (last, candidate) if last < candidate else (candidate, last)
+            return (-weights.get(key, 0), candidate)
+
+        chosen = min(left, key=pull)
+        order.append(chosen)
+        left.remove(chosen)
+    return order
+
+
+def _ellipse_points(n: int, rx: float, ry: float) -> list[tuple[float, float, float]]:
+    """n points at equal arc length on an ellipse, clockwise from the top: (x, y, angle)."""
+    steps = 2880
+    angles = [-math.pi / 2 + 2 * math.pi * i / steps for i in range(steps + 1)]
+    xy = [(rx * math.cos(t), ry * math.sin(t)) for t in angles]
+    lengths = [0.0]
+    for (x0, y0), (x1, y1) in itertools.pairwise(xy):
+        lengths.append(lengths[-1] + math.hypot(x1 - x0, y1 - y0))
+    total = lengths[-1]
+    points = []
+    j = 0
+    for i in range(n):
+        target = total * i / n
+        while lengths[j + 1] < target:
+            j += 1
+        points.append((xy[j][0], xy[j][1], angles[j]))
+    return points
+
+
+def _perimeter(rx: float, ry: float) -> float:
+    h = ((rx - ry) / (rx + ry)) ** 2
+    return math.pi * (rx + ry) * (1 + 3 * h / (10 + math.sqrt(4 - 3 * h)))
+
+
+def _place_labels(
+    order: list[str],
+    spots: list[tuple[float, float, float]],
+    radius: dict[str, float],
+    labels: dict[str, tuple[str, str]],
+    rx: float,
+    ry: float,
+) -> list[Label] | None:
+    """A label per group, outside the ring, touching no mark and no other label; None when
+    some group has no free place at this size.
+
+    Each group tries the side its ellipse normal points to first (beside it on the left and
+    right of the ring, above or below it at the top and bottom), then the others.
+    """
+    marks = [Box(x - radius[g], y - radius[g], x + radius[g], y + radius[g])
+             for g, (x, y, _) in zip(order, spots, strict=True)]  # fmt: skip
+    chosen: list[Label] = []
+    for index, (gid, (x, y, angle)) in enumerate(zip(order, spots, strict=True)):
+        r, lines = radius[gid], labels[gid]
+        nx, ny = (math.cos(angle) / (rx or 1.0), math.sin(angle) / (ry or 1.0))
+        if rx == 0:
+            nx, ny = 0.0, 1.0
+        norm = math.hypot(nx, ny) or 1.0
+        nx, ny = nx / norm, ny / norm
+        right = Label(x + r + 8, y - 2 + ny * 10, "start", lines)
+        left = Label(x - r - 8, y - 2 + ny * 10, "end", lines)
+        above = Label(x, y - r - 8 - LINE_HEIGHT, "middle", lines)
+        below = Label(x, y + r + 8 + LINE_HEIGHT - 3, "middle", lines)
+        vertical = [above, below] if ny < 0 else [below, above]
+        side = [right, left] if nx > 0 else [left, right]
+        candidates = side + vertical if abs(nx) > 0.6 else vertical + side
+        others = marks[:index] + marks[index + 1 :] + [c.box for c in chosen]
+        label = next((c for c in candidates if not any(c.box.overlaps(o) for o in others)), None)
+        if label is None:
+            return None
+        chosen.append(label)
+    return chosen
+
+
+def overview(graph: Graph) -> Overview:
+    """Groups on an ellipse, bundles as curves bent towards its centre.
+
+    Every node of a convex ring sits on its boundary, so no bundle passes through another
+    group's mark; labels sit outside the ring, where no line goes. The ring grows with the
+    number of groups (``SPACING`` between neighbours), never with the number of nodes.
+    """
+    known = {g.id: g for g in graph.groups}
+    members: dict[str, int] = {g.id: 0 for g in graph.groups}
+    for node in graph.nodes:
+        members[node.group] = members.get(node.group, 0) + 1
+    groups = group_of(graph)
+    internal: dict[str, list[Edge]] = {gid: [] for gid in members}
+    for edge in graph.edges:
+        ga, gb = groups.get(edge.a), groups.get(edge.b)
+        if ga is not None and ga == gb:
+            internal[ga].append(edge)
+    joined = bundles(graph)
+    weights = {(b.a, b.b): len(b.edges) for b in joined}
+    order = _ring_order(sorted(members), weights)
+    n = len(order)
+    labels = {
+        gid: (
+            known.get(gid, Group(gid, gid)).short or gid,
+            known.get(gid, Group(gid, gid)).detail or f"{members[gid]} nodes",
+        )
+        for gid in order
+    }
+    widest = max((text_width(line) for pair in labels.values() for line in pair), default=0.0)
+    biggest = max(members.values(), default=1) or 1
+    r_max = 24.0
+    scale = max(0.5, n * SPACING / _perimeter(BASE_RX, BASE_RY))
+    radius = {gid: 10 + (r_max - 10) * math.sqrt(members[gid] / biggest) for gid in order}
+    while True:  # grow the ring until every label has a free place (the first try, usually)
+        rx, ry = (BASE_RX * scale, BASE_RY * scale) if n > 1 else (0.0, 0.0)
+        margin_x = r_max + 10 + widest + MARGIN
+        margin_y = r_max + 10 + 2 * LINE_HEIGHT + MARGIN
+        width, height = 2 * (rx + margin_x), 2 * (ry + margin_y)
+        cx, cy = width / 2, height / 2
+        spots = [(cx + px, cy + py, angle) for px, py, angle in _ellipse_points(n, rx, ry)]
+        placed = _place_labels(order, spots, radius, labels, rx, ry)
+        if placed is not None or scale > 50:
+            break
+        scale *= 1.08
+    result = Overview(width=width, height=height)
+    positions: dict[str, tuple[float, float]] = {}
+    for gid, (x, y, _), label in zip(order, spots, placed or [], strict=False):
+        top = busiest(internal[gid])
+        positions[gid] = (x, y)
+        result.groups.append(
+            GroupMark(
+                known.get(gid, Group(gid, gid)),
+                x,
+                y,
+                radius[gid],
+                load_class(top) if top is not None else "unknown",
+                members[gid],
+                len(internal[gid]),
+                label,
+            )
+        )
+    for bundle in joined:
+        (x1, y1), (x2, y2) = positions[bundle.a], positions[bundle.b]
+        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
+        qx, qy = mx + (cx - mx) * 0.35, my + (cy - my) * 0.35
+        handle = (0.25 * x1 + 0.5 * qx + 0.25 * x2, 0.25 * y1 + 0.5 * qy + 0.25 * y2)
+        width = min(10, 2 + round(2 * math.log2(len(bundle.edges))))
+        path = f"M{x1:.1f},{y1:.1f} Q{qx:.1f},{qy:.1f} {x2:.1f},{y2:.1f}"
+        result.bundles.append(BundleMark(bundle, path, width, *handle))
+    # Quiet bundles first, so the busy ones are painted on top of those they cross.
+    result.bundles.sort(key=lambda m: (-LOAD_ORDER[m.bundle.load], m.bundle.a, m.bundle.b))
+    return result
+
+
+@dataclass(frozen=True)
+class PeerMark:
+    """A neighbouring group in a group's own view: a box to the right, linking to its view."""
+
+    group: Group
+    x: float
+    y: float
+    w: float
+    h: float
+    edges: int
+    load: str
+
+
+@dataclass
+class SiteView:
+    """One group's nodes by rank (rows wrap so labels never overlap), its internal edges, and
+    its edges to neighbouring groups, drawn to their boxes."""
+
+    group: Group
+    width: float
+    height: float
+    nodes: list[tuple[Placed, Label]] = field(default_factory=list)
+    edges: list[Drawn] = field(default_factory=list)
+    peers: list[PeerMark] = field(default_factory=list)
+
+
+def site_view(graph: Graph, group_id: str) -> SiteView | None:
+    """The view of one group; None when the graph has no such group."""
+    known = {g.id: g for g in graph.groups}
+    if group_id not in known:
+        return None
+    group = known[group_id]
+    groups = group_of(graph)
+    mine = [n for n in graph.nodes if n.group == group_id]
+
+    def short(node: Node) -> str:
+        return node.label.removeprefix(f"{group_id}-") or node.label
+
+    slot = max((text_width(short(n)) for n in mine), default=0.0) + 28
+    columns = max(1, int(SITE_WIDTH // slot))
+    lines: list[list[Node]] = []
+    for rank in sorted({n.rank for n in mine}):
+        row = sorted((n for n in mine if n.rank == rank), key=lambda n: n.label)
+        lines += [row[i : i + columns] for i in range(0, len(row), columns)]
+    positions: dict[str, tuple[float, float]] = {}
+    placed: list[tuple[Placed, Label]] = []
+    for index, line in enumerate(lines):
+        y = MARGIN + 40 + index * SITE_ROW
+        for column, node in enumerate(line):
+            # Odd lines spread wider, so that a line's edges to the line after next do not
+            # run straight through the nodes in between.
+            if index % 2:
+                x = MARGIN + SITE_WIDTH * (column + 0.5) / len(line)
+            else:
+                x = MARGIN + SITE_WIDTH * (column + 1) / (len(line) + 1)
+            positions[node.id] = (x, y)
+            placed.append((Placed(node, x, y), Label(x, y + 26, "middle", (short(node),))))
+    outward: dict[str, list[Edge]] = {}
+    inside: list[Edge] = []
+    for edge in graph.edges:
+        ga, gb = groups.get(edge.a), groups.get(edge.b)
+        if ga == group_id and gb == group_id:
+            inside.append(edge)
+        elif ga == group_id and gb is not None:
+            outward.setdefault(gb, []).append(edge)
+        elif gb == group_id and ga is not None:
+            outward.setdefault(ga, []).append(edge)
+    peer_x = MARGIN + SITE_WIDTH + 90
+    nodes_height = MARGIN + 40 + max(len(lines) - 1, 0) * SITE_ROW + 40 + MARGIN
+    peers_height = MARGIN + len(outward) * (PEER_HEIGHT + PEER_GAP) + MARGIN
+    result = SiteView(
+        group,
+        width=peer_x + PEER_WIDTH + MARGIN,
+        height=max(nodes_height, peers_height, 160.0),
+        nodes=placed,
+    )
+    peer_at: dict[str, tuple[float, float]] = {}
+    for index, peer in enumerate(sorted(outward)):
+        y = MARGIN + index * (PEER_HEIGHT + PEER_GAP)
+        top = busiest(outward[peer])
+        mark = PeerMark(
+            known.get(peer, Group(peer, peer)),
+            peer_x,
+            y,
+            PEER_WIDTH,
+            PEER_HEIGHT,
+            len(outward[peer]),
+            load_class(top) if top is not None else "unknown",
+        )
+        result.peers.append(mark)
+        peer_at[peer] = (peer_x, y + PEER_HEIGHT / 2)
+    seen: dict[frozenset[str], int] = {}
+    for edge in inside:
+        (x1, y1), (x2, y2) = positions[edge.a], positions[edge.b]
+        pair = frozenset((edge.a, edge.b))
+        index = seen[pair] = seen.get(pair, -1) + 1
+        path, (mx, my) = _curve(x1, y1, x2, y2, index)
+        result.edges.append(Drawn(edge, x1, y1, x2, y2, load_class(edge), path, mx, my))
+    for peer, edges in sorted(outward.items()):
+        x2, y2 = peer_at[peer]
+        for index, edge in enumerate(sorted(edges, key=lambda e: e.id)):
+            local = edge.a if groups.get(edge.a) == group_id else edge.b
+            x1, y1 = positions[local]
+            path, (mx, my) = _curve(x1, y1, x2, y2 + (index - (len(edges) - 1) / 2) * 6, index)
+            result.edges.append(Drawn(edge, x1, y1, x2, y2, load_class(edge), path, mx, my))
+    result.edges.sort(key=lambda d: -math.hypot(d.x2 - d.x1, d.y2 - d.y1))
+    return result
+
+
+@dataclass(frozen=True)
+class LinkPage:
+    """One page of the links table: filtered, hot and down links first."""
+
+    rows: list[Edge]
+    total: int
+    matching: int
+    page: int
+    pages: int
+    first: int
+    last: int
+
+
+def link_page(
+    edges: Sequence[Edge], *, text: str = "", load: str = "", page: int = 1, size: int = PAGE_SIZE
+) -> LinkPage:
+    """The edges matching ``text`` (in id, label, status or capacity) and ``load`` (a bucket of
+    :func:`load_class`, or "down"), in :func:`attention` order, page ``page`` of ``size``."""
+    needle = text.strip().casefold()
+    matching = [
+        e
+        for e in edges
+        if (not needle or needle in f"{e.id} {e.label} {e.status} {e.capacity}".casefold())
+        and (not load or (e.status == "down" if load == "down" else load_class(e) == load))
+    ]
+    matching.sort(key=attention)
+    pages = max(1, math.ceil(len(matching) / size))
+    page = min(max(page, 1), pages)
+    rows = matching[(page - 1) * size : page * size]
+    first = (page - 1) * size + 1 if rows else 0
+    return LinkPage(rows, len(edges), len(matching), page, pages, first, first + len(rows) - 1)

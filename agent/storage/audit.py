@@ -159,8 +159,9 @@ class AuditLog(ABC):
         task_id: str | None = None,
         since: datetime | None = None,
         limit: int = 200,
+        exclude_tool: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Newest first, filtered as asked."""
+        """Newest first, filtered as asked (``exclude_tool``: leave that tool's rows out)."""
 
     @abstractmethod
     async def usage(self, since: datetime | None = None) -> list[dict[str, Any]]:
@@ -187,8 +188,9 @@ class DatabaseAuditLog(AuditLog):
         task_id: str | None = None,
         since: datetime | None = None,
         limit: int = 200,
+        exclude_tool: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Newest first, filtered as asked."""
+        """Newest first, filtered as asked (``exclude_tool``: leave that tool's rows out)."""
         statement = select(principal_audit).order_by(principal_audit.c.id.desc()).limit(limit)
         if tenant is not None:
             statement = statement.where(principal_audit.c.tenant == tenant)
@@ -198,6 +200,8 @@ class DatabaseAuditLog(AuditLog):
             statement = statement.where(principal_audit.c.task_id == task_id)
         if since is not None:
             statement = statement.where(principal_audit.c.ts >= since)
+        if exclude_tool is not None:
+            statement = statement.where(principal_audit.c.tool != exclude_tool)
         async with self._engine.connect() as connection:
             rows = (await connection.execute(statement)).mappings().all()
         return [dict(r) for r in rows]

@@ -35,8 +35,9 @@ class InMemoryAuditLog(AuditLog):
         task_id: str | None = None,
         since: datetime | None = None,
         limit: int = 200,
+        exclude_tool: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Newest first, filtered as asked."""
+        """Newest first, filtered as asked (``exclude_tool``: leave that tool's rows out)."""
         wanted = {"tenant": tenant, "principal": principal, "task_id": task_id}
         found: list[dict[str, Any]] = []
         for row in reversed(self._rows):
@@ -45,6 +46,8 @@ class InMemoryAuditLog(AuditLog):
             if any(value is not None and row[key] != value for key, value in wanted.items()):
                 continue
             if since is not None and row["ts"] < since:
+                continue
+            if exclude_tool is not None and row["tool"] == exclude_tool:
                 continue
             found.append(_copy(row))
         return found

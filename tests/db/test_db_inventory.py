@@ -255,6 +255,26 @@ async def test_hot_links(acme: Inventory, globex: Inventory) -> None:
     assert earlier == []
 
 
+async def test_current_utilization_is_each_links_newest_busier_direction(
+    acme: Inventory, globex: Inventory
+) -> None:
+    since = UNTIL - timedelta(minutes=15)
+    current = await acme.current_utilization(since, UNTIL)
+    links = await acme.links()
+    assert set(current) == {lnk["link_id"] for lnk in links if lnk["status"] != "planned"}
+    # The same figure as one read per link, for every link (newest time, busier direction).
+    for link in links:
+        samples = await acme.utilization_samples(link["link_id"], since, UNTIL)
+        if samples:
+            newest = max(s["observed_at"] for s in samples)
+            expected = max(s["utilization_ratio"] for s in samples if s["observed_at"] == newest)
+            assert current[link["link_id"]] == pytest.approx(float(expected)), link["link_id"]
+    assert {k for k, v in current.items() if v >= 0.8} == HOT_ACME
+    assert not set(current) & set(await globex.current_utilization(since, UNTIL))
+    with pytest.raises(InventoryError):
+        await acme.current_utilization(UNTIL, since)
+
+
 async def test_exactly_one_down_link_with_zero_recent_traffic(
     acme: Inventory, globex: Inventory
 ) -> None:

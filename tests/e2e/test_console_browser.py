@@ -74,22 +74,90 @@ def invoke_over_a2a(agent: RunningAgent, subject: str, arguments: dict[str, Any]
 def test_pages_need_a_login_and_a_bad_token_is_refused(page, console_agent, screenshots: Path):
     page.goto(f"{console_agent.base_url}/console/network")
     expect(page).to_have_url(re.compile(r"/console/login$"))
+    error = page.locator("#login-error")
+    # What is not a token is named before anything is sent, with what to paste instead.
     page.get_by_label("Bearer token").fill("not-a-jwt")
     page.get_by_role("button", name="Log in").click()
-    expect(page.locator("#login-error")).to_have_text("Log-in failed: token is malformed.")
+    expect(error).to_contain_text("That is not a token")
+    expect(error).to_contain_text("export ALICE_TOKEN=eyJ... is fine too")
+    page.get_by_label("Bearer token").fill("export ALICE_TOKEN=eyJ.a.b\nexport PAULA_TOKEN=eyJ.c.d")
+    page.get_by_role("button", name="Log in").click()
+    expect(error).to_contain_text("That is 2 lines. Paste one token")
+    # A token-shaped string the agent refuses: the agent's own reason, and what to do.
+    page.get_by_label("Bearer token").fill("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln")
+    page.get_by_role("button", name="Log in").click()
+    expect(error).to_contain_text("Log-in failed: token")
+    expect(error).to_contain_text("Mint a new token with netagent token")
     expect(page).to_have_url(re.compile(r"/console/login$"))
     page.screenshot(path=screenshots / "login-refused.png", full_page=True)
+
+
+def test_login_takes_the_line_serve_printed_or_a_bearer_header_value(
+    page, console_agent, screenshots: Path
+):
+    token = console_agent.token("alice")
+    for pasted in (f"export ALICE_TOKEN={token}\n", f"  Bearer {token}", f'ALICE_TOKEN="{token}"'):
+        page.context.clear_cookies()
+        page.goto(f"{console_agent.base_url}/console/login")
+        page.get_by_label("Bearer token").fill(pasted)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(re.compile(r"/console/network$"))
+        expect(page.locator("#caller")).to_contain_text("alice · tenant acme")
+
+
+def test_a_browser_at_the_root_finds_the_console(page, console_agent, screenshots: Path):
+    page.goto(f"{console_agent.base_url}/")
+    links = page.locator("#landing-links")
+    expect(links.get_by_role("link", name="Agent card")).to_have_attribute(
+        "href", "/.well-known/agent-card.json"
+    )
+    page.screenshot(path=screenshots / "landing.png", full_page=True)
+    links.get_by_role("link", name="Operator console", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/console/login$"))
+    page.goto(f"{console_agent.base_url}/console")
+    expect(page).to_have_url(re.compile(r"/console/login$"))
 
 
 def test_network_graph_link_detail_and_window(page, console_agent, screenshots: Path):
     login(page, console_agent, "alice")
     graph = page.locator("svg#topology")
     expect(graph).to_be_visible()
-    # The seeded acme network: 3 sites, 31 devices, 58 links, every one drawn.
-    expect(graph.locator("g.site")).to_have_count(3)
-    expect(graph.locator("g.node")).to_have_count(31)
-    expect(graph.locator("a.edge")).to_have_count(58)
-    # Coloured by current load: the seeded hot link is hot, the down and planned ones idle.
+    # The overview of the seeded acme network (3 sites, 31 devices, 58 links): one mark per
+    # site, one line per pair of linked sites, coloured by its busiest member.
+    expect(page.locator("#network-summary")).to_contain_text("3 sites, 31 devices, 58 links.")
+    expect(graph.locator("a.site-mark")).to_have_count(3)
+    expect(graph.locator('a.site-mark[data-site="nyc1"] text')).to_have_text("nyc111 devices")
+    expect(graph.locator("a.bundle")).to_have_count(3)
+    expect(graph.locator('a.bundle[data-bundle="lon1~nyc1"]')).to_have_attribute("data-load", "hot")
+    expect(graph.locator('a.bundle[data-bundle="lon1~nyc1"]')).to_have_attribute(
+        "aria-label", re.compile(r"busiest acme-lnk-00036 at 94\.4 %")
+    )
+    expect(graph.locator('a.site-mark[data-site="nyc1"]')).to_have_attribute("data-load", "hot")
+    assert "globex" not in page.content()
+    # The table beside the graph: hot links first, then the down one, then by load.
+    rows = page.locator("#links-table tbody tr")
+    expect(rows.locator("td:first-child").nth(0)).to_have_text("acme-lnk-00036")
+    expect(rows.nth(2).locator("td").last).to_have_text("82.1 %")
+    expect(rows.nth(3).locator("td").nth(2)).to_have_text("down")
+    expect(page.locator("#links-count")).to_have_text(
+        "Links 1 to 50 of 58, hot and down links first."
+    )
+    page.screenshot(path=screenshots / "network.png", full_page=True)
+    page.get_by_role("navigation", name="Pages of links").get_by_role("link", name="Next").click()
+    expect(page.locator("#links-count")).to_contain_text("Links 51 to 58 of 58")
+    expect(page.locator("#links-table tbody tr").last).to_contain_text("acme-lnk-00018")  # planned
+    page.get_by_label("Load").select_option("hot")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#links-table tbody tr td:first-child")).to_have_text(
+        ["acme-lnk-00036", "acme-lnk-00010", "acme-lnk-00002"]
+    )
+
+    # A site opens its own view: its devices, its links, a box per site it links to.
+    page.goto(f"{console_agent.base_url}/console/network")
+    graph.locator('a.site-mark[data-site="nyc1"]').click()
+    expect(page).to_have_url(re.compile(r"site=nyc1"))
+    expect(graph.locator("g.node")).to_have_count(11)
+    expect(graph.locator("a.peer")).to_have_count(2)
     expect(graph.locator('a.edge[data-link="acme-lnk-00002"]')).to_have_attribute(
         "data-load", "hot"
     )
@@ -99,14 +167,8 @@ def test_network_graph_link_detail_and_window(page, console_agent, screenshots: 
     expect(graph.locator('a.edge[data-link="acme-lnk-00018"]')).to_have_attribute(
         "data-load", "idle"
     )
-    assert "globex" not in page.content()
-    # The table beside the graph lists the same links, in link id order, with their load.
-    first_rows = page.locator("#links-table tbody tr").filter(has_text="acme-lnk-0000")
-    expect(first_rows.locator("td:first-child")).to_have_text(
-        [f"acme-lnk-0000{i}" for i in range(1, 10)]
-    )
-    expect(page.locator("#links-table tbody tr").nth(1).locator("td").last).to_have_text("82.1 %")
-    page.screenshot(path=screenshots / "network.png", full_page=True)
+    expect(page.locator("#links-count")).to_contain_text("of 22")
+    page.screenshot(path=screenshots / "network-site.png", full_page=True)
 
     # Each link has a handle at its middle; clicking it opens the link.
     graph.locator('a.edge[data-link="acme-lnk-00002"] circle.handle').click()
@@ -314,9 +376,10 @@ def test_the_other_tenant_sees_none_of_acme(page, console_agent, screenshots: Pa
     login(page, console_agent, "gary")
     expect(page.locator("#caller")).to_contain_text("gary · tenant globex")
     graph = page.locator("svg#topology")
-    expect(graph.locator("g.site")).to_have_count(2)
-    expect(graph.locator("a.edge")).to_have_count(36)
-    expect(graph.locator('a.edge[data-link^="globex-lnk-"]')).to_have_count(36)
+    expect(graph.locator("a.site-mark")).to_have_count(2)
+    expect(page.locator("#links-count")).to_contain_text("of 36,")
+    expect(page.locator("#links-table tbody tr")).to_have_count(36)
+    expect(page.locator('#links-table a[href*="link=globex-lnk-"]')).to_have_count(36)
     for acme in ("acme", "nyc1", "lon1", "sin1"):
         assert acme not in page.content(), acme
     page.screenshot(path=screenshots / "network-globex.png", full_page=True)
@@ -344,8 +407,10 @@ def test_a_caller_without_capacity_scopes_sees_no_utilization(page, console_agen
         "Utilization needs one of: capacity.plan or capacity.read."
     )
     graph = page.locator("svg#topology")
-    expect(graph.locator("a.edge")).to_have_count(58)
-    expect(graph.locator('a.edge[data-load="hot"]')).to_have_count(0)
+    expect(graph.locator("a.site-mark")).to_have_count(3)
+    expect(page.locator("#links-count")).to_contain_text("of 58,")
+    expect(graph.locator('[data-load="hot"]')).to_have_count(0)
+    expect(graph.locator('a.bundle[data-load="unknown"]')).to_have_count(3)
     page.goto(f"{console_agent.base_url}/console/try?skill={WORKED_EXAMPLE}")
     expect(page.locator("main")).to_contain_text(f"You may not use a skill named {WORKED_EXAMPLE}.")
 
@@ -423,3 +488,51 @@ def test_a_result_offers_no_hand_off_to_a_skill_the_caller_may_not_use(page, con
     page.get_by_role("button", name="Invoke (stream)").click()
     expect(page.locator("#final-state")).to_contain_text("COMPLETED")
     expect(page.locator("button.feed")).to_have_count(0)
+
+
+def test_try_it_explains_a_one_of_shows_defaults_and_says_why_it_did_not_invoke(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    page.goto(f"{console_agent.base_url}/console/try?skill=check_link_capacity")
+    alternatives = page.locator("#alternatives")
+    expect(alternatives).to_contain_text("exactly one of these (oneOf)")
+    expect(alternatives.locator("li")).to_have_text(
+        ["link_id, without a_device or b_device", "a_device and b_device, without link_id"]
+    )
+    # Defaults are shown (the skill applies them when a member is left out).
+    expect(page.get_by_label("window_seconds")).to_have_attribute("placeholder", "3600 (default)")
+    expect(page.get_by_label("direction")).to_contain_text("(left out: the skill uses both)")
+    # Which alternative failed, and why.
+    problems = page.locator("#validation-problems")
+    expect(problems).to_contain_text("(arguments) matches none of the 2 alternatives (oneOf):")
+    expect(problems.locator('[data-alternative="1"]')).to_contain_text("missing link_id")
+    expect(problems.locator('[data-alternative="2"]')).to_contain_text("missing a_device, b_device")
+    page.get_by_label("link_id").fill("acme-lnk-00002")
+    page.get_by_label("a_device").fill("nyc1-core-01")
+    expect(problems.locator('[data-alternative="1"]')).to_contain_text("must not have a_device")
+    expect(problems.locator('[data-alternative="2"]')).to_contain_text("must not have link_id")
+    # Invoking invalid arguments says so, visibly, and sends nothing.
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#not-invoked")).to_have_text(
+        "Not invoked: the arguments fail the input schema (1 problem above). "
+        "Fix them, then invoke again."
+    )
+    expect(page.locator("#validity")).to_be_focused()
+    expect(page.locator("#stream li")).to_have_count(0)
+    page.screenshot(path=screenshots / "try-it-one-of.png", full_page=True)
+    page.get_by_label("a_device").fill("")
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+
+
+def test_the_audit_page_hides_console_page_views_unless_asked(page, console_agent):
+    login(page, console_agent, "alice")  # the log-in lands on the network view: one row
+    page.goto(f"{console_agent.base_url}/console/network?site=nyc1")
+    nav(page, "Audit")
+    expect(page.locator("#audit-count")).to_contain_text("console page views")
+    rows = page.locator("#audit-table tbody tr")
+    expect(rows.filter(has_text="console · network")).to_have_count(0)
+    page.get_by_label("Show console page views").check()
+    page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(re.compile(r"views=1"))
+    expect(rows.filter(has_text="console · network").first).to_contain_text("nyc1")

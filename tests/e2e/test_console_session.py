@@ -295,8 +295,32 @@ def test_each_network_view_writes_one_audit_row(logged_in):
     alice, gary = logged_in("alice"), logged_in("gary")
     assert alice.get("/console/network?link=acme-lnk-00002").status_code == 200
     assert gary.get("/console/network?link=acme-lnk-00002").status_code == 404
-    mine = next(r for r in _audit_rows(alice) if "console · network" in r)  # newest first
+    # Recorded, but the audit page leaves page views out unless asked (they would flood it).
+    assert not [r for r in _audit_rows(alice) if "console · network" in r]
+    assert "console page views" in alice.get("/console/audit").text
+    mine = next(r for r in _audit_rows(alice, views="1") if "console · network" in r)
     assert "acme-lnk-00002" in mine and ">allow<" in mine and ">ok<" in mine
-    refused = next(r for r in _audit_rows(gary) if "console · network" in r)
+    refused = next(r for r in _audit_rows(gary, views="1") if "console · network" in r)
     assert "acme-lnk-00002" in refused and ">deny<" in refused
     assert "not found in the caller&#39;s tenant" in refused
+
+
+def test_the_console_is_found_from_its_bare_path_and_from_the_root(console_agent):
+    base = console_agent.base_url
+    for path, location in (("/console", "/console/"), ("/console?a=1", "/console/?a=1")):
+        answer = httpx.get(f"{base}{path}")
+        assert (answer.status_code, answer.headers["location"]) == (308, location), path
+    # A browser at / lands on a page that links the card, the console and the docs.
+    landing = httpx.get(f"{base}/", headers=PAGE)
+    assert landing.status_code == 200 and landing.headers["content-type"].startswith("text/html")
+    links = re.findall(r'href="([^"]+)"', landing.text)
+    for wanted in ("/.well-known/agent-card.json", "/console/", "/docs/console.md"):
+        assert wanted in links, (wanted, links)
+    docs = httpx.get(f"{base}/docs/console.md")
+    assert docs.status_code == 200 and docs.text.startswith("# The operator console")
+    assert docs.headers["content-type"].startswith("text/plain")
+    # A client that does not ask for HTML keeps today's answer; nothing else is served.
+    script = httpx.get(f"{base}/")
+    assert script.status_code == 401 and script.headers["content-type"] == "application/json"
+    for other in ("/docs/../pyproject.toml", "/docs/missing.md", "/docs/"):
+        assert httpx.get(f"{base}{other}", headers=PAGE).status_code in (401, 404), other

@@ -117,7 +117,13 @@ def _auditor(agent: RunningAgent) -> dict[str, str]:
 
 @pytest.mark.parametrize(
     ("page", "name"),
-    [("network", "link"), ("audit", "task"), ("audit", "principal")],
+    [
+        ("network", "link"),
+        ("network", "site"),
+        ("network", "q"),
+        ("audit", "task"),
+        ("audit", "principal"),
+    ],
 )
 @pytest.mark.parametrize("value", ["a\x00b", "\x00", "a%00b"])
 def test_a_console_filter_with_nul_is_a_client_error(
@@ -131,6 +137,26 @@ def test_a_console_filter_with_nul_is_a_client_error(
         assert "U+0000" in response.text
     else:  # a literal percent sign is a filter like any other
         assert response.status_code in (200, 404), response.text[:300]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"page": "9" * 5000},  # past int()'s digit limit
+        {"page": "\u0663"},
+        {"page": "-1"},
+        {"load": "nonsense"},
+        {"site": "lon1", "peer": "a\x00b"},
+        {"peer": "nyc1"},  # a peer without a site is ignored
+    ],
+)
+def test_the_network_page_takes_any_table_filter(
+    agent: RunningAgent, http: httpx.Client, params: dict[str, str]
+) -> None:
+    response = http.get(f"{agent.base_url}/console/network", params=params, headers=_auditor(agent))
+    assert response.status_code in (200, 400, 404), response.text[:300]
+    if "\x00" in "".join(params.values()):
+        assert response.status_code == 400
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,29 @@ function pretty(value) { return JSON.stringify(value, null, 2); }
 
 // ---------------------------------------------------------------------------- login
 
+// What the login field takes: the token itself, the line `netagent serve` printed
+// (`export ALICE_TOKEN=eyJ...`, quoted or not), or `Bearer eyJ...`. Anything else gets a
+// message saying exactly what to paste, before anything is sent.
+const WHAT_TO_PASTE = "Paste one token: the part after ALICE_TOKEN= in a line that netagent serve printed " +
+  "(the whole line export ALICE_TOKEN=eyJ... is fine too), or the output of netagent token.";
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+function tokenFrom(pasted) {
+  const lines = pasted.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  if (lines.length > 1) {
+    return { problem: `That is ${lines.length} lines. ${WHAT_TO_PASTE}` };
+  }
+  let text = (lines[0] || "").replace(/^export\s+/, "");
+  const assignment = /^[A-Za-z_][A-Za-z0-9_]*=(.*)$/.exec(text);
+  if (assignment) text = assignment[1].trim();
+  text = text.replace(/^(["'])(.*)\1$/, "$2").trim();
+  text = text.replace(/^Authorization:\s*/i, "").replace(/^Bearer\s+/i, "").trim();
+  if (!JWT.test(text)) {
+    return { problem: `That is not a token (a token looks like eyJ....eyJ....signature). ${WHAT_TO_PASTE}` };
+  }
+  return { token: text };
+}
+
 function setUpLogin() {
   const form = document.getElementById("login");
   if (!form) return;
@@ -28,9 +51,10 @@ function setUpLogin() {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const field = document.getElementById("token");
-    const token = field.value.trim();
     error.hidden = true;
-    if (!token) { error.textContent = "Paste a token first."; error.hidden = false; return; }
+    if (!field.value.trim()) { error.textContent = "Paste a token first."; error.hidden = false; return; }
+    const { token, problem } = tokenFrom(field.value);
+    if (problem) { error.textContent = problem; error.hidden = false; field.focus(); return; }
     const answer = await fetch(PREFIX + "/login", {
       method: "POST",
       headers: { "Authorization": "Bearer " + token },
@@ -40,7 +64,8 @@ function setUpLogin() {
     if (answer.ok) { window.location.assign(PREFIX + "/network"); return; }
     let reason = "the token was refused";
     try { reason = (await answer.json()).error.message || reason; } catch (_) { /* keep it */ }
-    error.textContent = "Log-in failed: " + reason + ".";
+    error.textContent = "Log-in failed: " + reason + ". Mint a new token with netagent token " +
+      "(or restart netagent serve, which prints fresh ones) in the agent's own folder.";
     error.hidden = false;
     field.focus();
   });
@@ -106,10 +131,29 @@ function collect(form) {
 }
 
 function describe(detail) {
+  const where = detail.instance_path || "(arguments)";
+  if (detail.matched) {
+    return `${where} matches alternatives ${detail.matched.join(" and ")} of ${detail.keyword}; it must match exactly one`;
+  }
+  if (detail.alternatives) {
+    const count = detail.alternatives.length;
+    return `${where} matches none of the ${count} alternatives (${detail.keyword}):`;
+  }
   const what = detail.keyword === "required" ? "is required"
     : detail.keyword === "json" ? "is not valid JSON"
     : `fails ${detail.keyword}` + (detail.expected ? ` (expected ${detail.expected}, got ${detail.actual})` : "");
-  return `${detail.instance_path || "(arguments)"} ${what}`;
+  return `${where} ${what}`;
+}
+
+// A oneOf/anyOf failure: each alternative, what it asks for, and why the arguments miss it.
+function alternativesList(detail) {
+  if (!detail.alternatives || detail.matched) return null;
+  const list = el("ol", { class: "alternatives" });
+  for (const alt of detail.alternatives) {
+    list.append(el("li", { "data-alternative": String(alt.alternative) },
+      el("strong", {}, alt.asks), `: ${alt.problems.join("; ") || "satisfied"}`));
+  }
+  return list;
 }
 
 function showValidity(form, details) {
@@ -126,7 +170,10 @@ function showValidity(form, details) {
   status.append(el("span", {}, `${details.length} problem(s) against the input schema:`));
   const list = el("ul", { id: "validation-problems" });
   for (const detail of details) {
-    list.append(el("li", { "data-problem": detail.instance_path }, describe(detail)));
+    const item = el("li", { "data-problem": detail.instance_path }, describe(detail));
+    const alternatives = alternativesList(detail);
+    if (alternatives) item.append(alternatives);
+    list.append(item);
     const slot = form.querySelector(`[data-error-for="${CSS.escape(detail.instance_path)}"]`);
     if (slot) {
       slot.textContent = describe(detail);
@@ -272,7 +319,18 @@ function onEvent(run, message, log) {
 async function invoke(form) {
   clearTimeout(pending);
   const args = await validate(form);
-  if (args === null) { document.getElementById("validity").focus(); return; }
+  if (args === null) {
+    // Say so where the outcome would be, and take the reader to the problems.
+    const outcome = document.getElementById("outcome");
+    const count = document.querySelectorAll("#validation-problems > li").length;
+    outcome.replaceChildren(el("p", { class: "error", role: "alert", id: "not-invoked" },
+      `Not invoked: the arguments fail the input schema (${count || "see the"} problem${count === 1 ? "" : "s"} above). ` +
+      "Fix them, then invoke again."));
+    const validity = document.getElementById("validity");
+    validity.scrollIntoView({ block: "center" });
+    validity.focus();
+    return;
+  }
   const button = document.getElementById("invoke-button");
   const log = document.getElementById("stream");
   log.replaceChildren();

@@ -1,0 +1,228 @@
+"""The network view at the README's medium seed (26 sites, 625 devices, 1,203 links for acme),
+in a real Chromium: everything it draws fits the screen and nothing overlaps.
+
+Seeding. ``netagent seed --scale medium`` writes 2.7 million link samples (seven days every
+15 minutes, both directions) and half a million device metrics: 80 s on SQLite on a quiet
+2-core machine, 180 s beside another test, more than every other console test together. The
+network view reads only the newest samples (15 minutes back), so by default this module seeds
+the *same* topology
+(the medium profile's sites, devices, interfaces, links, statuses, and its hot and down
+links, which the simulator picks from the topology, not from the window) with two hours of
+link samples and one of metrics (a few seconds). ``NETAGENT_E2E_MEDIUM=full`` seeds the
+whole profile instead. Each run prints how long its seed took.
+
+Screenshots go where the other browser tests put theirs (``tests/e2e/screenshots/`` or
+``$NETAGENT_SCREENSHOTS``); the test prints their paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.storage.engine import make_engine
+from db import simulator
+from db.migrate import upgrade
+from db.scales import HOUR, SCALES
+from tests.conftest import FIXED_NOW, RunningAgent, postgres_database, start_agent
+from tests.e2e.test_console_browser import login
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture skips (or fails under CI) with the reason
+    expect = None
+
+CURRENT_ONLY = replace(SCALES["medium"], link_window_s=2 * HOUR, metric_window_s=HOUR)
+"""The medium topology with only the telemetry the network view reads."""
+VIEWPORT = {"width": 1400, "height": 900}
+PAGE_HEIGHT_BOUND = 4_000
+"""The tallest a network page may be: graph, one page of 50 links, a link's chart."""
+HOT = {"acme-lnk-00002", "acme-lnk-00010", "acme-lnk-00092"}
+
+BOXES = """(selector) => [...document.querySelectorAll(selector)].map((e) => {
+  const r = e.getBoundingClientRect();
+  return {x0: r.left, y0: r.top, x1: r.right, y1: r.bottom, text: e.textContent.trim()};
+})"""
+
+
+def seed_medium(url: str) -> float:
+    """Seed the medium network (see the module's docstring); the seconds it took."""
+    full = os.environ.get("NETAGENT_E2E_MEDIUM") == "full"
+
+    async def run() -> None:
+        await upgrade(url)
+        engine = make_engine(url)
+        try:
+            with pytest.MonkeyPatch.context() as patch:
+                if not full:
+                    patch.setattr(simulator, "resolve_profile", lambda *_: CURRENT_ONLY)
+                await simulator.seed(engine, scale="medium", until=FIXED_NOW)
+        finally:
+            await engine.dispose()
+
+    started = time.perf_counter()
+    asyncio.run(run())
+    return time.perf_counter() - started
+
+
+@pytest.fixture(scope="module")
+def console_agent(
+    tmp_path_factory: pytest.TempPathFactory, backend: str, _agents_use_backend: None
+) -> Iterator[RunningAgent]:
+    """One agent on the medium network per backend (the browser fixture starts after it)."""
+    home = tmp_path_factory.mktemp("console-medium")
+    if backend == "postgresql":
+        url = postgres_database(f"medium_{uuid.uuid4().hex[:12]}")
+        assert url is not None
+    else:
+        url = f"sqlite+aiosqlite:///{home / 'netagent.db'}"
+    seconds = seed_medium(url)
+    mode = "full" if os.environ.get("NETAGENT_E2E_MEDIUM") == "full" else "current-only"
+    print(f"\nmedium seed ({mode}, {backend}): {seconds:.1f} s")
+    running = start_agent(home, database_url=url, seeded=False)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport=VIEWPORT)
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+def boxes(page: Any, selector: str) -> list[dict[str, Any]]:
+    return list(page.evaluate(BOXES, selector))
+
+
+def overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a["x0"] < b["x1"] and b["x0"] < a["x1"] and a["y0"] < b["y1"] and b["y0"] < a["y1"]
+
+
+def assert_apart(found: list[dict[str, Any]], others: list[dict[str, Any]] | None = None) -> None:
+    """No two boxes of ``found`` overlap (nor one of ``found`` and one of ``others``)."""
+    if others is None:
+        clashes = [
+            (a["text"], b["text"])
+            for i, a in enumerate(found)
+            for b in found[i + 1 :]
+            if overlaps(a, b)
+        ]
+    else:
+        clashes = [(a["text"], b["text"]) for a in found for b in others if overlaps(a, b)]
+    assert clashes == [], clashes
+
+
+def assert_within_viewport(page: Any, found: list[dict[str, Any]]) -> None:
+    width, height = VIEWPORT["width"], VIEWPORT["height"]
+    outside = [
+        b["text"]
+        for b in found
+        if b["x0"] < 0 or b["y0"] < 0 or b["x1"] > width or b["y1"] > height
+    ]
+    assert outside == [], outside
+
+
+def assert_page_bounded(page: Any) -> None:
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height <= PAGE_HEIGHT_BOUND, height
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def shot(page: Any, screenshots: Path, name: str) -> None:
+    path = screenshots / name
+    page.screenshot(path=path, full_page=True)
+    print(f"screenshot: {path}")
+
+
+def test_the_medium_overview_fits_the_screen_and_nothing_overlaps(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    expect(page.locator("#network-summary")).to_contain_text("26 sites, 625 devices, 1,203 links.")
+    graph = page.locator("svg#topology")
+    expect(graph.locator("a.site-mark")).to_have_count(26)
+    expect(graph.locator("a.bundle")).to_have_count(24)
+    # The whole overview is on the screen at once, and inside it nothing overlaps.
+    graph.scroll_into_view_if_needed()
+    [svg] = boxes(page, "svg#topology")
+    assert svg["y1"] - svg["y0"] <= VIEWPORT["height"], svg
+    labels = boxes(page, "a.site-mark text")
+    marks = boxes(page, "a.site-mark circle")
+    assert len(labels) == len(marks) == 26
+    assert_within_viewport(page, labels + marks)
+    assert_apart(labels)
+    assert_apart(marks)
+    assert_apart(labels, marks)
+    # Readable: the labels are not shrunk below 11 px to make the ring fit.
+    assert min(b["y1"] - b["y0"] for b in labels) >= 2 * 11, labels[:3]
+    hot = graph.locator('a.bundle[data-load="hot"]')
+    expect(hot).to_have_count(1)
+    expect(hot).to_have_attribute("data-bundle", "lon1~nyc1")
+    # The links table: one page of 50, the hot links and then the down one on top.
+    expect(page.locator("#links-count")).to_have_text(
+        "Links 1 to 50 of 1,203, hot and down links first."
+    )
+    rows = page.locator("#links-table tbody tr")
+    expect(rows).to_have_count(50)
+    assert {rows.nth(i).locator("td").first.inner_text() for i in range(3)} == HOT
+    expect(rows.nth(3).locator("td").nth(2)).to_have_text("down")
+    expect(page.locator("#links-pager")).to_contain_text("page 1 of 25")
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-overview.png")
+
+    page.locator("#links-pager").get_by_role("link", name="Next").click()
+    expect(page.locator("#links-count")).to_contain_text("Links 51 to 100 of 1,203")
+    page.get_by_label("Find").fill("lon1-edge-01")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#links-count")).to_contain_text("matching (of 1,203)")
+    for text in page.locator("#links-table tbody tr td:nth-child(2)").all_inner_texts():
+        assert "lon1-edge-01" in text, text
+
+    # The hot bundle opens lon1's view with the table down to its links with nyc1.
+    page.goto(f"{console_agent.base_url}/console/network")
+    hot.focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"site=lon1&peer=nyc1"))
+    expect(page.locator("#links-title")).to_have_text("Links of lon1 with nyc1")
+    expect(page.locator("#links-table tbody tr")).to_have_count(2)
+    expect(page.locator("#links-table tbody tr").first).to_contain_text("acme-lnk-00092")
+    shot(page, screenshots, "medium-pair.png")
+
+
+def test_a_medium_site_view_fits_the_screen_and_nothing_overlaps(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    page.locator('a.site-mark[data-site="nyc1"]').click()
+    graph = page.locator("svg#topology")
+    expect(graph.locator("g.node")).to_have_count(25)
+    graph.scroll_into_view_if_needed()
+    [svg] = boxes(page, "svg#topology")
+    assert svg["y1"] - svg["y0"] <= VIEWPORT["height"], svg
+    labels = boxes(page, "g.node text")
+    nodes = boxes(page, "g.node circle")
+    peers = boxes(page, "a.peer rect")
+    assert_within_viewport(page, labels + nodes + peers)
+    assert_apart(labels)
+    assert_apart(nodes)
+    assert_apart(labels, nodes)
+    assert_apart(labels + nodes, peers)
+    expect(page.locator("#links-count")).to_contain_text("of 48,")
+    # A link of the site opens with its chart, and the page stays bounded.
+    graph.locator('a.edge[data-link="acme-lnk-00002"]').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#current-utilization")).to_have_class("load-hot")
+    expect(page.locator("g.node")).to_have_count(25)  # still the site's view
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-site.png")

@@ -86,3 +86,12 @@ def http_endpoint(server: Server[Any]) -> tuple[StreamableHTTPSessionManager, An
     """The session manager (run it in the app's lifespan) and the ASGI app for ``MCP_PATH``."""
     manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
     return manager, StreamableHTTPASGIApp(manager)
+
+
+async def serve_stdio(projection: McpProjection, principal: Principal, name: str) -> None:
+    """One MCP connection on this process's stdin and stdout, as ``principal``, until EOF."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(projection, fixed_caller(principal), name)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

@@ -62,8 +62,11 @@ TOOLS = {
 
 
 def demo_token(agent: RunningAgent, name: str) -> str:
+    """A demo caller's token; ``name:scope,scope`` gives that caller only those scopes."""
+    name, _, only = name.partition(":")
     caller = CALLERS[name]
-    return agent.token(name, tenant=caller.tenant, scopes=list(caller.scopes))
+    scopes = only.split(",") if only else list(caller.scopes)
+    return agent.token(name, tenant=caller.tenant, scopes=scopes)
 
 
 @asynccontextmanager
@@ -205,19 +208,38 @@ async def test_the_worked_example(agent: RunningAgent, mode: str) -> None:
 
 INVALID = {"resource_id": 5, "condition": {"metric": "utilization"}}
 REFUSALS = [
-    pytest.param("vic", "evaluate_resource_condition", WORKED_ARGUMENTS, id="vic-wrong-scope"),
-    pytest.param("gary", "evaluate_resource_condition", WORKED_ARGUMENTS, id="gary-acme-resource"),
-    pytest.param("alice", "evaluate_resource_condition", INVALID, id="alice-invalid-input"),
-    pytest.param("alice", "plan_link_upgrade", {}, id="alice-preview-unlisted"),
-    pytest.param("gary", "plan_link_upgrade", {}, id="gary-acme-only-unlisted"),
-    pytest.param("alice", "port_report", {}, id="alice-removed"),
-    pytest.param("vic", "no_such_skill", {}, id="vic-unknown"),
+    # lookup_inventory is listed to everyone (public), usable with inventory.read only
+    pytest.param(
+        "alice:assurance.read",
+        "lookup_inventory",
+        {"kind": "sites"},
+        "authorization_failed",
+        id="wrong-scope",
+    ),
+    # evaluate_resource_condition is listed only to callers with assurance.read
+    pytest.param(
+        "vic", "evaluate_resource_condition", WORKED_ARGUMENTS, "skill_not_advertised", id="vic"
+    ),
+    pytest.param(
+        "gary",
+        "evaluate_resource_condition",
+        WORKED_ARGUMENTS,
+        "authorization_failed",
+        id="gary-acme-resource",
+    ),
+    pytest.param(
+        "alice", "evaluate_resource_condition", INVALID, "input_invalid", id="invalid-input"
+    ),
+    pytest.param("alice", "plan_link_upgrade", {}, "skill_not_advertised", id="alice-preview"),
+    pytest.param("gary", "plan_link_upgrade", {}, "skill_not_advertised", id="gary-acme-only"),
+    pytest.param("alice", "port_report", {}, "skill_not_advertised", id="alice-removed"),
+    pytest.param("vic", "no_such_skill", {}, "skill_not_advertised", id="vic-unknown"),
 ]
 
 
-@pytest.mark.parametrize(("name", "skill", "arguments"), REFUSALS)
+@pytest.mark.parametrize(("name", "skill", "arguments", "code"), REFUSALS)
 async def test_a_refusal_is_the_a2a_refusal(
-    agent: RunningAgent, name: str, skill: str, arguments: dict[str, Any]
+    agent: RunningAgent, name: str, skill: str, arguments: dict[str, Any], code: str
 ) -> None:
     token = demo_token(agent, name)
     async with mcp_client(agent, token) as client:
@@ -232,6 +254,7 @@ async def test_a_refusal_is_the_a2a_refusal(
     a2a = await invoke(agent.base_url, token, skill, arguments, registered)
     assert a2a.state == "TASK_STATE_REJECTED"
     assert error == a2a.error  # the same code, message and details
+    assert error["code"] == code
 
     assert refused.meta is not None
     mcp_rows = await audit_rows(agent, refused.meta[TASK_ID])

@@ -31,6 +31,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.routing import Route
 
 from agent._sdk import parse_requests_fast, serialize_integral_numbers
 from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
@@ -41,6 +42,8 @@ from agent.edge.grpc_binding import GovernedGrpcHandler, GrpcServer
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.limits import BodyLimitMiddleware
 from agent.edge.version import VERSION_PARAMETER, lift_version_parameter
+from agent.mcp.projection import McpProjection
+from agent.mcp.server import MCP_PATH, build_server, http_caller, http_endpoint
 from agent.observability.metrics import (
     CALL_STATE_KEY,
     METRICS_PATH,
@@ -311,6 +314,12 @@ def create_app(
         replica=lease.replica if lease is not None else uuid.uuid4().hex,
     )
 
+    # The fifth projection: the same skills as MCP tools, through the same handler (agent/mcp/).
+    mcp = McpProjection(runtime.registry, runtime.cards, handler)
+    mcp_manager, mcp_app = http_endpoint(
+        build_server(mcp, http_caller, runtime.cards.public_card.name)
+    )
+
     def anonymous_skill(skill_id: str) -> bool:
         capability = runtime.registry.get(skill_id)
         return capability is not None and entitled(capability.manifest, ANONYMOUS)
@@ -358,7 +367,8 @@ def create_app(
         if grpc_server is not None:  # in this event loop, beside uvicorn's HTTP server
             await grpc_server.start()
         try:
-            yield
+            async with mcp_manager.run():
+                yield
         finally:
             if grpc_server is not None:
                 await grpc_server.stop()
@@ -377,6 +387,7 @@ def create_app(
 
     app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
+    app.state.mcp = mcp  # netagent mcp (stdio) serves it under this app's lifespan
     app.state.lease = lease  # its replica id is what this process's task_runner rows name
     builder = PrincipalContextBuilder()
 
@@ -422,6 +433,7 @@ def create_app(
         )
     )
     app.mount(REST_PATH, rest)
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp_app))
 
     app.add_middleware(  # innermost: the SDK's parse and version errors without the input
         ErrorScrubMiddleware, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH

@@ -180,6 +180,56 @@ def serve(
     )
 
 
+TOKEN_VARIABLE = "NETAGENT_TOKEN"
+"""Where ``netagent mcp`` finds the caller's bearer token."""
+
+
+@app.command("mcp")
+def mcp_command(
+    database_url: DatabaseUrl = None,
+    token_variable: Annotated[
+        str, typer.Option("--token-variable", help="The environment variable holding the token.")
+    ] = TOKEN_VARIABLE,
+) -> None:
+    """Serve the skills as an MCP server on stdin/stdout (docs/mcp.md), for one caller.
+
+    The caller is the one whose bearer token is in NETAGENT_TOKEN, verified as every request
+    of ``serve`` is; the agent itself runs in this process, on the database ``serve`` uses.
+    Logs go to stderr: stdout carries only MCP messages.
+    """
+    import anyio
+
+    from agent.app import create_app
+    from agent.edge.http_auth import Refusal, verify_bearer
+    from agent.mcp.server import serve_stdio
+    from agent.observability.log_format import configure_logging
+
+    settings = cli_settings(database_url=database_url, grpc_port=0)  # no listener: stdio only
+    try:
+        configure_logging(settings.log_level, settings.log_format)
+    except ValueError as exc:
+        raise fail(f"settings: {exc}") from None
+    token = os.environ.get(token_variable, "").strip()
+    if not token:
+        raise fail(f"{token_variable} is not set: export the caller's bearer token there")
+    try:
+        application = create_app(settings, _deployment())
+    except RegistryError as exc:
+        raise fail(f"registry: {exc}") from None
+    except ValueError as exc:
+        raise fail(f"settings: {exc}") from None
+    runtime = application.state.runtime
+    verdict = verify_bearer(TokenVerifier(settings, runtime.signing_key), f"Bearer {token}")
+    if isinstance(verdict, Refusal):
+        raise fail(f"{token_variable}: {verdict.description}")
+
+    async def serve_mcp() -> None:
+        async with application.router.lifespan_context(application):
+            await serve_stdio(application.state.mcp, verdict, runtime.cards.public_card.name)
+
+    anyio.run(serve_mcp)
+
+
 def _worker_factory(settings: Settings, workers: int) -> str:
     """The deployment factory workers import; refuses what cannot run in several processes."""
     if workers == 1:

@@ -49,7 +49,7 @@ from agent.server.skill_context import (
     ToolFactory,
     ToolRefusedError,
 )
-from agent.storage.audit import AGENT_TOOL, AuditLog, AuditRecord
+from agent.storage.audit import A2A, AGENT_TOOL, AuditLog, AuditRecord
 from agent.storage.bindings import Binding, BindingStore, Phase
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,9 @@ JSON = "application/json"
 TEXT = "text/plain"
 ROUTE_STATE_KEY = "netagent.route"
 """Where the request handler leaves its routing decision in the call context's state."""
+PROJECTION_STATE_KEY = "netagent.projection"
+"""Where a projection other than A2A (agent/mcp/) names itself in the call context's state;
+the invocation's audit rows carry it (absent: ``a2a``)."""
 JSON_MODES = frozenset({JSON, "application/*", "*/*"})
 REFUSALS = frozenset({"authorization_failed", "skill_not_advertised"})
 """Outcomes that are an access decision against the caller, whenever they happen."""
@@ -67,6 +70,12 @@ def _wants_text(context: RequestContext) -> bool:
     """The caller accepts text/plain but no JSON: add a readable text part to the result."""
     accepted = set(context.configuration.accepted_output_modes) if context.configuration else set()
     return bool(accepted) and not accepted & JSON_MODES and TEXT in accepted
+
+
+def projection_of(context: RequestContext) -> str:
+    """The projection the request came through: ``a2a`` unless the call context names another."""
+    projection = context.call_context.state.get(PROJECTION_STATE_KEY, A2A)
+    return projection if isinstance(projection, str) else A2A
 
 
 def summary_text(output: dict[str, Any]) -> str:
@@ -234,7 +243,7 @@ class SkillExecutor(AgentExecutor):
         if self._audit is None or AuditLog.batching():  # none to flush, or the caller's batch
             await self._execute(context, event_queue)
             return
-        with AuditLog.batched(str(context.task_id)):
+        with AuditLog.batched(str(context.task_id), projection=projection_of(context)):
             await self._execute(context, event_queue)
 
     async def _execute(self, context: RequestContext, event_queue: EventQueue) -> None:

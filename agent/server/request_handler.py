@@ -92,7 +92,13 @@ from agent.routing.router import Action, Decision
 from agent.security.principal import Principal, PrincipalUser, principal_of
 from agent.server.cancel_relay import CancelRelay
 from agent.server.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
-from agent.server.executor import ROUTE_STATE_KEY, TEXT, SkillExecutor, terminal_error
+from agent.server.executor import (
+    ROUTE_STATE_KEY,
+    TEXT,
+    SkillExecutor,
+    projection_of,
+    terminal_error,
+)
 from agent.server.task_run import (
     TERMINAL,
     Listener,
@@ -503,7 +509,9 @@ class GovernedRequestHandler(RequestHandler):
         """Run the executor to a settled state, commit it, publish it, forget the run."""
         token = enter_run(run)
         try:
-            with AuditLog.batched(task_id, on_flush=run.flush_audit):
+            with AuditLog.batched(
+                task_id, on_flush=run.flush_audit, projection=projection_of(request)
+            ):
                 await run.ready
                 run.executing = True
                 try:

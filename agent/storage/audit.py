@@ -15,9 +15,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from sqlalchemy import String, case, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -28,13 +28,17 @@ log = logging.getLogger("netagent.audit")
 
 Decision = Literal["allow", "deny"]
 AGENT_TOOL = "agent"  # rows for skill invocations themselves, not tool calls
+A2A: Final = "a2a"
+MCP: Final = "mcp"
+"""The projections a request reaches the skills through, named in its rows' ``projection``."""
 _PENDING: ContextVar[list[AuditRecord] | None] = ContextVar("netagent_audit_pending", default=None)
 """Rows of the current invocation not yet inserted (see ``AuditLog.batched``)."""
 _TASK: ContextVar[str | None] = ContextVar("netagent_audit_task", default=None)
 FlushHook = Callable[[list["AuditRecord"]], Awaitable[None]]
 _HOOK: ContextVar[FlushHook | None] = ContextVar("netagent_audit_hook", default=None)
 """Who takes a batch's rows on ``flush()`` instead of the log's own insert."""
-"""The task of the invocation running in this context (see ``AuditLog.invocation_task``)."""
+_PROJECTION: ContextVar[str | None] = ContextVar("netagent_audit_projection", default=None)
+"""The projection (``a2a``, ``mcp``) the invocation running in this context came through."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,8 @@ class AuditRecord:
     task_id: str | None = None
     resource_ids: tuple[str, ...] = ()
     token_id: str | None = None
+    projection: str | None = None
+    """``a2a`` or ``mcp``: how the request reached the skill (None: not from a request)."""
     ts: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def as_row(self) -> dict[str, Any]:
@@ -81,8 +87,12 @@ class AuditLog(ABC):
         """Append one record; the log line goes out even if the insert fails.
 
         Inside ``batched()`` the row waits for the batch's next ``flush()`` (one transaction for
-        several rows); elsewhere it is inserted at once.
+        several rows); elsewhere it is inserted at once. A record without a ``projection``
+        gets the batch's.
         """
+        projection = _PROJECTION.get()
+        if record.projection is None and projection is not None:
+            record = replace(record, projection=projection)
         if log.isEnabledFor(logging.INFO):  # the JSON line costs as much as the insert
             row = record.as_row() | {"ts": record.ts.isoformat()}
             log.info(json.dumps(row, sort_keys=True, default=str))
@@ -94,19 +104,25 @@ class AuditLog(ABC):
 
     @staticmethod
     @contextmanager
-    def batched(task_id: str | None = None, on_flush: FlushHook | None = None) -> Iterator[None]:
+    def batched(
+        task_id: str | None = None,
+        on_flush: FlushHook | None = None,
+        projection: str | None = None,
+    ) -> Iterator[None]:
         """Collect this context's rows (one invocation's tool calls and its own row) so that
         ``flush()`` inserts them in one transaction. The executor flushes before any artifact
         leaves and when the invocation ends, so no result goes out before its audit rows are
         stored; rows not flushed when the block ends are dropped (flush first). ``task_id``
         is the invocation's task, for ``invocation_task()``. ``on_flush``: who takes the rows
         instead of the log's own insert (the request handler, which commits them with the
-        task's settled state)."""
+        task's settled state). ``projection``: the one the invocation came through; every row
+        written in the block without its own (its tool calls' too) is stamped with it."""
         pending, task = _PENDING.set([]), _TASK.set(task_id)
-        hook = _HOOK.set(on_flush)
+        hook, projected = _HOOK.set(on_flush), _PROJECTION.set(projection)
         try:
             yield
         finally:
+            _PROJECTION.reset(projected)
             _HOOK.reset(hook)
             _TASK.reset(task)
             _PENDING.reset(pending)

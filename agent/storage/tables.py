@@ -54,6 +54,7 @@ principal_audit = Table(
     Column("decision", String(8), nullable=False),
     Column("reason", String(255), nullable=False),
     Column("token_id", String(64)),
+    Column("projection", String(8)),
     Index("ix_principal_audit_ts", "ts"),
     Index("ix_principal_audit_task", "task_id"),
     Index("ix_principal_audit_principal", "tenant", "principal", "ts"),

@@ -22,9 +22,9 @@ from bench.perf.servers import Server, agent_server, echo_server, pin_generator,
 from bench.perf.table import TARGETS_HEADER, header, load, rows, target_line
 from bench.perf.targets import TARGET_CONCURRENCY, TARGETS, Row
 
-KEYS = ("card", "describe", "evaluate", "text", "capacity", "stream")
+KEYS = ("card", "describe", "evaluate", "text", "capacity", "stream", "mcp")
 CELLS = {  # what each backend measures unless --only says otherwise: issue 17's target cells
-    "sqlite": ("card", "evaluate", "text", "stream", "describe", "capacity"),
+    "sqlite": ("card", "evaluate", "text", "stream", "describe", "capacity", "mcp"),
     "postgresql": ("evaluate", "capacity"),
 }
 

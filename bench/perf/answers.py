@@ -151,6 +151,30 @@ def capacity_checked(records: int | None) -> Result:
     return result
 
 
+def mcp_evaluated(body: bytes) -> str | None:
+    """An MCP tools/call answer (JSON): no tool error, evaluate_resource_condition's result as
+    structuredContent, and every record it refers to embedded as a resource."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return "not JSON"
+    if "error" in answer:
+        return f"JSON-RPC error {json.dumps(answer['error'])[:200]}"
+    result = answer.get("result") or {}
+    if result.get("isError"):
+        return f"tool error {json.dumps(result.get('structuredContent'))[:200]}"
+    output = result.get("structuredContent") or {}
+    if output.get("result") not in ("condition_met", "condition_not_met"):
+        return "no evaluation in structuredContent"
+    embedded = {
+        (block.get("_meta") or {}).get("netagent/artifact_id")
+        for block in result.get("content", [])
+        if block.get("type") == "resource"
+    }
+    missing = set(output.get("supporting_record_refs") or []) - embedded
+    return f"records not embedded: {sorted(missing)}" if missing else None
+
+
 def card(body: bytes) -> str | None:
     """An agent card: JSON with at least one skill."""
     try:

@@ -12,6 +12,9 @@ from bench.perf.client import MID, Target
 
 CARD_PATH = "/.well-known/agent-card.json"
 JSONRPC_PATH = "/a2a/jsonrpc"
+MCP_PATH = "/mcp"
+MCP_PROTOCOL = "2025-11-25"
+"""A handshake-era version: a stateless tools/call needs no initialize before it."""
 WORKED = {
     "resource_id": "network-resource-123",
     "condition": {"metric": "utilization", "operator": "gte", "threshold": 80, "unit": "percent"},
@@ -30,6 +33,7 @@ NAMES = {  # each governed cell's name in the printed figures, by key
     "text": "evaluate (text routing)",
     "capacity": "check_link_capacity",
     "stream": "evaluate (streaming)",
+    "mcp": "evaluate (MCP tools/call)",
 }
 CAPACITY_RECORDS = 24
 """Samples of acme-lnk-00002 in the default 1-hour window of the demo data: 12 per direction,
@@ -138,4 +142,29 @@ def governed_targets(
             answers.completed_with(answers.capacity_checked(capacity_records)),
         ),
         "stream": send(NAMES["stream"], _body("SendStreamingMessage", worked), evaluated, sse),
+        "mcp": Target(
+            NAMES["mcp"],
+            port,
+            "POST",
+            MCP_PATH,
+            mcp_headers(),
+            mcp_call(),
+            answers.mcp_evaluated,
+            bearers,
+        ),
     }
+
+
+def mcp_headers() -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MCP_PROTOCOL,
+    }
+
+
+def mcp_call() -> bytes:
+    """The worked example as an MCP tools/call (the agent binds the listed interface)."""
+    params = {"name": "evaluate_resource_condition", "arguments": WORKED}
+    payload = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    return json.dumps(payload, separators=(",", ":")).encode()

@@ -135,6 +135,13 @@ def test_governed_answers_count_and_altered_ones_do_not(
     # check_link_capacity counts its records: 24 in the window, not 25
     assert answers.completed_with(answers.capacity_checked(25))(bodies["capacity"]) is not None
     assert answers.completed_with(answers.capacity_checked(None))(bodies["capacity"]) is None
+    # an MCP tools/call counts with its result and its records, not as a tool error
+    assert targets["mcp"].check(bodies["evaluate"]) is not None
+    mcp = json.loads(bodies["mcp"])
+    mcp["result"]["content"] = mcp["result"]["content"][:1]
+    assert "records not embedded" in (answers.mcp_evaluated(json.dumps(mcp).encode()) or "")
+    refused = {"result": {"isError": True, "structuredContent": {"code": "input_invalid"}}}
+    assert "tool error" in (answers.mcp_evaluated(json.dumps(refused).encode()) or "")
 
 
 def test_a_refused_invocation_does_not_count(agent: tuple[Server, tuple[str, ...]]) -> None:

@@ -365,6 +365,7 @@ async def test_the_audit_row_names_the_grpc_caller(grpc_agent: RunningAgent) -> 
     assert (invocation[0]["principal"], invocation[0]["tenant"]) == ("paula", "acme")
     assert invocation[0]["skill_id"] == "check_link_capacity"
     assert {(r["principal"], r["tenant"]) for r in rows} == {("paula", "acme")}
+    assert {r["projection"] for r in rows} == {"a2a"}  # gRPC is an A2A binding
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,7 @@ def test_config_needs_no_ini_file() -> None:
     assert cfg.get_main_option("version_table") == core.VERSION_TABLE == "alembic_version_core"
     for shipped in ("env.py", "script.py.mako", "alembic.ini"):
         assert (core.MIGRATIONS_DIR / shipped).is_file()
-    assert core.head_revision() == "core_0003"
+    assert core.head_revision() == "core_0004"
     assert set(TABLES) == CORE_TABLES
 
 
@@ -70,6 +70,10 @@ def test_the_revision_declares_the_columns_the_code_uses() -> None:
         if revision is not None
         for name, (columns, _) in revision.module.TABLES.items()
     }
+    added = scripts.get_revision("core_0004")
+    assert added is not None
+    for name, columns in added.module.ADDED.items():  # appended, in this order
+        declared[name] += shape(column() for column in columns)
     assert declared == {name: shape(table.columns) for name, table in metadata.tables.items()}
 
 
@@ -85,6 +89,8 @@ def test_offline_sql_creates_every_table_and_trigger() -> None:
     assert "INSERT INTO alembic_version_core (version_num) VALUES ('core_0001')" in sql
     assert "UPDATE alembic_version_core SET version_num='core_0002'" in sql
     assert "UPDATE alembic_version_core SET version_num='core_0003'" in sql
+    assert "ALTER TABLE principal_audit ADD COLUMN projection VARCHAR(8)" in sql
+    assert "UPDATE alembic_version_core SET version_num='core_0004'" in sql
 
 
 async def test_upgrade_creates_the_core_tables_only(new_database: NewDatabase) -> None:

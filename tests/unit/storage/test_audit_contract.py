@@ -8,6 +8,7 @@ batches that are stored only when flushed, and usage per skill and UTC day.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -35,6 +36,7 @@ COLUMNS = {
     "decision",
     "reason",
     "token_id",
+    "projection",
 }
 
 
@@ -98,6 +100,7 @@ async def test_a_written_row_reads_back_with_every_column(audit: AuditLog) -> No
         "decision": "allow",
         "reason": "ok",
         "token_id": "jti-1",
+        "projection": None,
     }
     assert row["ts"].utcoffset() == timedelta(0)
 
@@ -206,6 +209,16 @@ async def test_rows_not_flushed_when_the_batch_ends_are_dropped(audit: AuditLog)
     assert await audit.query() == []
     await audit.write(tool_call(operation="kept"))  # and writes go straight in again
     assert [r["operation"] for r in await audit.query()] == ["kept"]
+
+
+async def test_a_batch_stamps_its_projection_on_rows_without_one(audit: AuditLog) -> None:
+    with AuditLog.batched("t-1", projection="mcp"):
+        await audit.write(tool_call(operation="stamped"))
+        await audit.write(replace(tool_call(operation="own"), projection="a2a"))
+        await audit.flush()
+    await audit.write(tool_call(operation="outside"))
+    rows = {r["operation"]: r["projection"] for r in await audit.query()}
+    assert rows == {"stamped": "mcp", "own": "a2a", "outside": None}
 
 
 def test_a_batch_names_its_invocations_task_while_it_lasts() -> None:

@@ -1,0 +1,97 @@
+"""The MCP server of the agent, on the official SDK's low-level ``Server``, two transports.
+
+- **Streamable HTTP** at ``/mcp`` on the agent's own application (``create_app`` adds the
+  route): stateless, JSON responses, so any replica answers any request and no session is
+  kept. The caller is the one ``BearerAuthMiddleware`` verified for that very request
+  (``verify_bearer``, as on every A2A binding); without a valid token the edge answers 401 with
+  its ``WWW-Authenticate`` challenge before MCP sees the request.
+- **stdio** (``netagent mcp``): one local host, one caller, whose token comes from the
+  environment and is verified once, at start, by the same ``verify_bearer``.
+
+Handlers only list and call (``agent/mcp/projection.py``); the router is not involved: an MCP
+host chooses its tools itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from starlette.requests import Request
+
+from agent.mcp.projection import McpProjection
+from agent.registry.cards import agent_version
+from agent.security.principal import ANONYMOUS, Principal, principal_of
+
+MCP_PATH: Final = "/mcp"
+"""Where the Streamable HTTP endpoint is, on the agent's own base URL."""
+INSTRUCTIONS: Final = (
+    "Each tool is a schema-governed skill of this agent, listed as the caller's extended agent "
+    "card lists it. Tool errors carry the Skill Interface Document error object "
+    "{code, message, details} as structured content."
+)
+
+CallerOf = Callable[[ServerRequestContext[Any, Any]], Principal]
+
+
+def http_caller(context: ServerRequestContext[Any, Any]) -> Principal:
+    """The principal the edge verified for the HTTP request carrying this MCP request."""
+    request = context.request
+    if isinstance(request, Request):
+        return principal_of(request.scope.get("user"))
+    return ANONYMOUS
+
+
+def fixed_caller(principal: Principal) -> CallerOf:
+    """Every request is this principal's (stdio: one host, one token)."""
+
+    def caller(context: ServerRequestContext[Any, Any]) -> Principal:
+        return principal
+
+    return caller
+
+
+def build_server(projection: McpProjection, caller: CallerOf, name: str) -> Server[Any]:
+    """The MCP server: ``tools/list`` and ``tools/call``, for whoever ``caller`` says."""
+
+    async def list_tools(
+        context: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=projection.tools(caller(context)))
+
+    async def call_tool(
+        context: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        meta = params.meta
+        if meta is not None and not isinstance(meta, dict):  # a model, in older SDK versions
+            meta = meta.model_dump(by_alias=True)
+        return await projection.call(caller(context), params.name, params.arguments, meta)
+
+    server: Server[Any] = Server(
+        name,
+        version=agent_version(),
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    server.middleware.clear()  # the SDK's span per message: this agent traces its skills itself
+    return server
+
+
+def http_endpoint(server: Server[Any]) -> tuple[StreamableHTTPSessionManager, Any]:
+    """The session manager (run it in the app's lifespan) and the ASGI app for ``MCP_PATH``."""
+    manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+    return manager, StreamableHTTPASGIApp(manager)
+
+
+async def serve_stdio(projection: McpProjection, principal: Principal, name: str) -> None:
+    """One MCP connection on this process's stdin and stdout, as ``principal``, until EOF."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(projection, fixed_caller(principal), name)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

@@ -257,6 +257,7 @@ def create_app(
     extra_extensions: Iterable[AgentExtension] = (),
     tracer_provider: Any | None = None,
     grpc_shared_port: bool = False,
+    ends_interrupted: bool = True,
 ) -> FastAPI:
     """The ASGI app for one agent process.
 
@@ -264,7 +265,10 @@ def create_app(
     it to slow a tool down); ``extra_extensions`` declares further A2A extensions on the card,
     e.g. a required one; ``tracer_provider`` is where skill spans go with ``settings.otel``
     (default: the global one, built from OTEL_* if there is none); ``grpc_shared_port`` lets
-    the workers of ``serve --workers`` share the gRPC port, as they share uvicorn's.
+    the workers of ``serve --workers`` share the gRPC port, as they share uvicorn's;
+    ``ends_interrupted`` False for a process that is not the one serving the database
+    (``netagent mcp`` beside ``serve``): on a single-process database start-up otherwise ends
+    every running task, and those would be the serving process's live ones.
     """
     serialize_integral_numbers()  # before any card or answer is rendered
     parse_requests_fast()
@@ -348,8 +352,8 @@ def create_app(
             deployment,
             [store],
         )
-        if not settings.cluster_stores:  # one process: what ran here before is dead
-            await end_interrupted(store, clock)
+        if ends_interrupted and not settings.cluster_stores:  # one process: what ran
+            await end_interrupted(store, clock)  # here before is dead
         await writer.start()
         if lease is not None:
             await lease.start()

@@ -213,7 +213,8 @@ def mcp_command(
     if not token:
         raise fail(f"{token_variable} is not set: export the caller's bearer token there")
     try:
-        application = create_app(settings, _deployment())
+        # Beside a running `serve` on the same file: its running tasks are live, not left over.
+        application = create_app(settings, _deployment(), ends_interrupted=False)
     except RegistryError as exc:
         raise fail(f"registry: {exc}") from None
     except ValueError as exc:

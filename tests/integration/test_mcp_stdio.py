@@ -120,3 +120,33 @@ async def test_no_valid_token_no_server(stdio_agent: RunningAgent, token: str | 
     assert process.returncode == 2
     assert stdout == b""
     assert b"NETAGENT_TOKEN" in stderr and b"Traceback" not in stderr
+
+
+async def test_the_stdio_server_leaves_a_serving_agents_running_tasks_alone(
+    stdio_agent: RunningAgent,
+) -> None:
+    """``netagent mcp`` may run beside ``serve`` on the same database: its start-up must not
+    end the tasks it finds running (on a single-process database ``serve``'s start-up does)."""
+    from a2a.server.context import ServerCallContext
+    from a2a.types import Task, TaskState, TaskStatus
+
+    from agent.security.principal import Principal, PrincipalUser
+    from agent.storage.engine import make_engine
+    from agent.storage.task_store import UpsertDatabaseTaskStore
+
+    engine = make_engine(stdio_agent.settings.resolved_database_url)
+    try:
+        store = UpsertDatabaseTaskStore(engine, create_table=False)
+        caller = ServerCallContext(user=PrincipalUser(Principal("alice", "acme", frozenset())))
+        running = Task(
+            id="running-elsewhere",
+            context_id="c",
+            status=TaskStatus(state=TaskState.TASK_STATE_WORKING),
+        )
+        await store.save(running, caller)
+        async with stdio_client(stdio_agent, "alice") as client:
+            await client.list_tools()
+        found = await store.get("running-elsewhere", caller)
+        assert found is not None and found.status.state == TaskState.TASK_STATE_WORKING
+    finally:
+        await engine.dispose()

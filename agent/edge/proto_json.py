@@ -61,18 +61,24 @@ def data_part(data: Any, media_type: str | None = None) -> Part:
     non-str-keyed value, very deep) goes to ``new_data_part`` itself."""
     value = struct_pb2.Value()
     try:
-        if type(data) is dict and _plain(data, 0):
+        if type(data) is dict and plain_json(data, 1):
             value.struct_value.SetInParent()  # an empty object is still an object
             value.struct_value.update(data)
             return Part(data=value, media_type=media_type or "")
-    except (ValueError, TypeError, OverflowError):  # pragma: no cover - _plain rules them out
+    except (ValueError, TypeError, OverflowError):  # pragma: no cover - plain_json rules them out
         pass
     return new_data_part(data, media_type=media_type)
 
 
-def _plain(value: Any, depth: int) -> bool:
-    """Whether ``value`` is JSON that Struct.update and ParseDict turn into the same Value."""
-    if depth > 60:
+PLAIN_DEPTH = 90
+"""How many of ParseDict's messages deep a value may reach before ParseDict alone decides:
+each JSON level of a Struct is two (Struct, Value), and ParseDict's own limit is 100."""
+
+
+def plain_json(value: Any, depth: int) -> bool:
+    """Whether ``value`` is JSON that Struct.update and ParseDict turn into the same Value,
+    ``depth`` being how many of ParseDict's messages deep it sits."""
+    if depth > PLAIN_DEPTH:
         return False
     kind = type(value)
     if kind is str or kind is bool or value is None:
@@ -82,9 +88,9 @@ def _plain(value: Any, depth: int) -> bool:
     if kind is float:
         return bool(math.isfinite(value))
     if kind is dict:
-        return all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
+        return all(type(k) is str and plain_json(v, depth + 2) for k, v in value.items())
     if kind is list:
-        return all(_plain(v, depth + 1) for v in value)
+        return all(plain_json(v, depth + 2) for v in value)
     return False
 
 

@@ -22,12 +22,12 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from agent.edge.proto_json import plain_json
 from agent.errors import NetagentError
 
 _MAX_DEPTH = 48
 """Deeper than this goes to ParseDict (its own limit is 100 messages, Struct levels included)."""
 
-_MAX_VALUE_DEPTH = 90
 _Setter = Callable[[Message, Any, int], None]
 
 
@@ -152,7 +152,7 @@ def _single(field: FieldDescriptor) -> _Setter:
         if full == "google.protobuf.Struct":
 
             def struct(target: Message, value: Any, depth: int) -> None:
-                if type(value) is not dict or not _plain(value, depth):
+                if type(value) is not dict or not plain_json(value, depth):
                     raise _FallbackError("struct")
                 sub = getattr(target, name)
                 sub.SetInParent()
@@ -162,7 +162,7 @@ def _single(field: FieldDescriptor) -> _Setter:
         if full == "google.protobuf.Value":
 
             def value_field(target: Message, value: Any, depth: int) -> None:
-                if not _plain(value, depth):
+                if not plain_json(value, depth):
                     raise _FallbackError("value")
                 _set_value(getattr(target, name), value)
 
@@ -286,26 +286,6 @@ def _scalar(field: FieldDescriptor) -> Callable[[Any], Any] | None:
 
         return enum
     return None  # 32-bit floats: ParseDict's rounding and range rules
-
-
-def _plain(value: Any, depth: int) -> bool:
-    """JSON that Struct.update and ParseDict turn into the same Value. ``depth`` counts
-    ParseDict's messages: each level of a Struct is two (Struct, Value); far below its
-    limit of 100, or ParseDict decides."""
-    if depth > _MAX_VALUE_DEPTH:
-        return False
-    kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return True
-    if kind is int:
-        return bool(-(2**63) <= value < 2**63)
-    if kind is float:
-        return bool(math.isfinite(value))
-    if kind is dict:
-        return all(type(k) is str and _plain(v, depth + 2) for k, v in value.items())
-    if kind is list:
-        return all(_plain(v, depth + 2) for v in value)
-    return False
 
 
 def _set_value(target: Any, value: Any) -> None:

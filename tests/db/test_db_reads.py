@@ -1,0 +1,45 @@
+"""Every inventory read gives the same records through the SQLite reader's plain path
+(agent/storage/reads.py ``_Prepared``) as through SQLAlchemy's asyncio engine, on the demo
+network: each call is made three times (the plain path starts on a statement's second use)
+and compared with the engine's answer, for both tenants and for absent and hostile ids."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from db_support import UNTIL, Seeded
+
+from agent.storage.reads import EngineReader, InlineSqliteReader
+from db.inventory import Inventory
+
+IDS = ["network-resource-1001", "acme-lnk-00002", "globex-lnk-00006", "nope", "a\x00b", "", "%"]
+
+
+async def _calls(inventory: Inventory) -> list[Any]:
+    since = UNTIL - timedelta(hours=2)
+    answers: list[Any] = [await inventory.exists(), await inventory.sites()]
+    for ref in IDS:
+        answers += [
+            await inventory.resource_exists(ref),
+            await inventory.latest_metric(ref, "cpu_utilization"),
+            await inventory.latest_metric(ref, "utilization"),
+            await inventory.link(ref),
+            await inventory.utilization_samples(ref, since),
+            await inventory.utilization_samples(ref, since, UNTIL),
+        ]
+    answers.append(await inventory.hot_links(0.5, since))
+    return answers
+
+
+@pytest.mark.parametrize("tenant", ["acme", "globex"])
+async def test_the_plain_path_reads_what_the_engine_reads(demo: Seeded, tenant: str) -> None:
+    fast = Inventory(demo.engine, tenant)
+    assert isinstance(fast._reader, InlineSqliteReader)
+    slow = Inventory(demo.engine, tenant)
+    slow._reader = EngineReader(demo.engine)
+    expected = await _calls(slow)
+    for _ in range(3):
+        assert await _calls(fast) == expected
+    assert fast._reader._prepared, "the plain path was never taken"

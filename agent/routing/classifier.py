@@ -22,15 +22,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import FeatureUnion, Pipeline
 
 from agent.registry.manifest import Manifest, thawed
 from agent.routing.features import FeatureProvider, expanded
+
+if TYPE_CHECKING:
+    from sklearn.pipeline import Pipeline
 
 OUT_OF_SCOPE = "__out_of_scope__"
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parent / "data" / "out_of_scope.txt"
@@ -71,6 +71,12 @@ class Prediction:
 
 
 def _pipeline() -> Pipeline:
+    # scikit-learn (about a second to import) is imported on the first training, which the
+    # app runs in the background after start-up (agent/app.py), not on the way to its card.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
     features = FeatureUnion(
         [
             ("words", TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)),

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from agent.registry.manifest import Manifest, thawed
 from agent.routing.features import FeatureProvider, expanded
 
@@ -101,6 +99,9 @@ class FastModel:
     """
 
     def __init__(self, pipeline: Pipeline) -> None:
+        import numpy  # with scikit-learn, off the way to the first card
+
+        np = self._np = numpy
         union = pipeline.named_steps["features"]
         model = pipeline.named_steps["model"]
         self.classes_ = model.classes_
@@ -123,7 +124,7 @@ class FastModel:
 
     def predict_proba(self, texts: Sequence[str]) -> Any:
         """Probabilities per class for each text (rows), as the pipeline gives them."""
-        return np.vstack([self._one(text) for text in texts])
+        return self._np.vstack([self._one(text) for text in texts])
 
     def _one(self, text: str) -> Any:
         indices: list[int] = []
@@ -141,6 +142,7 @@ class FastModel:
             if norm > 0:
                 indices += block_i
                 values += [v / norm for v in block_v]
+        np = self._np
         decision = self._intercept + (np.asarray(values) @ self._coef[indices] if indices else 0.0)
         if decision.shape[0] == 1:  # binary: one column, the second class's logit
             p = 1.0 / (1.0 + math.exp(-float(decision[0])))

@@ -58,8 +58,8 @@ def test_help_builds_without_heavy_imports() -> None:
     assert not heavy, sorted({m.split(".")[0] for m in heavy})
 
 
-def test_the_app_imports_no_scikit_learn() -> None:
+def test_the_app_imports_no_scikit_learn_nor_numpy() -> None:
     """scikit-learn is imported by the classifier's first training, in the background after
     start-up (agent/app.py), not on the way to the first served card."""
     modules = _imported_after("import netops.app")
-    assert not [m for m in modules if m == "sklearn" or m.startswith("sklearn.")]
+    assert not [m for m in modules if m.split(".")[0] in ("sklearn", "scipy", "numpy")]

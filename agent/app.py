@@ -7,6 +7,7 @@ in as a :class:`~agent.ports.Deployment`; nothing here knows which domain it is.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import uuid
@@ -247,6 +248,14 @@ def build_runtime(
     return AgentRuntime(settings, registry, engine, key, cards, tool_key, DatabaseAuditLog(engine))
 
 
+def _trained(warming: asyncio.Future[None]) -> None:
+    """The classifier's background training ended: freeze what it built, or say it failed
+    (a text request then trains again in ``Router.route_async``)."""
+    if not warming.cancelled() and (error := warming.exception()) is not None:
+        log.error("router: training the classifier failed: %s", error, exc_info=error)
+    gc.freeze()
+
+
 def create_app(
     settings: Settings,
     deployment: Deployment,
@@ -359,12 +368,19 @@ def create_app(
             await lease.start()
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
-        router.warm()
-        # Everything built so far (registry, validators, the classifier, cards) lives as long
-        # as the process: out of the collector's sight, a full collection walks only what
-        # requests allocate (bench.perf: it was the tail of the latency at c=32).
+        # The classifier trains in a worker thread once the app serves: the cards, and every
+        # request that names its skill (a Data Part, a binding), need no classifier; a text
+        # request arriving before training ends waits for it (Router.route_async: the
+        # classifier's lock), it does not fail. Importing scikit-learn and training took about
+        # 2 s of a restart's way to its first card (docs/operations.md, start-up).
+        warming = asyncio.get_running_loop().run_in_executor(None, router.warm)
+        # Everything built so far (registry, validators, cards), and the classifier once
+        # trained, lives as long as the process: out of the collector's sight, a full
+        # collection walks only what requests allocate (bench.perf: it was the tail of the
+        # latency at c=32).
         gc.collect()
         gc.freeze()
+        warming.add_done_callback(_trained)
         services = list(deployment.services())
         for service in services:
             await service.start(settings, runtime.engine)
@@ -374,6 +390,7 @@ def create_app(
             async with mcp_manager.run():
                 yield
         finally:
+            await asyncio.wait([warming])  # a thread cannot be cancelled; at most a second
             if grpc_server is not None:
                 await grpc_server.stop()
             for service in reversed(services):

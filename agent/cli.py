@@ -16,39 +16,22 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import httpx
 import typer
-from a2a.types import AgentCard
-from a2a.utils.errors import A2AError
 from rich.console import Console
-from rich.table import Table
-from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.client import (
-    BINDINGS,
-    ChainResult,
-    CompositionRefusedError,
-    CorrelationStore,
-    GovernedClient,
-    GovernedClientError,
-    Invocation,
-    Record,
-    RemoteTaskError,
-    VerifiedInterface,
-    chain,
-)
-from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
-from agent.interfaces import INTERFACE_VERSION, trusted_schema
 from agent.ports import DemoCaller, Deployment
-from agent.registry.cards import CardFactory, card_to_json
-from agent.registry.loader import Registry, RegistryError, load_registry
-from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
-from agent.security.credentials import LocalIssuer
 from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT, Settings
-from agent.storage.audit import AuditLog, DatabaseAuditLog
-from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
+
+if TYPE_CHECKING:
+    from a2a.types import AgentCard
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from agent.client import ChainResult, Invocation, Record, VerifiedInterface
+    from agent.registry.cards import CardFactory
+    from agent.registry.loader import Registry
+    from agent.storage.audit import AuditLog
 
 app = typer.Typer(
     help="netops-agent: a reference A2A network-management agent.", no_args_is_help=True
@@ -77,7 +60,7 @@ def cli_settings(**overrides: object) -> Settings:
         raise fail(f"settings: {exc}") from None
 
 
-_running: list[Deployment] = []
+_running: list[Deployment | Callable[[], Deployment]] = []
 """The deployment :func:`run` was given: one process serves one deployment."""
 _factories: list[str] = []
 """The import path of a function returning it, if :func:`run` was given one."""
@@ -87,7 +70,10 @@ def _deployment() -> Deployment:
     """The deployment this command line runs for."""
     if not _running:
         raise RuntimeError("agent.cli commands run through agent.cli.run(deployment)")
-    return _running[-1]
+    current = _running[-1]
+    if not isinstance(current, Deployment):  # built on first use
+        current = _running[-1] = current()
+    return current
 
 
 def skills_dir_of(settings: Settings) -> Path:
@@ -96,6 +82,8 @@ def skills_dir_of(settings: Settings) -> Path:
 
 
 def _load_registry(settings: Settings) -> Registry:
+    from agent.registry.loader import RegistryError, load_registry
+
     try:
         return load_registry(skills_dir_of(settings))
     except RegistryError as exc:
@@ -141,6 +129,8 @@ def serve(
 
     from agent.app import create_app
     from agent.observability.log_format import configure_logging
+    from agent.registry.loader import RegistryError
+    from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
 
     settings = cli_settings(
         host=host,
@@ -233,6 +223,8 @@ def mcp_command(
 
 def _worker_factory(settings: Settings, workers: int) -> str:
     """The deployment factory workers import; refuses what cannot run in several processes."""
+    from agent.workers import DEPLOYMENT_FACTORY_ENV
+
     if workers == 1:
         return ""
     if settings.resolved_database_url.startswith("sqlite"):
@@ -253,6 +245,8 @@ def _worker_factory(settings: Settings, workers: int) -> str:
 
 def _print_demo_tokens(settings: Settings, callers: Sequence[DemoCaller]) -> None:
     """One shell line per demo identity, unwrapped so it can be pasted as it is."""
+    from agent.security.auth import issue_token, load_or_create_signing_key
+
     if not callers:
         return
     key = load_or_create_signing_key(settings.home)
@@ -286,6 +280,9 @@ def token(
     ] = False,
 ) -> None:
     """Print a bearer token signed by this agent's embedded key."""
+    from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
+    from agent.security.credentials import LocalIssuer
+
     settings = cli_settings()
     if ttl <= 0:
         raise fail("--ttl must be positive")
@@ -311,6 +308,8 @@ def token(
 
 def _card_factory(public_url: str | None, *, grpc_url: str | None = None) -> CardFactory:
     """The cards ``serve`` would build with these settings (``grpc_url`` overrides theirs)."""
+    from agent.registry.cards import CardFactory
+
     settings = cli_settings(public_url=public_url)
     deployment = _deployment()
     return CardFactory(
@@ -331,6 +330,9 @@ def card(
     public_url: Annotated[str | None, typer.Option("--public-url")] = None,
 ) -> None:
     """Print the public card, or with --extended the card the token's caller is entitled to."""
+    from agent.registry.cards import card_to_json
+    from agent.security.auth import TokenError, TokenVerifier, load_or_create_signing_key
+
     if ctx.invoked_subcommand is not None:
         return
     factory = _card_factory(public_url)
@@ -360,6 +362,8 @@ def card_diff(
     update: Annotated[bool, typer.Option(help="Rewrite the snapshot from the registry.")] = False,
 ) -> None:
     """Compare the generated public card with the committed snapshot (exit 1 if they differ)."""
+    from agent.registry.cards import card_to_json
+
     if snapshot is None:
         if not SNAPSHOT.parent.is_dir():
             raise fail(
@@ -409,6 +413,8 @@ def _since(value: str | None) -> datetime | None:
 
 
 def _with_audit(work: Callable[[AuditLog], Awaitable[T]], database_url: str | None) -> T:
+    from agent.storage.audit import DatabaseAuditLog
+
     async def run(engine: AsyncEngine) -> T:
         return await work(DatabaseAuditLog(engine))
 
@@ -426,6 +432,8 @@ def audit_command(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Read the principal audit trail (tool calls and invocations)."""
+    from rich.table import Table
+
     moment = _since(since)
     rows = _with_audit(
         lambda log: log.query(
@@ -471,6 +479,8 @@ def usage_command(
 ) -> None:
     """Calls run and refused per day, callers and last call per capability (is a deprecated
     skill still used? who keeps asking for one they may not use?)."""
+    from rich.table import Table
+
     moment = _since(since)
     rows = _with_audit(lambda log: log.usage(since=moment), database_url)
     registry = _load_registry(cli_settings())
@@ -500,10 +510,8 @@ def usage_command(
 
 # -- client side: describe, invoke, chain, check ------------------------------------------------
 
-BINDING_NAMES = BINDINGS
 EXIT_REMOTE = 1
 EXIT_LOCAL = 3
-STATUS_STYLE = {PASS: "green", FAIL: "bold red", SKIP: "yellow", NOT_APPLICABLE: "dim"}
 Url = Annotated[str, typer.Argument(help="Base URL of the target agent (its card is under it).")]
 Bearer = Annotated[str | None, typer.Option("--token", help="Bearer token of the caller.")]
 BindingOption = Annotated[
@@ -511,20 +519,31 @@ BindingOption = Annotated[
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 Arguments = Annotated[str, typer.Option("--args", help="The skill's arguments: JSON, or @file.")]
-CLIENT_ERRORS = (
-    GovernedClientError,
-    RemoteTaskError,
-    CompositionRefusedError,
-    A2AError,
-    httpx.HTTPError,
-)
+
+
+def _client_errors() -> tuple[type[Exception], ...]:
+    """What a client command expects to fail with (imported when a client command runs)."""
+    import httpx
+    from a2a.utils.errors import A2AError
+
+    from agent.client import CompositionRefusedError, GovernedClientError, RemoteTaskError
+
+    return (
+        GovernedClientError,
+        RemoteTaskError,
+        CompositionRefusedError,
+        A2AError,
+        httpx.HTTPError,
+    )
 
 
 def _binding(value: str) -> str:
-    for name in BINDING_NAMES:
+    from agent.client import BINDINGS
+
+    for name in BINDINGS:
         if value.upper() == name:
             return name
-    raise fail(f"--binding must be one of {', '.join(BINDING_NAMES)}, not {value!r}")
+    raise fail(f"--binding must be one of {', '.join(BINDINGS)}, not {value!r}")
 
 
 def _arguments(value: str) -> dict[str, Any]:
@@ -551,6 +570,10 @@ def _first_line(exc: BaseException) -> str:
 
 def _client_error(exc: Exception) -> tuple[int, dict[str, Any], list[str]]:
     """Exit code, JSON error object and message lines for an expected client-side error."""
+    import httpx
+
+    from agent.client import CompositionRefusedError, GovernedClientError, RemoteTaskError
+
     if isinstance(exc, RemoteTaskError):
         message = str(exc.error.get("message", ""))
         error = {
@@ -606,11 +629,19 @@ def _run_client(work: Coroutine[Any, Any, T], as_json: bool) -> T:
     """Run a client coroutine; expected failures become an exit code, not a traceback."""
     try:
         return asyncio.run(work)
-    except CLIENT_ERRORS as exc:
+    except _client_errors() as exc:
         raise _client_exit(exc, as_json) from None
 
 
+def _status_style() -> dict[str, str]:
+    from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP
+
+    return {PASS: "green", FAIL: "bold red", SKIP: "yellow", NOT_APPLICABLE: "dim"}
+
+
 def _print_checks(checks: list[tuple[str, str]]) -> None:
+    from rich.table import Table
+
     table = Table(title="checked", show_header=False, box=None)
     table.add_column("", style="green")
     table.add_column("check", style="bold")
@@ -624,6 +655,8 @@ def _describe_checks(
     interface: VerifiedInterface, card: AgentCard, binding: str
 ) -> list[tuple[str, str]]:
     """What GovernedClient.describe verified (draft steps 1-6), as (check, detail) rows."""
+    from agent.interfaces import INTERFACE_VERSION, trusted_schema
+
     document = interface.document
     references = 2 + len(document["supporting_record_schemas"])
     return [
@@ -649,6 +682,8 @@ def _describe_checks(
 
 
 def _print_interface(document: dict[str, Any]) -> None:
+    from rich.table import Table
+
     schemas = Table(title=f"{document['skill_id']} {document['skill_version']}: schemas")
     for column in ("role", "schema_uri", "version", "digest"):
         schemas.add_column(column, overflow="fold")
@@ -697,6 +732,8 @@ def _invocation_json(invocation: Invocation) -> dict[str, Any]:
 
 
 def _print_invocation(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
     console.print(
         f"[bold]{result['skill']}[/] {result['skill_version']}: task {result['task_id']} "
         f"COMPLETED (context {result['context_id']}) at {result['endpoint']}",
@@ -726,6 +763,9 @@ def describe_command(
     as_json: AsJson = False,
 ) -> None:
     """Fetch a skill's interface and verify it: card, three-way digest, trusted schema."""
+    from agent.client import GovernedClient
+    from agent.devtools.conformance import PASS
+
     chosen = _binding(binding)
 
     async def run() -> tuple[AgentCard, VerifiedInterface]:
@@ -766,6 +806,8 @@ def invoke_command(
     as_json: AsJson = False,
 ) -> None:
     """Invoke a skill the governed way: describe, verify, validate input, send, validate."""
+    from agent.client import GovernedClient, Invocation
+
     chosen = _binding(binding)
     arguments = _arguments(args)
 
@@ -852,6 +894,10 @@ def chain_command(
 
     The upstream -> downstream task correlation is stored in the local database.
     """
+    from rich.table import Table
+
+    from agent.client import CorrelationStore, GovernedClient, chain
+
     if target == "list":
         if upstream or downstream or args is not None:
             raise fail("`chain list` takes --workflow and --task, not --from, --to or --args")
@@ -903,6 +949,8 @@ def chain_command(
 
 
 def _print_correlations(rows: list[dict[str, Any]], as_json: bool) -> None:
+    from rich.table import Table
+
     if as_json:
         for row in rows:
             print(json.dumps(row, default=str, sort_keys=True))
@@ -932,6 +980,10 @@ def check_command(
     ] = None,
 ) -> None:
     """Check any A2A agent against the schema-interface procedure (exit 1 if a check fails)."""
+    from rich.table import Table
+
+    from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
+
     chosen = _binding(binding)
     report = asyncio.run(check_agent(url, token=bearer, binding=chosen))
     caller = "with --token" if bearer else "anonymous"
@@ -945,7 +997,7 @@ def check_command(
         table.add_row(
             check.subject if check.subject != subject else "",
             check.name,
-            f"[{STATUS_STYLE[check.status]}]{check.status}[/]",
+            f"[{_status_style()[check.status]}]{check.status}[/]",
             check.reason,
         )
         subject = check.subject
@@ -1007,16 +1059,18 @@ def validate_command(
     console.print(f"registry valid: {len(registry or [])} skills, interfaces match the lock")
 
 
-def run(deployment: Deployment, *, factory: str | None = None) -> None:
+def run(deployment: Deployment | Callable[[], Deployment], *, factory: str | None = None) -> None:
     """Run the command line for ``deployment`` (a deployment's console-script entry point).
 
-    ``factory``: the ``module:function`` that returns the same deployment, for
-    ``serve --workers N`` (each worker process builds its app from it).
+    ``deployment`` may be a function returning it, called when a command first needs it (so
+    that ``--help`` or ``token`` does not import the domain). ``factory``: the
+    ``module:function`` that returns the same deployment, for ``serve --workers N`` (each
+    worker process builds its app from it).
     """
     _running.append(deployment)
     _factories.append(factory or "")
     try:
         app()
     finally:
-        _running.remove(deployment)
+        _running.pop()
         _factories.pop()

@@ -11,7 +11,9 @@ from typing import Annotated
 import typer
 
 from agent.cli import DatabaseUrl, app, cli_settings, console, fail, run, skills_dir_of
-from netops.deployment import network_deployment
+from agent.ports import Deployment
+
+FACTORY = "netops.deployment:network_deployment"
 
 
 @app.command("seed")
@@ -140,6 +142,13 @@ def demo_command(
     raise typer.Exit(code=0 if report.ok else 1)
 
 
+def _network_deployment() -> Deployment:
+    """The deployment, imported when a command first needs it (``--help`` does not)."""
+    from netops.deployment import network_deployment
+
+    return network_deployment()
+
+
 def main() -> None:
     """Console-script entry point (``netagent``)."""
-    run(network_deployment(), factory="netops.deployment:network_deployment")
+    run(_network_deployment, factory=FACTORY)

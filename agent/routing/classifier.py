@@ -22,15 +22,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import FeatureUnion, Pipeline
+from typing import TYPE_CHECKING, Any
 
 from agent.registry.manifest import Manifest, thawed
 from agent.routing.features import FeatureProvider, expanded
+
+if TYPE_CHECKING:
+    from sklearn.pipeline import Pipeline
 
 OUT_OF_SCOPE = "__out_of_scope__"
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parent / "data" / "out_of_scope.txt"
@@ -71,6 +69,12 @@ class Prediction:
 
 
 def _pipeline() -> Pipeline:
+    # scikit-learn (about a second to import) is imported on the first training, which the
+    # app runs in the background after start-up (agent/app.py), not on the way to its card.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
     features = FeatureUnion(
         [
             ("words", TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)),
@@ -95,6 +99,9 @@ class FastModel:
     """
 
     def __init__(self, pipeline: Pipeline) -> None:
+        import numpy  # with scikit-learn, off the way to the first card
+
+        np = self._np = numpy
         union = pipeline.named_steps["features"]
         model = pipeline.named_steps["model"]
         self.classes_ = model.classes_
@@ -117,7 +124,7 @@ class FastModel:
 
     def predict_proba(self, texts: Sequence[str]) -> Any:
         """Probabilities per class for each text (rows), as the pipeline gives them."""
-        return np.vstack([self._one(text) for text in texts])
+        return self._np.vstack([self._one(text) for text in texts])
 
     def _one(self, text: str) -> Any:
         indices: list[int] = []
@@ -135,6 +142,7 @@ class FastModel:
             if norm > 0:
                 indices += block_i
                 values += [v / norm for v in block_v]
+        np = self._np
         decision = self._intercept + (np.asarray(values) @ self._coef[indices] if indices else 0.0)
         if decision.shape[0] == 1:  # binary: one column, the second class's logit
             p = 1.0 / (1.0 + math.exp(-float(decision[0])))

@@ -99,8 +99,10 @@ def _create_key_file(path: Path) -> None:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # A random name, created exclusively: replicas in containers sharing one volume may all
+    # be pid 1, and one process truncating another's linked file would change its key.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{random_hex()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(pem)

@@ -193,6 +193,8 @@ def mcp_command(
     from agent.edge.http_auth import Refusal, verify_bearer
     from agent.mcp.server import serve_stdio
     from agent.observability.log_format import configure_logging
+    from agent.registry.loader import RegistryError
+    from agent.security.auth import TokenVerifier
 
     settings = cli_settings(database_url=database_url, grpc_port=0)  # no listener: stdio only
     try:

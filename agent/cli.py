@@ -31,6 +31,7 @@ from agent.client import (
     ChainResult,
     CompositionRefusedError,
     CorrelationStore,
+    CredentialRefusedError,
     GovernedClient,
     GovernedClientError,
     Invocation,
@@ -38,6 +39,7 @@ from agent.client import (
     RemoteTaskError,
     VerifiedInterface,
     chain,
+    refusal_in,
 )
 from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
 from agent.interfaces import INTERFACE_VERSION, trusted_schema
@@ -461,6 +463,7 @@ BindingOption = Annotated[
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 Arguments = Annotated[str, typer.Option("--args", help="The skill's arguments: JSON, or @file.")]
 CLIENT_ERRORS = (
+    CredentialRefusedError,
     GovernedClientError,
     RemoteTaskError,
     CompositionRefusedError,
@@ -498,8 +501,77 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def _client_error(exc: Exception) -> tuple[int, dict[str, Any], list[str]]:
+CLAIM_VALUE = r"[A-Za-z0-9._@:-]{1,128}"
+"""A claim value the advice repeats as it is (anything else becomes a placeholder)."""
+
+
+def _token_claims(token: str | None) -> dict[str, Any]:
+    """A JWT's claims, read without verifying it: only to word the advice after a refusal."""
+    import base64
+    import binascii
+
+    parts = (token or "").split(".")
+    if len(parts) != 3:
+        return {}
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, binascii.Error):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def mint_command(token: str | None) -> str:
+    """The ``netagent token`` line that mints a token like ``token`` (its subject, tenant and
+    scopes when they can be read from it; placeholders otherwise)."""
+    import re
+    import shlex
+
+    claims = _token_claims(token)
+
+    def claim(name: str) -> str | None:
+        value = claims.get(name)
+        return value if isinstance(value, str) and re.fullmatch(CLAIM_VALUE, value) else None
+
+    subject, tenant = claim("sub"), claim("tenant")
+    scope = claims.get("scope")
+    words = scope.split() if isinstance(scope, str) else []
+    scopes = [s for s in words if re.fullmatch(CLAIM_VALUE, s)]
+    if subject is None or tenant is None or subject.startswith("agent:"):
+        return "netagent token --subject NAME --tenant TENANT --scope SCOPE"
+    words = ["netagent", "token", "--subject", subject, "--tenant", tenant]
+    for item in scopes:
+        words += ["--scope", item]
+    return shlex.join(words)
+
+
+def _refusal_lines(refusal: CredentialRefusedError, token: str | None) -> list[str]:
+    """The agent's own reason for a 401/403, and the command that mints a token it accepts."""
+    reason = f" {refusal.reason}" if refusal.reason else ""
+    what = "refused the token" if token else "needs a bearer token"
+    return [
+        f"the agent {what} (HTTP {refusal.status}{reason}): {refusal.message}",
+        "mint a new token where the agent's NETAGENT_HOME is (its signing key), "
+        "and pass it with --token:",
+        f"  {mint_command(token)}",
+    ]
+
+
+def _client_error(
+    exc: Exception, token: str | None = None
+) -> tuple[int, dict[str, Any], list[str]]:
     """Exit code, JSON error object and message lines for an expected client-side error."""
+    refusal = refusal_in(exc)
+    if refusal is not None:
+        error = {
+            "where": "remote",
+            "code": "credential_refused",
+            "status": refusal.status,
+            "reason": refusal.reason,
+            "message": refusal.message,
+            "metadata": refusal.metadata,
+            "mint": mint_command(token),
+        }
+        return EXIT_REMOTE, error, _refusal_lines(refusal, token)
     if isinstance(exc, RemoteTaskError):
         message = str(exc.error.get("message", ""))
         error = {
@@ -536,9 +608,9 @@ def _client_error(exc: Exception) -> tuple[int, dict[str, Any], list[str]]:
     return EXIT_REMOTE, error, [f"{type(exc).__name__}: {_first_line(exc)}"]
 
 
-def _client_exit(exc: Exception, as_json: bool) -> typer.Exit:
+def _client_exit(exc: Exception, as_json: bool, token: str | None = None) -> typer.Exit:
     """Report the error unwrapped on stderr (and as JSON with --json); never a traceback."""
-    code, error, lines = _client_error(exc)
+    code, error, lines = _client_error(exc, token)
     for item in error.get("differences") or error.get("details") or []:
         if isinstance(item, dict):
             rest = ", ".join(f"{k}={v}" for k, v in item.items() if k != "instance_path")
@@ -551,12 +623,12 @@ def _client_exit(exc: Exception, as_json: bool) -> typer.Exit:
     return typer.Exit(code=code)
 
 
-def _run_client(work: Coroutine[Any, Any, T], as_json: bool) -> T:
+def _run_client(work: Coroutine[Any, Any, T], as_json: bool, token: str | None = None) -> T:
     """Run a client coroutine; expected failures become an exit code, not a traceback."""
     try:
         return asyncio.run(work)
     except CLIENT_ERRORS as exc:
-        raise _client_exit(exc, as_json) from None
+        raise _client_exit(exc, as_json, token) from None
 
 
 def _print_checks(checks: list[tuple[str, str]]) -> None:
@@ -682,7 +754,7 @@ def describe_command(
             advertised = await client.fetch_card()
             return advertised.card, await client.describe(skill)
 
-    card, interface = _run_client(run(), as_json)
+    card, interface = _run_client(run(), as_json, bearer)
     checks = _describe_checks(interface, card, chosen)
     if as_json:
         payload = {
@@ -741,7 +813,7 @@ def invoke_command(
             assert final is not None  # the stream always ends with the invocation
             return final
 
-    result = _invocation_json(_run_client(run(), as_json))
+    result = _invocation_json(_run_client(run(), as_json, bearer))
     if as_json:
         print(json.dumps({"event": "result", **result} if stream else result))
         return
@@ -823,7 +895,7 @@ def chain_command(
             store = CorrelationStore(engine)
             return await chain(client, upstream, arguments, client, downstream, store, workflow)
 
-    result = _run_client(_on_database(run, database_url), as_json)
+    result = _run_client(_on_database(run, database_url), as_json, bearer)
     up, down = _invocation_json(result.upstream), _invocation_json(result.downstream)
     if as_json:
         print(json.dumps({"workflow_id": result.workflow_id, "upstream": up, "downstream": down}))
@@ -908,6 +980,9 @@ def check_command(
         + ("[green]conforms[/]" if report.ok else "[bold red]does not conform[/]"),
         highlight=False,
     )
+    if report.refusal is not None:
+        for line in _refusal_lines(report.refusal, bearer):
+            console.print(line, highlight=False, markup=False)
     if json_file is not None:
         try:
             json_file.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")

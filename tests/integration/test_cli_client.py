@@ -19,6 +19,7 @@ import pytest
 
 from agent.interfaces import canonical_json, digest_of, schema_reference
 from agent.registry.loader import Registry, load_registry
+from agent.security.auth import issue_token, load_or_create_signing_key
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import RunningAgent, free_port, start_agent
 
@@ -172,7 +173,72 @@ def test_a_bad_token_is_a_remote_refusal(agent, home) -> None:
     )
     error = error_json(run, 1)
     assert error["where"] == "remote"
-    assert "401" in error["message"]
+    assert (error["code"], error["status"], error["reason"]) == (
+        "credential_refused",
+        401,
+        "UNAUTHENTICATED",
+    )
+    assert error["message"] == "token is malformed"  # the agent's own words
+    assert error["mint"] == "netagent token --subject NAME --tenant TENANT --scope SCOPE"
+
+
+def _foreign_token(agent: RunningAgent, tmp_path: Path) -> str:
+    """A token minted in another folder: another signing key, which the agent does not know."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    key = load_or_create_signing_key(other)
+    return issue_token(
+        key, agent.settings, subject="alice", tenant="acme", scopes=["inventory.read"]
+    )
+
+
+REASONS = {"expired": "token has expired", "foreign": "token signature or claims are invalid"}
+
+
+@pytest.mark.parametrize(
+    ("command", "kind", "binding"),
+    [
+        ("describe", "expired", "JSONRPC"),
+        ("describe", "foreign", "HTTP+JSON"),
+        ("invoke", "foreign", "JSONRPC"),
+        ("invoke", "expired", "HTTP+JSON"),
+        ("chain", "expired", "JSONRPC"),
+        ("check", "foreign", "HTTP+JSON"),
+    ],
+)
+def test_a_refused_token_shows_the_agent_reason_and_how_to_mint_one(
+    agent, home, tmp_path, command, kind, binding
+) -> None:
+    """An expired token, or one minted with another folder's key: every command that calls
+    the agent says what the agent said, and prints the command that mints one it accepts."""
+    reason = REASONS[kind]
+    bearer = agent.token("alice", ttl=-60) if kind == "expired" else _foreign_token(agent, tmp_path)
+    args = {
+        "describe": ["describe", agent.base_url, "lookup_inventory"],
+        "invoke": ["invoke", agent.base_url, "lookup_inventory", "--args", '{"kind": "sites"}'],
+        "chain": [
+            "chain",
+            agent.base_url,
+            "--from",
+            "check_link_capacity",
+            "--args",
+            json.dumps(HOT_LINK),
+            "--to",
+            "plan_link_upgrade",
+        ],
+        "check": ["check", agent.base_url],
+    }[command]
+    run = netagent(home, *args, "--token", bearer, "--binding", binding)
+    assert run.returncode == 1, run.stdout + run.stderr
+    shown = run.stderr if command != "check" else run.stdout
+    assert f"the agent refused the token (HTTP 401 UNAUTHENTICATED): {reason}" in shown
+    assert "401 Unauthorized" not in shown  # not httpx's words: the agent's
+    scopes = (
+        "--scope inventory.read --scope assurance.read --scope capacity.read"
+        if kind == "expired"
+        else "--scope inventory.read"
+    )
+    assert f"  netagent token --subject alice --tenant acme {scopes}\n" in shown
 
 
 # -- invoke -----------------------------------------------------------------------------------

@@ -223,7 +223,11 @@ def _print_demo_tokens(settings: Settings, callers: Sequence[DemoCaller]) -> Non
 def token(
     subject: Annotated[str, typer.Option(help="The token's sub claim.")],
     tenant: Annotated[
-        str | None, typer.Option(help="The tenant claim (acme, globex, ...).")
+        str | None,
+        typer.Option(
+            help="The tenant claim (acme, globex, ...). Required for a caller's token "
+            "(not with --agent-credential)."
+        ),
     ] = None,
     scope: Annotated[list[str] | None, typer.Option(help="A scope; repeat for more.")] = None,
     ttl: Annotated[int, typer.Option(help="Lifetime in seconds.")] = 8 * 3600,
@@ -235,11 +239,33 @@ def token(
             "exchanges tokens at this agent's POST /oauth/token.",
         ),
     ] = False,
+    create_key: Annotated[
+        bool,
+        typer.Option(
+            "--create-key",
+            help="Create a signing key in NETAGENT_HOME if it holds none (an agent accepts the "
+            "token only if it serves from that home).",
+        ),
+    ] = False,
 ) -> None:
-    """Print a bearer token signed by this agent's embedded key."""
+    """Print a bearer token signed by this agent's embedded key (in NETAGENT_HOME)."""
+    from agent.security.auth import KEY_FILE
+
     settings = cli_settings()
     if ttl <= 0:
         raise fail("--ttl must be positive")
+    if not agent_credential:
+        if not settings.embedded_issuer:
+            raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
+        if tenant is None:
+            raise fail("--tenant is required for a caller's token")
+    if not (settings.home / KEY_FILE).exists() and not create_key:
+        raise fail(
+            f"no signing key in {settings.home} (NETAGENT_HOME): a token signed with a new key "
+            "is refused by an agent that serves elsewhere. Run this where the agent runs "
+            "(its NETAGENT_HOME, default ./.netagent), or set NETAGENT_HOME to its folder; "
+            "--create-key makes a new key here"
+        )
     key = load_or_create_signing_key(settings.home)
     if agent_credential:
         if not subject.startswith("agent:"):
@@ -249,10 +275,7 @@ def token(
         )
         print(issuer.agent_credential(subject, ttl_seconds=ttl))
         return
-    if not settings.embedded_issuer:
-        raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
-    if tenant is None:
-        raise fail("--tenant is required for a caller's token")
+    assert tenant is not None
     print(
         issue_token(
             key, settings, subject=subject, tenant=tenant, scopes=scope or [], ttl_seconds=ttl

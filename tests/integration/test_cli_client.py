@@ -19,7 +19,8 @@ import pytest
 
 from agent.interfaces import canonical_json, digest_of, schema_reference
 from agent.registry.loader import Registry, load_registry
-from agent.security.auth import issue_token, load_or_create_signing_key
+from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
+from agent.settings import Settings
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import RunningAgent, free_port, start_agent
 
@@ -239,6 +240,38 @@ def test_a_refused_token_shows_the_agent_reason_and_how_to_mint_one(
         else "--scope inventory.read"
     )
     assert f"  netagent token --subject alice --tenant acme {scopes}\n" in shown
+
+
+# -- token ------------------------------------------------------------------------------------
+
+MINT = ["token", "--subject", "alice", "--tenant", "acme", "--scope", "inventory.read"]
+
+
+def test_token_without_a_signing_key_says_so_and_creates_none(home) -> None:
+    run = netagent(home, *MINT)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stdout == ""
+    assert f"error: no signing key in {home} (NETAGENT_HOME)" in run.stderr
+    assert "--create-key" in run.stderr
+    assert not (home / "signing-key.pem").exists()
+    credential = netagent(home, "token", "--agent-credential", "--subject", "agent:peer")
+    assert credential.returncode == 2 and "no signing key" in credential.stderr
+
+
+def test_token_create_key_makes_one_and_later_tokens_use_it(home) -> None:
+    created = netagent(home, *MINT, "--create-key")
+    assert created.returncode == 0, created.stderr
+    key = load_or_create_signing_key(home)  # the file exists now: this only reads it
+    settings = Settings(home=home)
+    assert TokenVerifier(settings, key).verify(created.stdout.strip()).subject == "alice"
+    again = netagent(home, *MINT)
+    assert again.returncode == 0, again.stderr
+    assert TokenVerifier(settings, key).verify(again.stdout.strip()).tenant == "acme"
+
+
+def test_token_help_marks_the_tenant_required_for_a_caller(home) -> None:
+    run = netagent(home, "token", "--help")
+    assert "Required for a caller's token" in " ".join(run.stdout.split())
 
 
 # -- invoke -----------------------------------------------------------------------------------

@@ -740,18 +740,75 @@ def _invocation_json(invocation: Invocation) -> dict[str, Any]:
     }
 
 
-def _print_invocation(result: dict[str, Any]) -> None:
+LONG_LIST = 5
+"""A list of plain values longer than this is shown by its first items and its length."""
+HEADLINE_MEMBERS = ("verdict", "result", "recommendation", "reason", "summary")
+"""Members a result is read by, shown before the others."""
+
+
+def _text_value(key: str, value: Any) -> str:
+    """A plain value for people: a rate (a ``*_bps`` member) in Gbit/s or Mbit/s."""
+    from agent.units import bit_rate
+
+    rate = key == "bps" or key.endswith("_bps") or "_bps_" in key
+    if rate and isinstance(value, int | float) and not isinstance(value, bool):
+        return bit_rate(value)
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def _text_lines(value: Any, key: str = "", indent: str = "") -> list[str]:
+    """A JSON value as indented ``member: value`` lines (the text rendering of a result)."""
+    if isinstance(value, dict):
+        lines = []
+        first = [name for name in HEADLINE_MEMBERS if name in value]
+        for name, item in sorted(value.items(), key=lambda pair: pair[0] not in first):
+            if isinstance(item, dict | list) and item:
+                lines.append(f"{indent}{name}:")
+                lines += _text_lines(item, name, indent + "  ")
+            else:
+                lines.append(f"{indent}{name}: {_text_value(name, item)}")
+        return lines
+    if isinstance(value, list):
+        if all(not isinstance(item, dict | list) for item in value):
+            shown = [_text_value(key, item) for item in value[:LONG_LIST]]
+            more = f", ... ({len(value)} in all)" if len(value) > LONG_LIST else ""
+            return [f"{indent}{', '.join(shown)}{more}"]
+        lines = []
+        for item in value:
+            inner = _text_lines(item, key, indent + "  ")
+            lines.append(f"{indent}- {inner[0].lstrip()}" if inner else f"{indent}-")
+            lines += inner[1:]
+        return lines
+    return [f"{indent}{_text_value(key, value)}"]
+
+
+def _print_invocation(result: dict[str, Any], *, all_records: bool = False) -> None:
+    """The result first (as text: rates in Gbit/s, the JSON keeps bit/s), then the records:
+    how many of each kind, or every one with ``all_records``."""
     console.print(
         f"[bold]{result['skill']}[/] {result['skill_version']}: task {result['task_id']} "
         f"COMPLETED (context {result['context_id']}) at {result['endpoint']}",
         highlight=False,
     )
-    console.print(f"output, valid against {result['output_schema_uri']}:", highlight=False)
-    console.print_json(data=result["output"])
-    table = Table(title=f"supporting records ({len(result['records'])}), each schema-valid")
+    console.print(
+        f"result, valid against {result['output_schema_uri']} (--json for the JSON):",
+        highlight=False,
+    )
+    for line in _text_lines(result["output"], indent="  "):
+        console.print(line, highlight=False, markup=False)
+    records = result["records"]
+    kinds: dict[str, int] = {}
+    for record in records:
+        kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+    counted = ", ".join(f"{count} {kind}" for kind, count in kinds.items()) or "none"
+    hint = "" if all_records or not records else " (--records or --json for each one)"
+    console.print(f"supporting records, each schema-valid: {counted}{hint}", highlight=False)
+    if not all_records or not records:
+        return
+    table = Table(title=f"supporting records ({len(records)})")
     for column in ("kind", "artifact_id", "schema_uri", "data"):
         table.add_column(column, overflow="fold")
-    for record in result["records"]:
+    for record in records:
         table.add_row(
             record["kind"],
             record["artifact_id"],
@@ -805,17 +862,35 @@ def invoke_command(
     bearer: Bearer = None,
     binding: BindingOption = "JSONRPC",
     stream: Annotated[
-        bool, typer.Option("--stream", help="Stream: print each record as it arrives.")
+        bool,
+        typer.Option("--stream", help="Stream: records as they arrive (each one with --records)."),
+    ] = False,
+    all_records: Annotated[
+        bool,
+        typer.Option("--records", help="Print every supporting record, not only their count."),
     ] = False,
     as_json: AsJson = False,
 ) -> None:
-    """Invoke a skill the governed way: describe, verify, validate input, send, validate."""
+    """Invoke a skill the governed way: describe, verify, validate input, send, validate.
+
+    Prints the result first, then how many supporting records of each kind came with it
+    (--records: each one; --json: everything as JSON, rates in bit/s as the schemas say).
+    """
     chosen = _binding(binding)
     arguments = _arguments(args)
+    streamed: list[Record] = []
 
     def arrived(record: Record) -> None:
         if as_json:  # one JSON line per record as it arrives, then the result line
             print(json.dumps({"event": "record", **_record_json(record)}), flush=True)
+            return
+        streamed.append(record)
+        if not all_records:  # one line for the first; the count follows the result
+            if len(streamed) == 1:
+                console.print(
+                    f"streaming: first record arrived ({record.kind}); --records prints each one",
+                    highlight=False,
+                )
             return
         console.print(
             f"record arrived: [bold]{record.kind}[/] {record.artifact_id} "
@@ -840,6 +915,7 @@ def invoke_command(
     if as_json:
         print(json.dumps({"event": "result", **result} if stream else result))
         return
+    _print_invocation(result, all_records=all_records)
     _print_checks(
         [
             ("describe", f"steps 1-6 for {skill} {result['skill_version']}"),
@@ -847,7 +923,6 @@ def invoke_command(
             ("results", "output and every record valid against their schemas"),
         ]
     )
-    _print_invocation(result)
 
 
 async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url: str | None) -> T:

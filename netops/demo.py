@@ -60,6 +60,7 @@ from agent.interfaces import (
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog
+from agent.units import bit_rate
 from netops.deployment import DEMO_CALLERS as SERVED_CALLERS
 
 Status = Literal["ok", "refused", "failed"]
@@ -130,12 +131,7 @@ def _short(digest: str | None) -> str:
 
 
 def _bps(value: Any) -> str:
-    if not isinstance(value, int | float):
-        return str(value)
-    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= size:
-            return f"{value / size:.1f}{unit}bit/s"
-    return f"{value}bit/s"
+    return bit_rate(value) if isinstance(value, int | float) else str(value)
 
 
 def _state(task: Task) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -332,7 +333,40 @@ def test_invoke_stream_json_prints_each_record_then_the_result(agent, home, bind
     assert result["output"]["supporting_record_refs"] == [record["artifact_id"]]
 
 
-def test_invoke_prints_checks_output_and_records(agent, home) -> None:
+def test_invoke_prints_the_result_first_and_counts_the_records(agent, home) -> None:
+    """The default text: the result (rates in Gbit/s), one line of record counts, the checks."""
+    run = netagent(
+        home,
+        "invoke",
+        agent.base_url,
+        "check_link_capacity",
+        "--args",
+        json.dumps({"link_id": "acme-lnk-00002", "requested_bps": 20_000_000_000}),
+        "--token",
+        agent.token("alice"),
+        "--stream",
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "record arrived:" not in out  # no line per record
+    assert "streaming: first record arrived (link-utilization-sample)" in out
+    lines = out.splitlines()
+    verdict = next(i for i, line in enumerate(lines) if "verdict:" in line)
+    assert verdict < next(i for i, line in enumerate(lines) if "arguments valid" in line)
+    assert verdict < next(i for i, line in enumerate(lines) if "link_id:" in line)
+    assert "verdict: 20 Gbit/s does not fit: 6 Gbit/s available at worst in the window" in out
+    assert "capacity_bps: 100 Gbit/s" in out
+    assert "20000000000" not in out and " bit/s available" not in out
+    (counted,) = [line for line in lines if line.startswith("supporting records")]
+    assert re.fullmatch(
+        r"supporting records, each schema-valid: \d+ link-utilization-sample "
+        r"\(--records or --json for each one\)",
+        counted,
+    )
+    assert len(lines) < 60, out
+
+
+def test_invoke_records_prints_each_record(agent, home) -> None:
     run = netagent(
         home,
         "invoke",
@@ -343,6 +377,7 @@ def test_invoke_prints_checks_output_and_records(agent, home) -> None:
         "--token",
         agent.token("alice"),
         "--stream",
+        "--records",
     )
     assert run.returncode == 0, run.stderr
     assert "record arrived: link-utilization-sample" in run.stdout
@@ -350,8 +385,9 @@ def test_invoke_prints_checks_output_and_records(agent, home) -> None:
         "arguments valid against input_schema",
         "COMPLETED",
         "urn:netops-agent:schema:check-link-capacity:output",
-        '"link_id": "acme-lnk-00001"',
-        "supporting records",
+        "link_id: acme-lnk-00001",
+        "supporting records (",
+        "check-link-capacity:link-utilization-sample",
     ):
         assert expected in run.stdout, expected
 

@@ -452,12 +452,16 @@ def usage_command(
     for column in ("skill", "state", "day", "calls", "refused", "callers", "last call"):
         table.add_column(column)
     seen = set()
+    unchosen = False
     for row in rows:
         capability = registry.get(row["skill_id"] or "")
         state = capability.manifest.state.value if capability else "unknown"
+        if row["skill_id"] is None:  # the router asked which skill, or refused before choosing
+            unchosen = True
+            state = "clarification" if not row["refused"] else "clarification, unrouted"
         seen.add(row["skill_id"])
         table.add_row(
-            row["skill_id"] or "(none)",
+            row["skill_id"] or NO_SKILL_CHOSEN,
             state,
             row["day"],
             str(row["calls"]),
@@ -470,6 +474,16 @@ def usage_command(
             state = capability.manifest.state.value
             table.add_row(capability.id, state, "-", "0", "0", "0", "never")
     console.print(table)
+    if unchosen:
+        console.print(
+            f"{NO_SKILL_CHOSEN}: plain-text turns the agent answered by asking which skill "
+            "(clarification, counted as calls; the answer runs in the same task) and requests "
+            "it refused before choosing one (counted as refused).",
+            highlight=False,
+        )
+
+
+NO_SKILL_CHOSEN = "(no skill chosen)"
 
 
 # -- client side: describe, invoke, chain, check ------------------------------------------------

@@ -587,6 +587,12 @@ class _Walkthrough:
         widths["decision"] = max(20, self.console.width - sum(widths.values()) - 20)
         for column in ("time", "principal", "skill", "task", "tool.op", "decision"):
             table.add_column(column, no_wrap=True, overflow="ellipsis", width=widths.get(column))
+        succeeded = {
+            r["task_id"]
+            for r in rows
+            if (r["tool"], r["operation"], r["decision"]) == ("agent", "invoke", "allow")
+        }
+        checks = [r for r in rows if _existence_check(r, succeeded)]
         for row in rows:
             table.add_row(
                 row["ts"].strftime("%H:%M:%S") if row["ts"] else "",
@@ -594,9 +600,16 @@ class _Walkthrough:
                 row["skill_id"] or "",
                 (row["task_id"] or "")[:8],
                 f"{row['tool']}.{row['operation']}",
-                f"{row['decision']}: {row['reason']}",
+                EXISTENCE_CHECK if row in checks else f"{row['decision']}: {row['reason']}",
             )
         self.print(table)
+        if checks:
+            self.line(
+                f"{EXISTENCE_CHECK}: a lookup that found nothing (the tool records it as deny: "
+                "not found in the caller's tenant); the skill went on to look elsewhere and its "
+                "task completed",
+                f"{len(checks)} such row(s)",
+            )
         actors = sorted({a for r in rows for a in r["actor_chain"] or []})
         self.line(
             "agent.invoke rows are the invocations; the others are tool calls made for the "
@@ -604,9 +617,26 @@ class _Walkthrough:
             ", ".join(actors) or "-",
         )
         self.line("the same view from the shell:", "netagent audit --task <id>")
-        denied = sum(r["decision"] == "deny" for r in rows)
+        denied = sum(r["decision"] == "deny" for r in rows) - len(checks)
         status: Status = "ok" if rows else "failed"
-        return status, f"{len(rows)} rows for {len(self.task_ids)} tasks ({denied} denied)"
+        looked = f", {len(checks)} existence check(s) that found nothing" if checks else ""
+        return status, f"{len(rows)} rows for {len(self.task_ids)} tasks ({denied} denied{looked})"
+
+
+EXISTENCE_CHECK = "checked: not there"
+"""How the walkthrough labels a tool's lookup that found nothing inside a task that completed."""
+NOT_FOUND = "not found"
+
+
+def _existence_check(row: dict[str, Any], succeeded: set[str | None]) -> bool:
+    """A tool row refused only because the looked-up id is absent, in a task that completed:
+    bookkeeping of a lookup, not a refusal of the caller."""
+    return (
+        row["tool"] != "agent"
+        and row["decision"] == "deny"
+        and str(row["reason"]).startswith(NOT_FOUND)
+        and row["task_id"] in succeeded
+    )
 
 
 def _binding_rows(card: dict[str, Any]) -> list[tuple[str, str, str]]:

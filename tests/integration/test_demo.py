@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import os
+import re
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +21,7 @@ from netops.demo import STEPS, DemoReport, ensure_agent, run_demo
 from tests.conftest import RunningAgent, free_port, start_agent
 
 STEP_NAMES = [name for name, *_ in STEPS]
+NETAGENT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "netagent"
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +77,41 @@ async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None
     # 9: the audit table of these tasks
     assert "principal audit (" in text and "agent.invoke" in text
     assert "deny: authorization_failed" in text
+    # the lookups that found nothing inside completed tasks are labelled, and not denials
+    audit = report.steps[-1]
+    checks = text.count("checked: not there") - 1  # the rows, and the line explaining them
+    assert checks >= 1, text
+    assert f"{checks} existence check(s) that found nothing" in audit.summary
+    denied = int(re.search(r"\((\d+) denied", audit.summary).group(1))  # type: ignore[union-attr]
+    assert denied == text.count("deny: ") - 1, text  # the explaining line names it once
+
+
+async def test_usage_labels_the_clarification_turns(demo_agent: RunningAgent) -> None:
+    report, _ = await walk(demo_agent)  # step 7 asks which skill: a turn with no skill yet
+    assert report.status("text_routing") == "ok"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    env |= {
+        "NETAGENT_HOME": str(demo_agent.settings.home),
+        "NETAGENT_DATABASE_URL": demo_agent.settings.resolved_database_url,
+        "COLUMNS": "160",
+    }
+    run = await asyncio.to_thread(
+        subprocess.run,
+        [str(NETAGENT), "usage"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = [line for line in run.stdout.splitlines() if "│" in line]
+    (row,) = [line for line in rows if "(no skill chosen)" in line]
+    assert "clarification" in row
+    assert "(none)" not in run.stdout and "unknown" not in run.stdout
+    assert "(no skill chosen): plain-text turns the agent answered by asking" in " ".join(
+        run.stdout.split()
+    )
 
 
 async def test_a_refused_composition_is_shown_not_raised(

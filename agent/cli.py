@@ -156,6 +156,12 @@ def serve(
         log_config = configure_logging(settings.log_level, settings.log_format)
     except ValueError as exc:
         raise fail(f"settings: {exc}") from None
+    busy = port_taken(settings.host, settings.port)
+    if busy:  # before any token is printed: an agent that never starts needs none
+        raise fail(
+            f"cannot listen on {settings.host}:{settings.port}: {busy} "
+            "(another agent running? stop it, or pick another port with --port)"
+        )
     deployment = _deployment()
     factory = _worker_factory(settings, workers)
     try:
@@ -167,10 +173,10 @@ def serve(
     runtime = application.state.runtime
     if runtime.signing_key is not None:
         _print_demo_tokens(settings, deployment.demo_callers)
-    console.print(
-        f"Agent card: [bold]{settings.resolved_public_url}/.well-known/agent-card.json[/]",
-        highlight=False,
-    )
+    base = settings.resolved_public_url
+    console.print(f"Agent card: [bold]{base}/.well-known/agent-card.json[/]", highlight=False)
+    sign_in = "one of the tokens above" if runtime.signing_key is not None else "a bearer token"
+    console.print(f"Console:    [bold]{base}/console/[/] (sign in with {sign_in})", highlight=False)
     target: Any = application
     options: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
     if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)
@@ -180,6 +186,24 @@ def serve(
     uvicorn.run(
         target, host=settings.host, port=settings.port, log_level=settings.log_level, **options
     )
+
+
+def port_taken(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (another process holds it), or None."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
 
 
 def _worker_factory(settings: Settings, workers: int) -> str:

@@ -127,16 +127,28 @@ def demo_command(
 
     settings = cli_settings()
     base_url = (url or settings.resolved_public_url).rstrip("/")
+    if url is None:
+        console.print(f"Looking for an agent at {base_url} ...", highlight=False)
     try:
         process = ensure_agent(settings, base_url)
     except RuntimeError as exc:
         raise fail(str(exc)) from None
+    if process is None:
+        console.print(f"Using the agent already running at {base_url}.", highlight=False)
+    else:
+        console.print(
+            f"Started an agent of its own for this walkthrough: netagent serve at {base_url} "
+            f"(pid {process.pid}, home {settings.home}, log {settings.home / 'serve.log'}); "
+            "it is stopped at the end.",
+            highlight=False,
+        )
     try:
         report = asyncio.run(run_demo(base_url, settings, console, pause=pause))
     finally:
         if process is not None:
             process.terminate()
             process.wait(timeout=30)
+            console.print(f"Stopped the agent it started (pid {process.pid}).", highlight=False)
     raise typer.Exit(code=0 if report.ok else 1)
 
 

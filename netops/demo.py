@@ -859,6 +859,14 @@ def ensure_agent(settings: Settings, url: str) -> subprocess.Popen[bytes] | None
     """
     if _healthy(url):
         return None
+    from agent.cli import port_taken
+
+    busy = port_taken(settings.host, settings.port)
+    if busy:
+        raise RuntimeError(
+            f"no agent answers at {url}, and {settings.host}:{settings.port} is taken ({busy}): "
+            "stop what holds the port, or pass --url of a running agent"
+        )
     settings.home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **_settings_env(settings)}
     log_path = settings.home / "serve.log"
@@ -873,15 +881,24 @@ def ensure_agent(settings: Settings, url: str) -> subprocess.Popen[bytes] | None
         if _healthy(url):
             return process
         time.sleep(0.25)
-    if process.poll() is None:
+    exited = process.poll()
+    if exited is None:
         process.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=10)
-    tail = log_path.read_text(errors="replace").splitlines()[-15:]
-    raise RuntimeError(
-        f"netagent serve did not become healthy at {url} within {HEALTH_TIMEOUT_S:.0f} s; "
-        f"{log_path}:\n" + "\n".join(tail)
+    how = (
+        f"exited with code {exited}"
+        if exited is not None
+        else f"did not become healthy within {HEALTH_TIMEOUT_S:.0f} s"
     )
+    lines = log_path.read_text(errors="replace").splitlines()
+    tail = [line for line in lines if not _is_secret(line)][-15:]  # never the bearer tokens
+    raise RuntimeError(f"netagent serve at {url} {how}; {log_path} ends:\n" + "\n".join(tail))
+
+
+def _is_secret(line: str) -> bool:
+    """A line of serve's output that holds a bearer token (``export ALICE_TOKEN=eyJ...``)."""
+    return "_TOKEN=" in line or "eyJ" in line
 
 
 __all__ = ["DEMO_CALLERS", "DemoReport", "StepResult", "ensure_agent", "run_demo"]

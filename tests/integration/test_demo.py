@@ -6,6 +6,7 @@ import asyncio
 import io
 import os
 import re
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,6 +156,48 @@ def test_ensure_agent_starts_netagent_serve_when_nothing_answers(tmp_path) -> No
         assert httpx.get(f"{url}/healthz", timeout=5).json()["status"] == "ok"
         assert ensure_agent(settings, url) is None  # now one answers
         assert (settings.home / "signing-key.pem").exists()
+        served = (settings.home / "serve.log").read_text()
+        words = " ".join(served.split())  # a console narrower than the line wraps it
+        assert f"Console: {url}/console/ (sign in with one of the tokens above)" in words
+        assert served.index("_TOKEN=") < served.index("Console:")
     finally:
         process.terminate()
         process.wait(timeout=15)
+
+
+def _held_port() -> socket.socket:
+    """A port something else listens on (not an agent: it never answers)."""
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    return holder
+
+
+def test_ensure_agent_on_a_busy_port_says_so_and_shows_no_token(tmp_path) -> None:
+    with _held_port() as holder:
+        port = holder.getsockname()[1]
+        settings = Settings(home=tmp_path / "home", port=port, seed_on_start=False)
+        with pytest.raises(RuntimeError, match=f"127.0.0.1:{port} is taken") as raised:
+            ensure_agent(settings, settings.resolved_public_url)
+    assert "TOKEN" not in str(raised.value)
+    assert not (settings.home / "serve.log").exists()  # nothing was started
+
+
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_serve_and_demo_on_a_busy_port_fail_before_printing_tokens(tmp_path, command) -> None:
+    with _held_port() as holder:
+        port = holder.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+        env |= {"NETAGENT_HOME": str(tmp_path / "home"), "NETAGENT_PORT": str(port)}
+        run = subprocess.run(
+            [str(NETAGENT), command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"127.0.0.1:{port}" in run.stderr and "Traceback" not in run.stderr
+    assert "TOKEN" not in run.stdout + run.stderr
+    assert "eyJ" not in run.stdout + run.stderr

@@ -326,7 +326,13 @@ def card(
     bearer: Annotated[
         str | None, typer.Option("--token", help="Bearer token of the caller.")
     ] = None,
-    public_url: Annotated[str | None, typer.Option("--public-url")] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            help="Base URL the card advertises (default: NETAGENT_PUBLIC_URL, else http://HOST:PORT).",
+        ),
+    ] = None,
 ) -> None:
     """Print the public card, or with --extended the card the token's caller is entitled to."""
     if ctx.invoked_subcommand is not None:
@@ -435,31 +441,41 @@ def audit_command(
         for row in rows:
             print(json.dumps(row, default=str, sort_keys=True))
         return
-    table = Table(title=f"principal audit ({len(rows)} rows, newest first)")
-    for column in (
-        "ts",
-        "principal",
-        "tenant",
-        "skill",
-        "task",
-        "tool.op",
-        "resources",
-        "decision",
-    ):
-        table.add_column(column, overflow="fold")
+    from rich import box
+
+    days = {row["ts"].date() for row in rows if row["ts"]}
+    one_day = len(days) == 1
+    when = f", {next(iter(days))} UTC" if one_day else ", UTC"
+    table = Table(
+        title=f"principal audit ({_count(len(rows), 'row')}, newest first{when})",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 0),  # the box's blank column rule is the one space between columns
+    )
+    # Fits 80 columns: each id on a line of its own, so none is cut in the middle.
+    table.add_column("time", no_wrap=True)
+    table.add_column("who", overflow="fold", width=18)
+    table.add_column("skill, task", overflow="fold", width=19)
+    table.add_column("tool.operation", overflow="fold", width=19)
+    table.add_column("decision", overflow="fold", min_width=12)
     for row in rows:
+        via = f"\nvia {', '.join(row['actor_chain'])}" if row["actor_chain"] else ""
+        version = f"{row['skill_version']} " if row["skill_version"] else ""
+        resources = "\n".join(row["resource_ids"])
+        ts = row["ts"]
         table.add_row(
-            row["ts"].strftime("%Y-%m-%d %H:%M:%S") if row["ts"] else "",
-            row["principal"]
-            + (f" (via {', '.join(row['actor_chain'])})" if row["actor_chain"] else ""),
-            row["tenant"] or "",
-            f"{row['skill_id'] or ''} {row['skill_version'] or ''}".strip(),
-            (row["task_id"] or "")[:8],
-            f"{row['tool']}.{row['operation']}",
-            " ".join(row["resource_ids"]),
+            (ts.strftime("%H:%M:%S") if one_day else ts.strftime("%m-%d %H:%M")) if ts else "",
+            f"{row['principal']}@{row['tenant'] or '-'}{via}",
+            f"{row['skill_id'] or '-'}\n{version}{(row['task_id'] or '-')[:8]}",
+            f"{row['tool']}.\n{row['operation']}" + (f"\n{resources}" if resources else ""),
             f"{row['decision']}: {row['reason']}",
         )
     console.print(table)
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 @app.command("usage")
@@ -1064,7 +1080,7 @@ def _print_correlations(rows: list[dict[str, Any]], as_json: bool) -> None:
         for row in rows:
             print(json.dumps(row, default=str, sort_keys=True))
         return
-    table = Table(title=f"task correlations ({len(rows)} rows, newest first)")
+    table = Table(title=f"task correlations ({_count(len(rows), 'row')}, newest first)")
     for column in ("ts", "workflow", "upstream", "downstream"):
         table.add_column(column, overflow="fold")
     for row in rows:

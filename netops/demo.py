@@ -578,7 +578,7 @@ class _Walkthrough:
             await engine.dispose()
         rows.sort(key=lambda r: r["id"], reverse=True)
         table = Table(
-            title=f"principal audit ({len(rows)} rows, newest first)",
+            title=f"principal audit ({len(rows)} row{'' if len(rows) == 1 else 's'}, newest first)",
             box=box.SIMPLE_HEAD,
             pad_edge=False,
         )

@@ -600,3 +600,49 @@ def test_a_composition_refusal_names_the_fields_and_exits_3(agent, home, binding
     assert "schema_uri: 'urn:netops-agent:schema:evaluate-resource-condition:output'" in run.stderr
     assert "digest: 'sha256:" in run.stderr
     assert netagent(home, "chain", "list", "--json").stdout == ""  # nothing was invoked
+
+
+# -- audit, card ------------------------------------------------------------------------------
+
+
+def test_the_audit_table_fits_80_columns_and_counts_in_words(agent, home) -> None:
+    invoked = ok_json(
+        netagent(
+            home,
+            "invoke",
+            agent.base_url,
+            "check_link_capacity",
+            "--args",
+            json.dumps(HOT_LINK),
+            "--token",
+            agent.token("alice"),
+            "--json",
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    env |= {"NETAGENT_HOME": str(home), "COLUMNS": "80"}
+    url = agent.settings.resolved_database_url
+
+    def audit(*args: str) -> str:
+        run = subprocess.run(
+            [str(NETAGENT), "audit", "--database-url", url, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    table = audit("--task", invoked["task_id"])
+    assert all(len(line) <= 80 for line in table.splitlines()), table
+    for whole in ("check_link_capacity", "agent:netops-agent", "utilization_samples", "alice@acme"):
+        assert whole in table, whole  # no id is cut in the middle
+    assert invoked["task_id"][:8] in table
+    assert "1 row, newest first" in audit("--limit", "1")
+
+
+def test_card_public_url_has_help(home) -> None:
+    run = netagent(home, "card", "--help")
+    assert "Base URL the card advertises" in " ".join(run.stdout.split())

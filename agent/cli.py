@@ -37,6 +37,7 @@ from agent.client import (
     Invocation,
     Record,
     RemoteTaskError,
+    SkillNotAdvertisedError,
     VerifiedInterface,
     chain,
     refusal_in,
@@ -573,6 +574,19 @@ def _arguments(value: str) -> dict[str, Any]:
     return parsed
 
 
+async def _explained(
+    client: GovernedClient, skill: str, exc: SkillNotAdvertisedError
+) -> SkillNotAdvertisedError:
+    """The local refusal, with the agent's own words when the card leaves the skill out (a
+    removed skill's answer names its replacement)."""
+    if exc.message != f"the card does not advertise {skill!r}":
+        return exc
+    said = await client.why_not(skill)
+    if said is None:
+        return exc
+    return SkillNotAdvertisedError(exc.message, [f"the agent says: {said}"])
+
+
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
@@ -886,7 +900,10 @@ def describe_command(
     async def run() -> tuple[AgentCard, VerifiedInterface]:
         async with GovernedClient(url, token=bearer, binding=chosen) as client:
             advertised = await client.fetch_card()
-            return advertised.card, await client.describe(skill)
+            try:
+                return advertised.card, await client.describe(skill)
+            except SkillNotAdvertisedError as exc:
+                raise await _explained(client, skill, exc) from None
 
     card, interface = _run_client(run(), as_json, bearer)
     checks = _describe_checks(interface, card, chosen)
@@ -954,14 +971,17 @@ def invoke_command(
 
     async def run() -> Invocation:
         async with GovernedClient(url, token=bearer, binding=chosen) as client:
-            if not stream:
-                return await client.invoke(skill, arguments)
-            final: Invocation | None = None
-            async for item in client.stream(skill, arguments):
-                if isinstance(item, Invocation):
-                    final = item
-                else:
-                    arrived(item)
+            try:
+                if not stream:
+                    return await client.invoke(skill, arguments)
+                final: Invocation | None = None
+                async for item in client.stream(skill, arguments):
+                    if isinstance(item, Invocation):
+                        final = item
+                    else:
+                        arrived(item)
+            except SkillNotAdvertisedError as exc:
+                raise await _explained(client, skill, exc) from None
             assert final is not None  # the stream always ends with the invocation
             return final
 

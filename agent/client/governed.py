@@ -207,6 +207,20 @@ class GovernedClient:
             raise SkillNotAdvertisedError(f"the card does not advertise {skill_id!r}")
         return advertised.bindings[skill_id]
 
+    async def why_not(self, skill_id: str) -> str | None:
+        """The agent's own words on a skill its card does not advertise (removed, and what
+        replaces it), or None. One request naming only the skill, with no ``skill_version``
+        or ``interface_digest`` (an invocation needs both) and no arguments: nothing runs."""
+        try:
+            advertised = await self.fetch_card()
+            task = await self._send(advertised.card, {"skill": skill_id, "arguments": {}})
+        except Exception:  # an explanation is a courtesy: its failure changes nothing
+            return None
+        if TaskState.Name(task.status.state) == "TASK_STATE_COMPLETED":
+            return None
+        message = _error_object(task).get("message")
+        return message if isinstance(message, str) and message else None
+
     # -- steps 3 to 6 -----------------------------------------------------------------------
 
     async def describe(self, skill_id: str) -> VerifiedInterface:

@@ -646,3 +646,25 @@ def test_the_audit_table_fits_80_columns_and_counts_in_words(agent, home) -> Non
 def test_card_public_url_has_help(home) -> None:
     run = netagent(home, "card", "--help")
     assert "Base URL the card advertises" in " ".join(run.stdout.split())
+
+
+@pytest.mark.parametrize("command", ["invoke", "describe"])
+def test_a_removed_skill_shows_the_agent_answer_naming_its_replacement(
+    agent, home, command
+) -> None:
+    args = ["--args", "{}"] if command == "invoke" else []
+    run = netagent(
+        home,
+        command,
+        agent.base_url,
+        "port_report",
+        *args,
+        "--token",
+        agent.token("alice"),
+        "--json",
+    )
+    error = error_json(run, 3)
+    assert error["code"] == "skill_not_advertised"
+    said = "the agent says: skill 'port_report' was removed; use 'lookup_inventory'"
+    assert error["details"] == [said]
+    assert said in run.stderr

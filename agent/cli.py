@@ -28,7 +28,15 @@ if TYPE_CHECKING:
     from a2a.types import AgentCard
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from agent.client import ChainResult, Invocation, Record, VerifiedInterface
+    from agent.client import (
+        ChainResult,
+        CredentialRefusedError,
+        GovernedClient,
+        Invocation,
+        Record,
+        SkillNotAdvertisedError,
+        VerifiedInterface,
+    )
     from agent.registry.cards import CardFactory
     from agent.registry.loader import Registry
     from agent.storage.audit import AuditLog
@@ -144,6 +152,12 @@ def serve(
         log_config = configure_logging(settings.log_level, settings.log_format)
     except ValueError as exc:
         raise fail(f"settings: {exc}") from None
+    busy = port_taken(settings.host, settings.port)
+    if busy:  # before any token is printed: an agent that never starts needs none
+        raise fail(
+            f"cannot listen on {settings.host}:{settings.port}: {busy} "
+            "(another agent running? stop it, or pick another port with --port)"
+        )
     deployment = _deployment()
     factory = _worker_factory(settings, workers)
     try:
@@ -155,10 +169,10 @@ def serve(
     runtime = application.state.runtime
     if runtime.signing_key is not None:
         _print_demo_tokens(settings, deployment.demo_callers)
-    console.print(
-        f"Agent card: [bold]{settings.resolved_public_url}/.well-known/agent-card.json[/]",
-        highlight=False,
-    )
+    base = settings.resolved_public_url
+    console.print(f"Agent card: [bold]{base}/.well-known/agent-card.json[/]", highlight=False)
+    sign_in = "one of the tokens above" if runtime.signing_key is not None else "a bearer token"
+    console.print(f"Console:    [bold]{base}/console/[/] (sign in with {sign_in})", highlight=False)
     target: Any = application
     options: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
     if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)
@@ -223,6 +237,24 @@ def mcp_command(
     anyio.run(serve_mcp)
 
 
+def port_taken(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (another process holds it), or None."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
 def _worker_factory(settings: Settings, workers: int) -> str:
     """The deployment factory workers import; refuses what cannot run in several processes."""
     from agent.workers import DEPLOYMENT_FACTORY_ENV
@@ -268,7 +300,11 @@ def _print_demo_tokens(settings: Settings, callers: Sequence[DemoCaller]) -> Non
 def token(
     subject: Annotated[str, typer.Option(help="The token's sub claim.")],
     tenant: Annotated[
-        str | None, typer.Option(help="The tenant claim (acme, globex, ...).")
+        str | None,
+        typer.Option(
+            help="The tenant claim (acme, globex, ...). Required for a caller's token "
+            "(not with --agent-credential)."
+        ),
     ] = None,
     scope: Annotated[list[str] | None, typer.Option(help="A scope; repeat for more.")] = None,
     ttl: Annotated[int, typer.Option(help="Lifetime in seconds.")] = 8 * 3600,
@@ -280,14 +316,34 @@ def token(
             "exchanges tokens at this agent's POST /oauth/token.",
         ),
     ] = False,
+    create_key: Annotated[
+        bool,
+        typer.Option(
+            "--create-key",
+            help="Create a signing key in NETAGENT_HOME if it holds none (an agent accepts the "
+            "token only if it serves from that home).",
+        ),
+    ] = False,
 ) -> None:
-    """Print a bearer token signed by this agent's embedded key."""
-    from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
+    """Print a bearer token signed by this agent's embedded key (in NETAGENT_HOME)."""
+    from agent.security.auth import KEY_FILE, TokenVerifier, issue_token, load_or_create_signing_key
     from agent.security.credentials import LocalIssuer
 
     settings = cli_settings()
     if ttl <= 0:
         raise fail("--ttl must be positive")
+    if not agent_credential:
+        if not settings.embedded_issuer:
+            raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
+        if tenant is None:
+            raise fail("--tenant is required for a caller's token")
+    if not (settings.home / KEY_FILE).exists() and not create_key:
+        raise fail(
+            f"no signing key in {settings.home} (NETAGENT_HOME): a token signed with a new key "
+            "is refused by an agent that serves elsewhere. Run this where the agent runs "
+            "(its NETAGENT_HOME, default ./.netagent), or set NETAGENT_HOME to its folder; "
+            "--create-key makes a new key here"
+        )
     key = load_or_create_signing_key(settings.home)
     if agent_credential:
         if not subject.startswith("agent:"):
@@ -297,10 +353,7 @@ def token(
         )
         print(issuer.agent_credential(subject, ttl_seconds=ttl))
         return
-    if not settings.embedded_issuer:
-        raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
-    if tenant is None:
-        raise fail("--tenant is required for a caller's token")
+    assert tenant is not None
     print(
         issue_token(
             key, settings, subject=subject, tenant=tenant, scopes=scope or [], ttl_seconds=ttl
@@ -329,7 +382,13 @@ def card(
     bearer: Annotated[
         str | None, typer.Option("--token", help="Bearer token of the caller.")
     ] = None,
-    public_url: Annotated[str | None, typer.Option("--public-url")] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            help="Base URL the card advertises (default: NETAGENT_PUBLIC_URL, else http://HOST:PORT).",
+        ),
+    ] = None,
 ) -> None:
     """Print the public card, or with --extended the card the token's caller is entitled to."""
     from agent.registry.cards import card_to_json
@@ -447,31 +506,41 @@ def audit_command(
         for row in rows:
             print(json.dumps(row, default=str, sort_keys=True))
         return
-    table = Table(title=f"principal audit ({len(rows)} rows, newest first)")
-    for column in (
-        "ts",
-        "principal",
-        "tenant",
-        "skill",
-        "task",
-        "tool.op",
-        "resources",
-        "decision",
-    ):
-        table.add_column(column, overflow="fold")
+    from rich import box
+
+    days = {row["ts"].date() for row in rows if row["ts"]}
+    one_day = len(days) == 1
+    when = f", {next(iter(days))} UTC" if one_day else ", UTC"
+    table = Table(
+        title=f"principal audit ({_count(len(rows), 'row')}, newest first{when})",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 0),  # the box's blank column rule is the one space between columns
+    )
+    # Fits 80 columns: each id on a line of its own, so none is cut in the middle.
+    table.add_column("time", no_wrap=True)
+    table.add_column("who", overflow="fold", width=18)
+    table.add_column("skill, task", overflow="fold", width=19)
+    table.add_column("tool.operation", overflow="fold", width=19)
+    table.add_column("decision", overflow="fold", min_width=12)
     for row in rows:
+        via = f"\nvia {', '.join(row['actor_chain'])}" if row["actor_chain"] else ""
+        version = f"{row['skill_version']} " if row["skill_version"] else ""
+        resources = "\n".join(row["resource_ids"])
+        ts = row["ts"]
         table.add_row(
-            row["ts"].strftime("%Y-%m-%d %H:%M:%S") if row["ts"] else "",
-            row["principal"]
-            + (f" (via {', '.join(row['actor_chain'])})" if row["actor_chain"] else ""),
-            row["tenant"] or "",
-            f"{row['skill_id'] or ''} {row['skill_version'] or ''}".strip(),
-            (row["task_id"] or "")[:8],
-            f"{row['tool']}.{row['operation']}",
-            " ".join(row["resource_ids"]),
+            (ts.strftime("%H:%M:%S") if one_day else ts.strftime("%m-%d %H:%M")) if ts else "",
+            f"{row['principal']}@{row['tenant'] or '-'}{via}",
+            f"{row['skill_id'] or '-'}\n{version}{(row['task_id'] or '-')[:8]}",
+            f"{row['tool']}.\n{row['operation']}" + (f"\n{resources}" if resources else ""),
             f"{row['decision']}: {row['reason']}",
         )
     console.print(table)
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 row``, ``2 rows``."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 @app.command("usage")
@@ -490,12 +559,16 @@ def usage_command(
     for column in ("skill", "state", "day", "calls", "refused", "callers", "last call"):
         table.add_column(column)
     seen = set()
+    unchosen = False
     for row in rows:
         capability = registry.get(row["skill_id"] or "")
         state = capability.manifest.state.value if capability else "unknown"
+        if row["skill_id"] is None:  # the router asked which skill, or refused before choosing
+            unchosen = True
+            state = "clarification" if not row["refused"] else "clarification, unrouted"
         seen.add(row["skill_id"])
         table.add_row(
-            row["skill_id"] or "(none)",
+            row["skill_id"] or NO_SKILL_CHOSEN,
             state,
             row["day"],
             str(row["calls"]),
@@ -508,6 +581,16 @@ def usage_command(
             state = capability.manifest.state.value
             table.add_row(capability.id, state, "-", "0", "0", "0", "never")
     console.print(table)
+    if unchosen:
+        console.print(
+            f"{NO_SKILL_CHOSEN}: plain-text turns the agent answered by asking which skill "
+            "(clarification, counted as calls; the answer runs in the same task) and requests "
+            "it refused before choosing one (counted as refused).",
+            highlight=False,
+        )
+
+
+NO_SKILL_CHOSEN = "(no skill chosen)"
 
 
 # -- client side: describe, invoke, chain, check ------------------------------------------------
@@ -528,9 +611,15 @@ def _client_errors() -> tuple[type[Exception], ...]:
     import httpx
     from a2a.utils.errors import A2AError
 
-    from agent.client import CompositionRefusedError, GovernedClientError, RemoteTaskError
+    from agent.client import (
+        CompositionRefusedError,
+        CredentialRefusedError,
+        GovernedClientError,
+        RemoteTaskError,
+    )
 
     return (
+        CredentialRefusedError,
         GovernedClientError,
         RemoteTaskError,
         CompositionRefusedError,
@@ -565,17 +654,106 @@ def _arguments(value: str) -> dict[str, Any]:
     return parsed
 
 
+async def _explained(
+    client: GovernedClient, skill: str, exc: SkillNotAdvertisedError
+) -> SkillNotAdvertisedError:
+    """The local refusal, with the agent's own words when the card leaves the skill out (a
+    removed skill's answer names its replacement)."""
+    from agent.client import SkillNotAdvertisedError
+
+    if exc.message != f"the card does not advertise {skill!r}":
+        return exc
+    said = await client.why_not(skill)
+    if said is None:
+        return exc
+    return SkillNotAdvertisedError(exc.message, [f"the agent says: {said}"])
+
+
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
 
 
-def _client_error(exc: Exception) -> tuple[int, dict[str, Any], list[str]]:
+CLAIM_VALUE = r"[A-Za-z0-9._@:-]{1,128}"
+"""A claim value the advice repeats as it is (anything else becomes a placeholder)."""
+
+
+def _token_claims(token: str | None) -> dict[str, Any]:
+    """A JWT's claims, read without verifying it: only to word the advice after a refusal."""
+    import base64
+    import binascii
+
+    parts = (token or "").split(".")
+    if len(parts) != 3:
+        return {}
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, binascii.Error):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def mint_command(token: str | None) -> str:
+    """The ``netagent token`` line that mints a token like ``token`` (its subject, tenant and
+    scopes when they can be read from it; placeholders otherwise)."""
+    import re
+    import shlex
+
+    claims = _token_claims(token)
+
+    def claim(name: str) -> str | None:
+        value = claims.get(name)
+        return value if isinstance(value, str) and re.fullmatch(CLAIM_VALUE, value) else None
+
+    subject, tenant = claim("sub"), claim("tenant")
+    scope = claims.get("scope")
+    words = scope.split() if isinstance(scope, str) else []
+    scopes = [s for s in words if re.fullmatch(CLAIM_VALUE, s)]
+    if subject is None or tenant is None or subject.startswith("agent:"):
+        return "netagent token --subject NAME --tenant TENANT --scope SCOPE"
+    words = ["netagent", "token", "--subject", subject, "--tenant", tenant]
+    for item in scopes:
+        words += ["--scope", item]
+    return shlex.join(words)
+
+
+def _refusal_lines(refusal: CredentialRefusedError, token: str | None) -> list[str]:
+    """The agent's own reason for a 401/403, and the command that mints a token it accepts."""
+    reason = f" {refusal.reason}" if refusal.reason else ""
+    what = "refused the token" if token else "needs a bearer token"
+    return [
+        f"the agent {what} (HTTP {refusal.status}{reason}): {refusal.message}",
+        "mint a new token where the agent's NETAGENT_HOME is (its signing key), "
+        "and pass it with --token:",
+        f"  {mint_command(token)}",
+    ]
+
+
+def _client_error(
+    exc: Exception, token: str | None = None
+) -> tuple[int, dict[str, Any], list[str]]:
     """Exit code, JSON error object and message lines for an expected client-side error."""
     import httpx
 
-    from agent.client import CompositionRefusedError, GovernedClientError, RemoteTaskError
+    from agent.client import (
+        CompositionRefusedError,
+        GovernedClientError,
+        RemoteTaskError,
+        refusal_in,
+    )
 
+    refusal = refusal_in(exc)
+    if refusal is not None:
+        error = {
+            "where": "remote",
+            "code": "credential_refused",
+            "status": refusal.status,
+            "reason": refusal.reason,
+            "message": refusal.message,
+            "metadata": refusal.metadata,
+            "mint": mint_command(token),
+        }
+        return EXIT_REMOTE, error, _refusal_lines(refusal, token)
     if isinstance(exc, RemoteTaskError):
         message = str(exc.error.get("message", ""))
         error = {
@@ -612,9 +790,9 @@ def _client_error(exc: Exception) -> tuple[int, dict[str, Any], list[str]]:
     return EXIT_REMOTE, error, [f"{type(exc).__name__}: {_first_line(exc)}"]
 
 
-def _client_exit(exc: Exception, as_json: bool) -> typer.Exit:
+def _client_exit(exc: Exception, as_json: bool, token: str | None = None) -> typer.Exit:
     """Report the error unwrapped on stderr (and as JSON with --json); never a traceback."""
-    code, error, lines = _client_error(exc)
+    code, error, lines = _client_error(exc, token)
     for item in error.get("differences") or error.get("details") or []:
         if isinstance(item, dict):
             rest = ", ".join(f"{k}={v}" for k, v in item.items() if k != "instance_path")
@@ -627,12 +805,12 @@ def _client_exit(exc: Exception, as_json: bool) -> typer.Exit:
     return typer.Exit(code=code)
 
 
-def _run_client(work: Coroutine[Any, Any, T], as_json: bool) -> T:
+def _run_client(work: Coroutine[Any, Any, T], as_json: bool, token: str | None = None) -> T:
     """Run a client coroutine; expected failures become an exit code, not a traceback."""
     try:
         return asyncio.run(work)
     except _client_errors() as exc:
-        raise _client_exit(exc, as_json) from None
+        raise _client_exit(exc, as_json, token) from None
 
 
 def _status_style() -> dict[str, str]:
@@ -733,7 +911,51 @@ def _invocation_json(invocation: Invocation) -> dict[str, Any]:
     }
 
 
-def _print_invocation(result: dict[str, Any]) -> None:
+LONG_LIST = 5
+"""A list of plain values longer than this is shown by its first items and its length."""
+HEADLINE_MEMBERS = ("verdict", "result", "recommendation", "reason", "summary")
+"""Members a result is read by, shown before the others."""
+
+
+def _text_value(key: str, value: Any) -> str:
+    """A plain value for people: a rate (a ``*_bps`` member) in Gbit/s or Mbit/s."""
+    from agent.units import bit_rate
+
+    rate = key == "bps" or key.endswith("_bps") or "_bps_" in key
+    if rate and isinstance(value, int | float) and not isinstance(value, bool):
+        return bit_rate(value)
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def _text_lines(value: Any, key: str = "", indent: str = "") -> list[str]:
+    """A JSON value as indented ``member: value`` lines (the text rendering of a result)."""
+    if isinstance(value, dict):
+        lines = []
+        first = [name for name in HEADLINE_MEMBERS if name in value]
+        for name, item in sorted(value.items(), key=lambda pair: pair[0] not in first):
+            if isinstance(item, dict | list) and item:
+                lines.append(f"{indent}{name}:")
+                lines += _text_lines(item, name, indent + "  ")
+            else:
+                lines.append(f"{indent}{name}: {_text_value(name, item)}")
+        return lines
+    if isinstance(value, list):
+        if all(not isinstance(item, dict | list) for item in value):
+            shown = [_text_value(key, item) for item in value[:LONG_LIST]]
+            more = f", ... ({len(value)} in all)" if len(value) > LONG_LIST else ""
+            return [f"{indent}{', '.join(shown)}{more}"]
+        lines = []
+        for item in value:
+            inner = _text_lines(item, key, indent + "  ")
+            lines.append(f"{indent}- {inner[0].lstrip()}" if inner else f"{indent}-")
+            lines += inner[1:]
+        return lines
+    return [f"{indent}{_text_value(key, value)}"]
+
+
+def _print_invocation(result: dict[str, Any], *, all_records: bool = False) -> None:
+    """The result first (as text: rates in Gbit/s, the JSON keeps bit/s), then the records:
+    how many of each kind, or every one with ``all_records``."""
     from rich.table import Table
 
     console.print(
@@ -741,12 +963,25 @@ def _print_invocation(result: dict[str, Any]) -> None:
         f"COMPLETED (context {result['context_id']}) at {result['endpoint']}",
         highlight=False,
     )
-    console.print(f"output, valid against {result['output_schema_uri']}:", highlight=False)
-    console.print_json(data=result["output"])
-    table = Table(title=f"supporting records ({len(result['records'])}), each schema-valid")
+    console.print(
+        f"result, valid against {result['output_schema_uri']} (--json for the JSON):",
+        highlight=False,
+    )
+    for line in _text_lines(result["output"], indent="  "):
+        console.print(line, highlight=False, markup=False)
+    records = result["records"]
+    kinds: dict[str, int] = {}
+    for record in records:
+        kinds[record["kind"]] = kinds.get(record["kind"], 0) + 1
+    counted = ", ".join(f"{count} {kind}" for kind, count in kinds.items()) or "none"
+    hint = "" if all_records or not records else " (--records or --json for each one)"
+    console.print(f"supporting records, each schema-valid: {counted}{hint}", highlight=False)
+    if not all_records or not records:
+        return
+    table = Table(title=f"supporting records ({len(records)})")
     for column in ("kind", "artifact_id", "schema_uri", "data"):
         table.add_column(column, overflow="fold")
-    for record in result["records"]:
+    for record in records:
         table.add_row(
             record["kind"],
             record["artifact_id"],
@@ -765,7 +1000,7 @@ def describe_command(
     as_json: AsJson = False,
 ) -> None:
     """Fetch a skill's interface and verify it: card, three-way digest, trusted schema."""
-    from agent.client import GovernedClient
+    from agent.client import GovernedClient, SkillNotAdvertisedError
     from agent.devtools.conformance import PASS
 
     chosen = _binding(binding)
@@ -773,9 +1008,12 @@ def describe_command(
     async def run() -> tuple[AgentCard, VerifiedInterface]:
         async with GovernedClient(url, token=bearer, binding=chosen) as client:
             advertised = await client.fetch_card()
-            return advertised.card, await client.describe(skill)
+            try:
+                return advertised.card, await client.describe(skill)
+            except SkillNotAdvertisedError as exc:
+                raise await _explained(client, skill, exc) from None
 
-    card, interface = _run_client(run(), as_json)
+    card, interface = _run_client(run(), as_json, bearer)
     checks = _describe_checks(interface, card, chosen)
     if as_json:
         payload = {
@@ -803,19 +1041,37 @@ def invoke_command(
     bearer: Bearer = None,
     binding: BindingOption = "JSONRPC",
     stream: Annotated[
-        bool, typer.Option("--stream", help="Stream: print each record as it arrives.")
+        bool,
+        typer.Option("--stream", help="Stream: records as they arrive (each one with --records)."),
+    ] = False,
+    all_records: Annotated[
+        bool,
+        typer.Option("--records", help="Print every supporting record, not only their count."),
     ] = False,
     as_json: AsJson = False,
 ) -> None:
-    """Invoke a skill the governed way: describe, verify, validate input, send, validate."""
-    from agent.client import GovernedClient, Invocation
+    """Invoke a skill the governed way: describe, verify, validate input, send, validate.
+
+    Prints the result first, then how many supporting records of each kind came with it
+    (--records: each one; --json: everything as JSON, rates in bit/s as the schemas say).
+    """
+    from agent.client import GovernedClient, Invocation, SkillNotAdvertisedError
 
     chosen = _binding(binding)
     arguments = _arguments(args)
+    streamed: list[Record] = []
 
     def arrived(record: Record) -> None:
         if as_json:  # one JSON line per record as it arrives, then the result line
             print(json.dumps({"event": "record", **_record_json(record)}), flush=True)
+            return
+        streamed.append(record)
+        if not all_records:  # one line for the first; the count follows the result
+            if len(streamed) == 1:
+                console.print(
+                    f"streaming: first record arrived ({record.kind}); --records prints each one",
+                    highlight=False,
+                )
             return
         console.print(
             f"record arrived: [bold]{record.kind}[/] {record.artifact_id} "
@@ -825,21 +1081,25 @@ def invoke_command(
 
     async def run() -> Invocation:
         async with GovernedClient(url, token=bearer, binding=chosen) as client:
-            if not stream:
-                return await client.invoke(skill, arguments)
-            final: Invocation | None = None
-            async for item in client.stream(skill, arguments):
-                if isinstance(item, Invocation):
-                    final = item
-                else:
-                    arrived(item)
+            try:
+                if not stream:
+                    return await client.invoke(skill, arguments)
+                final: Invocation | None = None
+                async for item in client.stream(skill, arguments):
+                    if isinstance(item, Invocation):
+                        final = item
+                    else:
+                        arrived(item)
+            except SkillNotAdvertisedError as exc:
+                raise await _explained(client, skill, exc) from None
             assert final is not None  # the stream always ends with the invocation
             return final
 
-    result = _invocation_json(_run_client(run(), as_json))
+    result = _invocation_json(_run_client(run(), as_json, bearer))
     if as_json:
         print(json.dumps({"event": "result", **result} if stream else result))
         return
+    _print_invocation(result, all_records=all_records)
     _print_checks(
         [
             ("describe", f"steps 1-6 for {skill} {result['skill_version']}"),
@@ -847,7 +1107,6 @@ def invoke_command(
             ("results", "output and every record valid against their schemas"),
         ]
     )
-    _print_invocation(result)
 
 
 async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url: str | None) -> T:
@@ -922,7 +1181,7 @@ def chain_command(
             store = CorrelationStore(engine)
             return await chain(client, upstream, arguments, client, downstream, store, workflow)
 
-    result = _run_client(_on_database(run, database_url), as_json)
+    result = _run_client(_on_database(run, database_url), as_json, bearer)
     up, down = _invocation_json(result.upstream), _invocation_json(result.downstream)
     if as_json:
         print(json.dumps({"workflow_id": result.workflow_id, "upstream": up, "downstream": down}))
@@ -957,7 +1216,7 @@ def _print_correlations(rows: list[dict[str, Any]], as_json: bool) -> None:
         for row in rows:
             print(json.dumps(row, default=str, sort_keys=True))
         return
-    table = Table(title=f"task correlations ({len(rows)} rows, newest first)")
+    table = Table(title=f"task correlations ({_count(len(rows), 'row')}, newest first)")
     for column in ("ts", "workflow", "upstream", "downstream"):
         table.add_column(column, overflow="fold")
     for row in rows:
@@ -1013,6 +1272,9 @@ def check_command(
         + ("[green]conforms[/]" if report.ok else "[bold red]does not conform[/]"),
         highlight=False,
     )
+    if report.refusal is not None:
+        for line in _refusal_lines(report.refusal, bearer):
+            console.print(line, highlight=False, markup=False)
     if json_file is not None:
         try:
             json_file.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")

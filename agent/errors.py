@@ -31,6 +31,7 @@ the module that defines it and any second base in parentheses:
       . OutputInvalidError                       agent.client.errors
     - CompositionRefusedError                    agent.client.errors
     - RemoteTaskError                            agent.client.errors
+    - CredentialRefusedError                     agent.client.errors
   + InventoryError (ValueError)                  db.inventory
   + _ExceededError                               agent.edge.limits
   + _UntrainedError                              agent.routing.router

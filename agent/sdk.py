@@ -36,6 +36,7 @@ from agent.storage.engine import async_url, make_engine
 from agent.storage.history import MigrationHistory, run_environment
 from agent.storage.reads import Reader, reader
 from agent.storage.types import UTCDateTime
+from agent.units import bit_rate
 
 __all__ = [
     "AuditLog",
@@ -67,6 +68,7 @@ __all__ = [
     "UTCDateTime",
     "VerifiedTokens",
     "async_url",
+    "bit_rate",
     "claim_for_transaction",
     "exclusively",
     "make_engine",

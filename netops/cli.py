@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,6 +14,9 @@ from agent.cli import DatabaseUrl, app, cli_settings, console, fail, run, skills
 from agent.ports import Deployment
 
 FACTORY = "netops.deployment:network_deployment"
+
+if TYPE_CHECKING:
+    from db.simulator import SeedReport
 
 
 @app.command("seed")
@@ -26,7 +29,12 @@ def seed_command(
     until: Annotated[
         datetime | None, typer.Option(help="End of the time series (UTC); default: now.")
     ] = None,
-    reset: Annotated[bool, typer.Option(help="Delete existing inventory rows first.")] = False,
+    reset: Annotated[
+        bool,
+        typer.Option(
+            help="Delete existing inventory rows first (and, on SQLite, give their space back)."
+        ),
+    ] = False,
 ) -> None:
     """Fill the inventory with the deterministic simulated network."""
     from agent.storage.engine import make_engine
@@ -41,21 +49,71 @@ def seed_command(
     if until is not None and until.tzinfo is None:  # typer parses without a zone: it is UTC
         until = until.replace(tzinfo=UTC)
 
-    async def run() -> object:
-        await upgrade(settings.resolved_database_url)
-        engine = make_engine(settings.resolved_database_url)
+    url = settings.resolved_database_url
+    sqlite_file = _sqlite_file(url)
+    before = sqlite_file.stat().st_size if sqlite_file and sqlite_file.exists() else None
+
+    async def run() -> SeedReport:
+        await upgrade(url)
+        engine = make_engine(url)
         try:
-            return await seed(
+            report = await seed(
                 engine, scale=scale, links=links, until=until, progress=True, reset=reset
             )
+            if reset and sqlite_file is not None:  # give the deleted rows' pages back
+                async with engine.connect() as connection:
+                    autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
+                    await autocommit.exec_driver_sql("VACUUM")
+            return report
         finally:
             await engine.dispose()
 
     try:
         report = asyncio.run(run())
     except SeedError as exc:
+        message = str(exc)
+        if "pass reset=True" in message:  # the Python API's words; the command's are --reset
+            message = message.replace(
+                "pass reset=True to replace it",
+                "run `netagent seed --reset` to replace it (the inventory is deleted first)",
+            )
+        raise fail(message) from None
+    except ValueError as exc:  # arguments seed() refuses (too few --links, ...)
         raise fail(str(exc)) from None
-    console.print(report)
+    for line in seed_summary(report):
+        console.print(line, highlight=False)
+    if sqlite_file is not None and sqlite_file.exists():
+        size = sqlite_file.stat().st_size
+        change = "" if before is None else f" (was {_megabytes(before)})"
+        console.print(f"database: {sqlite_file}, {_megabytes(size)}{change}", highlight=False)
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite URL (``sqlite+aiosqlite:///path``), None for another database."""
+    prefix, _, path = url.partition(":///")
+    return Path(path) if prefix.startswith("sqlite") and path and path != ":memory:" else None
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
+
+
+def seed_summary(report: SeedReport) -> list[str]:
+    """What ``seed`` wrote, for people: the network, then the telemetry, then the totals."""
+    counts = report.counts
+
+    def count(table: str) -> str:
+        return f"{counts.get(table, 0):,}"
+
+    return [
+        f"seeded the {report.scale} simulated network (seed {report.seed}, "
+        f"telemetry up to {report.until:%Y-%m-%d %H:%M} UTC):",
+        f"  {count('tenant')} tenants, {count('site')} sites, {count('device')} devices, "
+        f"{count('interface')} interfaces, {count('link')} links",
+        f"  {count('link_utilization_sample')} link utilization samples, "
+        f"{count('metric_sample')} metric samples",
+        f"  {report.total_rows:,} rows in {report.elapsed_s:.1f} s",
+    ]
 
 
 @app.command("new-skill")
@@ -129,16 +187,28 @@ def demo_command(
 
     settings = cli_settings()
     base_url = (url or settings.resolved_public_url).rstrip("/")
+    if url is None:
+        console.print(f"Looking for an agent at {base_url} ...", highlight=False)
     try:
         process = ensure_agent(settings, base_url)
     except RuntimeError as exc:
         raise fail(str(exc)) from None
+    if process is None:
+        console.print(f"Using the agent already running at {base_url}.", highlight=False)
+    else:
+        console.print(
+            f"Started an agent of its own for this walkthrough: netagent serve at {base_url} "
+            f"(pid {process.pid}, home {settings.home}, log {settings.home / 'serve.log'}); "
+            "it is stopped at the end.",
+            highlight=False,
+        )
     try:
         report = asyncio.run(run_demo(base_url, settings, console, pause=pause))
     finally:
         if process is not None:
             process.terminate()
             process.wait(timeout=30)
+            console.print(f"Stopped the agent it started (pid {process.pid}).", highlight=False)
     raise typer.Exit(code=0 if report.ok else 1)
 
 

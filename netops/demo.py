@@ -60,6 +60,7 @@ from agent.interfaces import (
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog
+from agent.units import bit_rate
 from netops.deployment import DEMO_CALLERS as SERVED_CALLERS
 
 Status = Literal["ok", "refused", "failed"]
@@ -130,12 +131,7 @@ def _short(digest: str | None) -> str:
 
 
 def _bps(value: Any) -> str:
-    if not isinstance(value, int | float):
-        return str(value)
-    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= size:
-            return f"{value / size:.1f}{unit}bit/s"
-    return f"{value}bit/s"
+    return bit_rate(value) if isinstance(value, int | float) else str(value)
 
 
 def _state(task: Task) -> str:
@@ -582,7 +578,7 @@ class _Walkthrough:
             await engine.dispose()
         rows.sort(key=lambda r: r["id"], reverse=True)
         table = Table(
-            title=f"principal audit ({len(rows)} rows, newest first)",
+            title=f"principal audit ({len(rows)} row{'' if len(rows) == 1 else 's'}, newest first)",
             box=box.SIMPLE_HEAD,
             pad_edge=False,
         )
@@ -591,6 +587,12 @@ class _Walkthrough:
         widths["decision"] = max(20, self.console.width - sum(widths.values()) - 20)
         for column in ("time", "principal", "skill", "task", "tool.op", "decision"):
             table.add_column(column, no_wrap=True, overflow="ellipsis", width=widths.get(column))
+        succeeded = {
+            r["task_id"]
+            for r in rows
+            if (r["tool"], r["operation"], r["decision"]) == ("agent", "invoke", "allow")
+        }
+        checks = [r for r in rows if _existence_check(r, succeeded)]
         for row in rows:
             table.add_row(
                 row["ts"].strftime("%H:%M:%S") if row["ts"] else "",
@@ -598,9 +600,16 @@ class _Walkthrough:
                 row["skill_id"] or "",
                 (row["task_id"] or "")[:8],
                 f"{row['tool']}.{row['operation']}",
-                f"{row['decision']}: {row['reason']}",
+                EXISTENCE_CHECK if row in checks else f"{row['decision']}: {row['reason']}",
             )
         self.print(table)
+        if checks:
+            self.line(
+                f"{EXISTENCE_CHECK}: a lookup that found nothing (the tool records it as deny: "
+                "not found in the caller's tenant); the skill went on to look elsewhere and its "
+                "task completed",
+                f"{len(checks)} such row(s)",
+            )
         actors = sorted({a for r in rows for a in r["actor_chain"] or []})
         self.line(
             "agent.invoke rows are the invocations; the others are tool calls made for the "
@@ -608,9 +617,26 @@ class _Walkthrough:
             ", ".join(actors) or "-",
         )
         self.line("the same view from the shell:", "netagent audit --task <id>")
-        denied = sum(r["decision"] == "deny" for r in rows)
+        denied = sum(r["decision"] == "deny" for r in rows) - len(checks)
         status: Status = "ok" if rows else "failed"
-        return status, f"{len(rows)} rows for {len(self.task_ids)} tasks ({denied} denied)"
+        looked = f", {len(checks)} existence check(s) that found nothing" if checks else ""
+        return status, f"{len(rows)} rows for {len(self.task_ids)} tasks ({denied} denied{looked})"
+
+
+EXISTENCE_CHECK = "checked: not there"
+"""How the walkthrough labels a tool's lookup that found nothing inside a task that completed."""
+NOT_FOUND = "not found"
+
+
+def _existence_check(row: dict[str, Any], succeeded: set[str | None]) -> bool:
+    """A tool row refused only because the looked-up id is absent, in a task that completed:
+    bookkeeping of a lookup, not a refusal of the caller."""
+    return (
+        row["tool"] != "agent"
+        and row["decision"] == "deny"
+        and str(row["reason"]).startswith(NOT_FOUND)
+        and row["task_id"] in succeeded
+    )
 
 
 def _binding_rows(card: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -833,6 +859,14 @@ def ensure_agent(settings: Settings, url: str) -> subprocess.Popen[bytes] | None
     """
     if _healthy(url):
         return None
+    from agent.cli import port_taken
+
+    busy = port_taken(settings.host, settings.port)
+    if busy:
+        raise RuntimeError(
+            f"no agent answers at {url}, and {settings.host}:{settings.port} is taken ({busy}): "
+            "stop what holds the port, or pass --url of a running agent"
+        )
     settings.home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **_settings_env(settings)}
     log_path = settings.home / "serve.log"
@@ -847,15 +881,24 @@ def ensure_agent(settings: Settings, url: str) -> subprocess.Popen[bytes] | None
         if _healthy(url):
             return process
         time.sleep(0.25)
-    if process.poll() is None:
+    exited = process.poll()
+    if exited is None:
         process.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=10)
-    tail = log_path.read_text(errors="replace").splitlines()[-15:]
-    raise RuntimeError(
-        f"netagent serve did not become healthy at {url} within {HEALTH_TIMEOUT_S:.0f} s; "
-        f"{log_path}:\n" + "\n".join(tail)
+    how = (
+        f"exited with code {exited}"
+        if exited is not None
+        else f"did not become healthy within {HEALTH_TIMEOUT_S:.0f} s"
     )
+    lines = log_path.read_text(errors="replace").splitlines()
+    tail = [line for line in lines if not _is_secret(line)][-15:]  # never the bearer tokens
+    raise RuntimeError(f"netagent serve at {url} {how}; {log_path} ends:\n" + "\n".join(tail))
+
+
+def _is_secret(line: str) -> bool:
+    """A line of serve's output that holds a bearer token (``export ALICE_TOKEN=eyJ...``)."""
+    return "_TOKEN=" in line or "eyJ" in line
 
 
 __all__ = ["DEMO_CALLERS", "DemoReport", "StepResult", "ensure_agent", "run_demo"]

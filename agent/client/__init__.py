@@ -13,12 +13,14 @@ from agent.client.compose import (
 )
 from agent.client.errors import (
     CompositionRefusedError,
+    CredentialRefusedError,
     GovernedClientError,
     InputInvalidError,
     InterfaceInvalidError,
     OutputInvalidError,
     RemoteTaskError,
     SkillNotAdvertisedError,
+    refusal_in,
 )
 from agent.client.governed import BINDINGS, ClientStats, GovernedClient, Invocation, Record
 
@@ -28,6 +30,7 @@ __all__ = [
     "ClientStats",
     "CompositionRefusedError",
     "CorrelationStore",
+    "CredentialRefusedError",
     "GovernedClient",
     "GovernedClientError",
     "InputInvalidError",
@@ -41,4 +44,5 @@ __all__ = [
     "VerifiedInterface",
     "chain",
     "composition_differences",
+    "refusal_in",
 ]

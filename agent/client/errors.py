@@ -75,3 +75,87 @@ class RemoteTaskError(ClientError):
         self.state = state
         self.error = error
         self.code = code
+
+
+class CredentialRefusedError(ClientError):
+    """The agent refused the caller's credential (HTTP 401 or 403; gRPC UNAUTHENTICATED or
+    PERMISSION_DENIED), with the reason it gave in its binding's error shape."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        reason: str = "",
+        metadata: dict[str, str] | None = None,
+        url: str = "",
+    ) -> None:
+        super().__init__(f"the agent refused the credential ({status}): {message}")
+        self.status = status
+        self.message = message
+        self.reason = reason
+        self.metadata = dict(metadata or {})
+        self.url = url
+
+
+REFUSED_STATUSES = (401, 403)
+_GRPC_STATUS = {"UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403}
+
+
+def refusal_from_body(status: int, body: Any, url: str = "") -> CredentialRefusedError:
+    """Read the agent's own reason from either error shape (docs/interop.md "Error shapes"):
+    ``{"error": {"message", "details": [ErrorInfo]}}`` (HTTP+JSON) or the JSON-RPC error,
+    ``{"error": {"message", "data": [ErrorInfo]}}``. A body of neither shape leaves the
+    status's own words."""
+    error = body.get("error") if isinstance(body, dict) else None
+    message = ""
+    info: dict[str, Any] = {}
+    if isinstance(error, dict):
+        message = str(error.get("message") or "")
+        for detail in [*_list(error.get("details")), *_list(error.get("data"))]:
+            if isinstance(detail, dict) and isinstance(detail.get("reason"), str):
+                info = detail
+                break
+    metadata = info.get("metadata")
+    return CredentialRefusedError(
+        status,
+        message or ("unauthorized" if status == 401 else "forbidden"),
+        reason=str(info.get("reason") or ""),
+        metadata={str(k): str(v) for k, v in metadata.items()}
+        if isinstance(metadata, dict)
+        else None,
+        url=url,
+    )
+
+
+def refusal_in(exc: BaseException) -> CredentialRefusedError | None:
+    """The credential refusal behind ``exc`` (an SDK error wraps the HTTP or gRPC one), if any."""
+    import grpc
+    import httpx
+
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, CredentialRefusedError):
+            return seen
+        if isinstance(seen, httpx.HTTPStatusError):
+            response = seen.response
+            if response.status_code not in REFUSED_STATUSES:
+                return None
+            try:
+                body: Any = response.json()
+            except (httpx.ResponseNotRead, ValueError):
+                body = None
+            return refusal_from_body(response.status_code, body, str(seen.request.url))
+        if isinstance(seen, grpc.aio.AioRpcError):
+            status = _GRPC_STATUS.get(seen.code().name)
+            if status is None:
+                return None
+            return CredentialRefusedError(status, seen.details() or seen.code().name.lower())
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -33,11 +33,13 @@ from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 
 from agent.client.cache import InterfaceCache, VerifiedInterface
 from agent.client.errors import (
+    REFUSED_STATUSES,
     InputInvalidError,
     InterfaceInvalidError,
     OutputInvalidError,
     RemoteTaskError,
     SkillNotAdvertisedError,
+    refusal_from_body,
 )
 from agent.interfaces import (
     DESCRIBE_SKILL_ID,
@@ -163,6 +165,9 @@ class GovernedClient:
         self.stats.card_fetches += 1
         try:
             response = await self._http.get(self.card_url, headers=self._auth)
+            if response.status_code in REFUSED_STATUSES:  # the agent says why: pass that on
+                status = response.status_code
+                raise refusal_from_body(status, _json_or_none(response), self.card_url)
             response.raise_for_status()
             card = ParseDict(response.json(), AgentCard(), ignore_unknown_fields=True)
         except (httpx.HTTPError, ValueError, ParseError) as exc:
@@ -201,6 +206,20 @@ class GovernedClient:
         if skill_id not in listed or skill_id not in advertised.bindings:
             raise SkillNotAdvertisedError(f"the card does not advertise {skill_id!r}")
         return advertised.bindings[skill_id]
+
+    async def why_not(self, skill_id: str) -> str | None:
+        """The agent's own words on a skill its card does not advertise (removed, and what
+        replaces it), or None. One request naming only the skill, with no ``skill_version``
+        or ``interface_digest`` (an invocation needs both) and no arguments: nothing runs."""
+        try:
+            advertised = await self.fetch_card()
+            task = await self._send(advertised.card, {"skill": skill_id, "arguments": {}})
+        except Exception:  # an explanation is a courtesy: its failure changes nothing
+            return None
+        if TaskState.Name(task.status.state) == "TASK_STATE_COMPLETED":
+            return None
+        message = _error_object(task).get("message")
+        return message if isinstance(message, str) and message else None
 
     # -- steps 3 to 6 -----------------------------------------------------------------------
 
@@ -408,6 +427,13 @@ def _message(data: dict[str, Any]) -> Message:
         parts=[new_data_part(data, media_type=JSON)],
         extensions=[EXTENSION_URI],
     )
+
+
+def _json_or_none(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
 
 
 def _single_data(artifact: Any) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from jsonschema.protocols import Validator
 
+from agent.client.errors import CredentialRefusedError, refusal_in
 from agent.client.governed import sdk_config
 from agent.interfaces import (
     DESCRIBE_SKILL_ID,
@@ -126,6 +127,8 @@ class Report:
     authenticated: bool
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    refusal: CredentialRefusedError | None = None
+    """The agent's own reason when it refused the credential (401/403) at the card."""
 
     @property
     def ok(self) -> bool:
@@ -270,7 +273,10 @@ class _Checker:
             response.raise_for_status()
             card = ParseDict(response.json(), AgentCard(), ignore_unknown_fields=True)
         except httpx.HTTPError as exc:
-            self._add(AGENT, CARD, FAIL, f"GET {url}: {_short(exc)}")
+            refusal = refusal_in(exc)
+            self.report.refusal = refusal
+            why = _short(exc) if refusal is None else f"{refusal}"
+            self._add(AGENT, CARD, FAIL, f"GET {url}: {why}")
             return False
         except Exception as exc:  # JSON or ProtoJSON errors: not a card
             self._add(AGENT, CARD, FAIL, f"GET {url}: not an A2A agent card ({_short(exc)})")

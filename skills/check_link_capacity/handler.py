@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from agent.sdk import ErrorCode, SkillContext, SkillError, rfc3339
+from agent.sdk import ErrorCode, SkillContext, SkillError, bit_rate, rfc3339
 from skills.check_link_capacity.extract import extract as extract
 
 RECORD_KIND = "link-utilization-sample"
@@ -138,12 +138,10 @@ async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]
     ]
     available = min(s["available_bps_min"] for s in stats)
     fits = None if requested is None else requested <= available
-    verdict = (
-        f"{available} bit/s available at worst in the window"
-        if fits is None
-        else f"{requested} bit/s {'fits' if fits else 'does not fit'}: "
-        f"{available} bit/s available at worst in the window"
-    )
+    # For people, in the unit they use; the numbers of the result stay in bit/s.
+    verdict = f"{bit_rate(available)} available at worst in the window"
+    if requested is not None:
+        verdict = f"{bit_rate(requested)} {'fits' if fits else 'does not fit'}: {verdict}"
     return {
         **result,
         "directions": stats,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from agent.sdk import ErrorCode, SkillContext, SkillError, rfc3339
+from agent.sdk import ErrorCode, SkillContext, SkillError, bit_rate, rfc3339
 from skills.plan_link_upgrade.extract import extract as extract
 
 RECORD_KIND = "utilization-peak"
@@ -81,13 +81,13 @@ def _decide(
     if not hot and not short:
         reason = f"peak utilization {peak:.0%} over the last {period} is not above {above:.0%}"
         if requested is not None:
-            reason += f", and the requested {requested} bit/s fits"
+            reason += f", and the requested {bit_rate(requested)} fits"
         return NO_CHANGE, capacity, reason
     because = []
     if hot:
         because.append(f"peak utilization {peak:.0%} over the last {period} is above {above:.0%}")
     if short:
-        wanted = "bandwidth" if requested is None else f"{requested} bit/s"
+        wanted = "bandwidth" if requested is None else bit_rate(requested)
         because.append(f"the requested {wanted} does not fit")
     target = recommended_capacity(capacity, peak, int(requested or 0))
     return UPGRADE, target, "; ".join(because)
@@ -138,14 +138,10 @@ async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]
     }
 
 
-def _gbits(bps: int) -> str:
-    return f"{bps / 1_000_000_000:g} Gbit/s"
-
-
 def summarize(output: dict[str, Any]) -> str:
     """One line: ``acme-lnk-00002: upgrade to 200 Gbit/s (peak 94%)`` or ``...: no change``."""
     peak = f"(peak {float(output['peak_utilization_ratio']):.0%})"
     if output["recommendation"] == UPGRADE:
-        target = _gbits(int(output["recommended_capacity_bps"]))
+        target = bit_rate(int(output["recommended_capacity_bps"]))
         return f"{output['link_id']}: upgrade to {target} {peak}"
     return f"{output['link_id']}: no change {peak}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,8 @@ import pytest
 
 from agent.interfaces import canonical_json, digest_of, schema_reference
 from agent.registry.loader import Registry, load_registry
+from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
+from agent.settings import Settings
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import RunningAgent, free_port, start_agent
 
@@ -172,7 +175,104 @@ def test_a_bad_token_is_a_remote_refusal(agent, home) -> None:
     )
     error = error_json(run, 1)
     assert error["where"] == "remote"
-    assert "401" in error["message"]
+    assert (error["code"], error["status"], error["reason"]) == (
+        "credential_refused",
+        401,
+        "UNAUTHENTICATED",
+    )
+    assert error["message"] == "token is malformed"  # the agent's own words
+    assert error["mint"] == "netagent token --subject NAME --tenant TENANT --scope SCOPE"
+
+
+def _foreign_token(agent: RunningAgent, tmp_path: Path) -> str:
+    """A token minted in another folder: another signing key, which the agent does not know."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    key = load_or_create_signing_key(other)
+    return issue_token(
+        key, agent.settings, subject="alice", tenant="acme", scopes=["inventory.read"]
+    )
+
+
+REASONS = {"expired": "token has expired", "foreign": "token signature or claims are invalid"}
+
+
+@pytest.mark.parametrize(
+    ("command", "kind", "binding"),
+    [
+        ("describe", "expired", "JSONRPC"),
+        ("describe", "foreign", "HTTP+JSON"),
+        ("invoke", "foreign", "JSONRPC"),
+        ("invoke", "expired", "HTTP+JSON"),
+        ("chain", "expired", "JSONRPC"),
+        ("check", "foreign", "HTTP+JSON"),
+    ],
+)
+def test_a_refused_token_shows_the_agent_reason_and_how_to_mint_one(
+    agent, home, tmp_path, command, kind, binding
+) -> None:
+    """An expired token, or one minted with another folder's key: every command that calls
+    the agent says what the agent said, and prints the command that mints one it accepts."""
+    reason = REASONS[kind]
+    bearer = agent.token("alice", ttl=-60) if kind == "expired" else _foreign_token(agent, tmp_path)
+    args = {
+        "describe": ["describe", agent.base_url, "lookup_inventory"],
+        "invoke": ["invoke", agent.base_url, "lookup_inventory", "--args", '{"kind": "sites"}'],
+        "chain": [
+            "chain",
+            agent.base_url,
+            "--from",
+            "check_link_capacity",
+            "--args",
+            json.dumps(HOT_LINK),
+            "--to",
+            "plan_link_upgrade",
+        ],
+        "check": ["check", agent.base_url],
+    }[command]
+    run = netagent(home, *args, "--token", bearer, "--binding", binding)
+    assert run.returncode == 1, run.stdout + run.stderr
+    shown = run.stderr if command != "check" else run.stdout
+    assert f"the agent refused the token (HTTP 401 UNAUTHENTICATED): {reason}" in shown
+    assert "401 Unauthorized" not in shown  # not httpx's words: the agent's
+    scopes = (
+        "--scope inventory.read --scope assurance.read --scope capacity.read"
+        if kind == "expired"
+        else "--scope inventory.read"
+    )
+    assert f"  netagent token --subject alice --tenant acme {scopes}\n" in shown
+
+
+# -- token ------------------------------------------------------------------------------------
+
+MINT = ["token", "--subject", "alice", "--tenant", "acme", "--scope", "inventory.read"]
+
+
+def test_token_without_a_signing_key_says_so_and_creates_none(home) -> None:
+    run = netagent(home, *MINT)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stdout == ""
+    assert f"error: no signing key in {home} (NETAGENT_HOME)" in run.stderr
+    assert "--create-key" in run.stderr
+    assert not (home / "signing-key.pem").exists()
+    credential = netagent(home, "token", "--agent-credential", "--subject", "agent:peer")
+    assert credential.returncode == 2 and "no signing key" in credential.stderr
+
+
+def test_token_create_key_makes_one_and_later_tokens_use_it(home) -> None:
+    created = netagent(home, *MINT, "--create-key")
+    assert created.returncode == 0, created.stderr
+    key = load_or_create_signing_key(home)  # the file exists now: this only reads it
+    settings = Settings(home=home)
+    assert TokenVerifier(settings, key).verify(created.stdout.strip()).subject == "alice"
+    again = netagent(home, *MINT)
+    assert again.returncode == 0, again.stderr
+    assert TokenVerifier(settings, key).verify(again.stdout.strip()).tenant == "acme"
+
+
+def test_token_help_marks_the_tenant_required_for_a_caller(home) -> None:
+    run = netagent(home, "token", "--help")
+    assert "Required for a caller's token" in " ".join(run.stdout.split())
 
 
 # -- invoke -----------------------------------------------------------------------------------
@@ -233,7 +333,40 @@ def test_invoke_stream_json_prints_each_record_then_the_result(agent, home, bind
     assert result["output"]["supporting_record_refs"] == [record["artifact_id"]]
 
 
-def test_invoke_prints_checks_output_and_records(agent, home) -> None:
+def test_invoke_prints_the_result_first_and_counts_the_records(agent, home) -> None:
+    """The default text: the result (rates in Gbit/s), one line of record counts, the checks."""
+    run = netagent(
+        home,
+        "invoke",
+        agent.base_url,
+        "check_link_capacity",
+        "--args",
+        json.dumps({"link_id": "acme-lnk-00002", "requested_bps": 20_000_000_000}),
+        "--token",
+        agent.token("alice"),
+        "--stream",
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "record arrived:" not in out  # no line per record
+    assert "streaming: first record arrived (link-utilization-sample)" in out
+    lines = out.splitlines()
+    verdict = next(i for i, line in enumerate(lines) if "verdict:" in line)
+    assert verdict < next(i for i, line in enumerate(lines) if "arguments valid" in line)
+    assert verdict < next(i for i, line in enumerate(lines) if "link_id:" in line)
+    assert "verdict: 20 Gbit/s does not fit: 6 Gbit/s available at worst in the window" in out
+    assert "capacity_bps: 100 Gbit/s" in out
+    assert "20000000000" not in out and " bit/s available" not in out
+    (counted,) = [line for line in lines if line.startswith("supporting records")]
+    assert re.fullmatch(
+        r"supporting records, each schema-valid: \d+ link-utilization-sample "
+        r"\(--records or --json for each one\)",
+        counted,
+    )
+    assert len(lines) < 60, out
+
+
+def test_invoke_records_prints_each_record(agent, home) -> None:
     run = netagent(
         home,
         "invoke",
@@ -244,6 +377,7 @@ def test_invoke_prints_checks_output_and_records(agent, home) -> None:
         "--token",
         agent.token("alice"),
         "--stream",
+        "--records",
     )
     assert run.returncode == 0, run.stderr
     assert "record arrived: link-utilization-sample" in run.stdout
@@ -251,8 +385,9 @@ def test_invoke_prints_checks_output_and_records(agent, home) -> None:
         "arguments valid against input_schema",
         "COMPLETED",
         "urn:netops-agent:schema:check-link-capacity:output",
-        '"link_id": "acme-lnk-00001"',
-        "supporting records",
+        "link_id: acme-lnk-00001",
+        "supporting records (",
+        "check-link-capacity:link-utilization-sample",
     ):
         assert expected in run.stdout, expected
 
@@ -465,3 +600,71 @@ def test_a_composition_refusal_names_the_fields_and_exits_3(agent, home, binding
     assert "schema_uri: 'urn:netops-agent:schema:evaluate-resource-condition:output'" in run.stderr
     assert "digest: 'sha256:" in run.stderr
     assert netagent(home, "chain", "list", "--json").stdout == ""  # nothing was invoked
+
+
+# -- audit, card ------------------------------------------------------------------------------
+
+
+def test_the_audit_table_fits_80_columns_and_counts_in_words(agent, home) -> None:
+    invoked = ok_json(
+        netagent(
+            home,
+            "invoke",
+            agent.base_url,
+            "check_link_capacity",
+            "--args",
+            json.dumps(HOT_LINK),
+            "--token",
+            agent.token("alice"),
+            "--json",
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    env |= {"NETAGENT_HOME": str(home), "COLUMNS": "80"}
+    url = agent.settings.resolved_database_url
+
+    def audit(*args: str) -> str:
+        run = subprocess.run(
+            [str(NETAGENT), "audit", "--database-url", url, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    table = audit("--task", invoked["task_id"])
+    assert all(len(line) <= 80 for line in table.splitlines()), table
+    for whole in ("check_link_capacity", "agent:netops-agent", "utilization_samples", "alice@acme"):
+        assert whole in table, whole  # no id is cut in the middle
+    assert invoked["task_id"][:8] in table
+    assert "1 row, newest first" in audit("--limit", "1")
+
+
+def test_card_public_url_has_help(home) -> None:
+    run = netagent(home, "card", "--help")
+    assert "Base URL the card advertises" in " ".join(run.stdout.split())
+
+
+@pytest.mark.parametrize("command", ["invoke", "describe"])
+def test_a_removed_skill_shows_the_agent_answer_naming_its_replacement(
+    agent, home, command
+) -> None:
+    args = ["--args", "{}"] if command == "invoke" else []
+    run = netagent(
+        home,
+        command,
+        agent.base_url,
+        "port_report",
+        *args,
+        "--token",
+        agent.token("alice"),
+        "--json",
+    )
+    error = error_json(run, 3)
+    assert error["code"] == "skill_not_advertised"
+    said = "the agent says: skill 'port_report' was removed; use 'lookup_inventory'"
+    assert error["details"] == [said]
+    assert said in run.stderr

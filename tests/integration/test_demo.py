@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import os
+import re
+import socket
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +22,7 @@ from netops.demo import STEPS, DemoReport, ensure_agent, run_demo
 from tests.conftest import RunningAgent, free_port, start_agent
 
 STEP_NAMES = [name for name, *_ in STEPS]
+NETAGENT = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "netagent"
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +78,41 @@ async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None
     # 9: the audit table of these tasks
     assert "principal audit (" in text and "agent.invoke" in text
     assert "deny: authorization_failed" in text
+    # the lookups that found nothing inside completed tasks are labelled, and not denials
+    audit = report.steps[-1]
+    checks = text.count("checked: not there") - 1  # the rows, and the line explaining them
+    assert checks >= 1, text
+    assert f"{checks} existence check(s) that found nothing" in audit.summary
+    denied = int(re.search(r"\((\d+) denied", audit.summary).group(1))  # type: ignore[union-attr]
+    assert denied == text.count("deny: ") - 1, text  # the explaining line names it once
+
+
+async def test_usage_labels_the_clarification_turns(demo_agent: RunningAgent) -> None:
+    report, _ = await walk(demo_agent)  # step 7 asks which skill: a turn with no skill yet
+    assert report.status("text_routing") == "ok"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    env |= {
+        "NETAGENT_HOME": str(demo_agent.settings.home),
+        "NETAGENT_DATABASE_URL": demo_agent.settings.resolved_database_url,
+        "COLUMNS": "160",
+    }
+    run = await asyncio.to_thread(
+        subprocess.run,
+        [str(NETAGENT), "usage"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = [line for line in run.stdout.splitlines() if "│" in line]
+    (row,) = [line for line in rows if "(no skill chosen)" in line]
+    assert "clarification" in row
+    assert "(none)" not in run.stdout and "unknown" not in run.stdout
+    assert "(no skill chosen): plain-text turns the agent answered by asking" in " ".join(
+        run.stdout.split()
+    )
 
 
 async def test_a_refused_composition_is_shown_not_raised(
@@ -114,6 +156,48 @@ def test_ensure_agent_starts_netagent_serve_when_nothing_answers(tmp_path) -> No
         assert httpx.get(f"{url}/healthz", timeout=5).json()["status"] == "ok"
         assert ensure_agent(settings, url) is None  # now one answers
         assert (settings.home / "signing-key.pem").exists()
+        served = (settings.home / "serve.log").read_text()
+        words = " ".join(served.split())  # a console narrower than the line wraps it
+        assert f"Console: {url}/console/ (sign in with one of the tokens above)" in words
+        assert served.index("_TOKEN=") < served.index("Console:")
     finally:
         process.terminate()
         process.wait(timeout=15)
+
+
+def _held_port() -> socket.socket:
+    """A port something else listens on (not an agent: it never answers)."""
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    return holder
+
+
+def test_ensure_agent_on_a_busy_port_says_so_and_shows_no_token(tmp_path) -> None:
+    with _held_port() as holder:
+        port = holder.getsockname()[1]
+        settings = Settings(home=tmp_path / "home", port=port, seed_on_start=False)
+        with pytest.raises(RuntimeError, match=f"127.0.0.1:{port} is taken") as raised:
+            ensure_agent(settings, settings.resolved_public_url)
+    assert "TOKEN" not in str(raised.value)
+    assert not (settings.home / "serve.log").exists()  # nothing was started
+
+
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_serve_and_demo_on_a_busy_port_fail_before_printing_tokens(tmp_path, command) -> None:
+    with _held_port() as holder:
+        port = holder.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+        env |= {"NETAGENT_HOME": str(tmp_path / "home"), "NETAGENT_PORT": str(port)}
+        run = subprocess.run(
+            [str(NETAGENT), command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"127.0.0.1:{port}" in run.stderr and "Traceback" not in run.stderr
+    assert "TOKEN" not in run.stdout + run.stderr
+    assert "eyJ" not in run.stdout + run.stderr

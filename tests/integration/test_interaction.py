@@ -44,7 +44,7 @@ ARGUMENTS = {
         "window_end": "2026-11-29T12:00:00Z",
         "available_bps": 50_000_000_000,
         "fits": None,
-        "verdict": "50000000000 bit/s available at worst in the window",
+        "verdict": "50 Gbit/s available at worst in the window",
         "directions": [],
         "supporting_record_refs": [],
     },

@@ -115,7 +115,7 @@ def _ok(run: subprocess.CompletedProcess[str]) -> str:
 
 
 def _token(copy: RepoCopy, subject: str, *scopes: str) -> str:
-    args = ["token", "--subject", subject, "--tenant", "acme"]
+    args = ["token", "--subject", subject, "--tenant", "acme", "--create-key"]
     for scope in scopes:
         args += ["--scope", scope]
     return _ok(copy.netagent(*args)).strip()

@@ -136,7 +136,7 @@ def test_every_blank_variable_means_its_default() -> None:
 
 
 def test_a_flag_that_is_no_word_stops_the_command_in_one_line(tmp_path: Path) -> None:
-    command = ["token", "--subject", "alice", "--tenant", "acme"]
+    command = ["token", "--subject", "alice", "--tenant", "acme", "--create-key"]
     expected = f"error: settings: NETAGENT_SEED must be one of {WORDS}"
     assert netagent(tmp_path, command, {"NETAGENT_SEED": "maybe"}) == (2, expected)
     assert netagent(tmp_path, command, {"NETAGENT_SEED": "Off"})[0] == 0

@@ -34,6 +34,7 @@ the module that defines it and any second base in parentheses:
     - CredentialRefusedError                     agent.client.errors
   + InventoryError (ValueError)                  db.inventory
   + _ExceededError                               agent.edge.limits
+  + _FallbackError                               agent.edge.proto_parse
   + _UntrainedError                              agent.routing.router
   + _FalseSchemaError (ValidationError)          agent.interfaces.validation
   + _UnsupportedError                            agent.interfaces.fast_check

@@ -17,7 +17,7 @@ from a2a.types import (
 
 from agent.security.principal import Principal
 from tests.unit.server.harness import Agent, data_message, text_message
-from tests.unit.server.test_request_handler import parked
+from tests.unit.server.test_request_handler import parked, question
 
 STREAM_SECONDS = 10.0
 
@@ -62,7 +62,9 @@ async def test_a_subscription_to_a_parked_task_follows_its_answers_until_it_comp
     await asyncio.sleep(0.05)
     assert not subscription.reader.done(), "the stream closed at a task waiting for input"
 
-    picked = await agent.send(text_message("2", task_id=asked.id), vic)  # asks for arguments
+    offered = [c["skill_id"] for c in question(asked)["candidates"]]
+    number = str(offered.index("lookup_inventory") + 1)  # the router offers the close ones
+    picked = await agent.send(text_message(number, task_id=asked.id), vic)  # asks for arguments
     assert TaskState.Name(picked.status.state) == "TASK_STATE_INPUT_REQUIRED"
     await asyncio.sleep(0.05)
     assert not subscription.reader.done(), "the stream closed at a task waiting for input"

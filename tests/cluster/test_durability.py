@@ -51,9 +51,7 @@ SWEEP_SECONDS = 3 * HEARTBEAT_SECONDS + 2.0
 restarted replica holds its own, its sweep ends the dead one's tasks within a heartbeat or
 two: no task may be running this long after the later of the two."""
 POLL_SECONDS = 0.25
-PROBE_SECONDS = 6.0
-"""Long enough that the probe found WORKING is still running when the kill lands, however
-late under load (at 1.5 s a loaded CI machine now and then saw it finish first)."""
+PROBE_SECONDS = 1.5
 STILL_RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
 

@@ -159,6 +159,26 @@ def _routing(task: Task) -> dict[str, Any]:
     return routing if isinstance(routing, dict) else {}
 
 
+def _routing_line(routing: dict[str, Any]) -> str:
+    """metadata.routing in a fixed order and short enough for one line.
+
+    A protobuf Struct keeps no key order, so printing the dict would shuffle (and wrap) it
+    from run to run; the full object is in the task's metadata for whoever wants it.
+    """
+    parts = [f"layer={routing.get('layer', '?')}"]
+    if routing.get("skill_id"):
+        parts.append(f"skill_id={routing['skill_id']}")
+    if routing.get("candidates"):
+        parts.append("candidates=" + ",".join(map(str, routing["candidates"])))
+    scores = [s for s in routing.get("scores", []) if isinstance(s, dict)][:2]
+    if scores:
+        parts.append(
+            "top scores: "
+            + ", ".join(f"{s.get('skill_id')} {float(s.get('score', 0)):.2f}" for s in scores)
+        )
+    return "; ".join(parts)
+
+
 def _compact(value: Any, limit: int = 110) -> str:
     text = str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -443,7 +463,7 @@ class _Walkthrough:
                 clear = await _send_text(client, CLEAR_TEXT)
                 self.remember(clear.id)
                 self.line("  state:", _state(clear))
-                self.line("  metadata.routing:", _routing(clear))
+                self.line("  metadata.routing:", _routing_line(_routing(clear)))
                 routed = _routing(clear).get("skill_id", "")
                 self.line("  result:", _artifact_data(clear, routed) or _status_parts(clear)[0])
 
@@ -452,7 +472,7 @@ class _Walkthrough:
                 self.remember(first.id)
                 texts, datas = _status_parts(first)
                 self.line("  state:", _state(first))
-                self.line("  metadata.routing:", _routing(first))
+                self.line("  metadata.routing:", _routing_line(_routing(first)))
                 question = "\n".join(texts).splitlines() or [""]
                 self.line("  the agent asks:", question[0])
                 if len(question) > 1:
@@ -466,7 +486,7 @@ class _Walkthrough:
                 reply = await _send_text(client, CLARIFICATION_ANSWER, task_id=first.id)
                 self.line("  task:", f"{reply.id} (same task: {reply.id == first.id})")
                 self.line("  state:", _state(reply))
-                self.line("  metadata.routing:", _routing(reply))
+                self.line("  metadata.routing:", _routing_line(_routing(reply)))
                 result = _artifact_data(reply, CLARIFICATION_ANSWER) or {}
                 self.line(
                     "  result:",
@@ -481,7 +501,8 @@ class _Walkthrough:
         )
         return ("ok" if ok else "failed"), (
             f"{CLEAR_TEXT!r} -> {routed or '?'} {_state(clear)}; {AMBIGUOUS_TEXT!r} -> "
-            f"{_state(first)} ({len(candidates)} candidates) -> {_state(reply)}"
+            f"{_state(first)} ({len(candidates)} candidate{'' if len(candidates) == 1 else 's'})"
+            f" -> {_state(reply)}"
         )
 
     # -- step 8 -----------------------------------------------------------------------------

@@ -52,6 +52,9 @@ restarted replica holds its own, its sweep ends the dead one's tasks within a he
 two: no task may be running this long after the later of the two."""
 POLL_SECONDS = 0.25
 PROBE_SECONDS = 1.5
+FRESH_SECONDS = 0.5
+"""A probe chosen for the kill was acknowledged, not yet running, at most this long before
+it was seen running: most of it is left when the kill comes."""
 STILL_RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
 
@@ -60,11 +63,13 @@ class Ledger:
     """What clients were told: task id -> the state they saw when it was acknowledged."""
 
     seen: dict[str, int] = field(default_factory=dict)
+    at: dict[str, float] = field(default_factory=dict)  # when the client got the answer
     cut_off: int = 0
     enough: asyncio.Event = field(default_factory=asyncio.Event)
 
     def acknowledge(self, task: Task) -> None:
         self.seen[task.id] = task.status.state
+        self.at[task.id] = time.monotonic()
         if len(self.seen) >= ACKNOWLEDGED_BEFORE_KILL:
             self.enough.set()
 
@@ -75,17 +80,29 @@ class Ledger:
 
 
 async def working_probe(replica: Replica, token: str, ledger: Ledger) -> str:
-    """Once enough was acknowledged: a probe the replica is running now (WORKING, not merely
-    accepted: the skill admits one probe per caller at a time, and refuses the others after
-    acknowledging them SUBMITTED), so that the kill is sure to interrupt one."""
+    """Once enough was acknowledged: a probe the replica started running moments ago.
+
+    WORKING, not merely accepted (the skill admits one probe per caller at a time and refuses
+    the others after acknowledging them SUBMITTED), and acknowledged not yet running less
+    than ``FRESH_SECONDS`` before: a probe found WORKING later may be about to finish, and a
+    kill after its end would interrupt nothing of it.
+    """
     await ledger.enough.wait()
+    passed: set[str] = set()  # too old by the time it was seen working, or ended
     async with make_client(replica.base_url, token, "JSONRPC") as client:
         while True:
             for task_id in ledger.running(last=4):
+                if task_id in passed:
+                    continue
                 task = await client.get_task(GetTaskRequest(id=task_id), context=call_context())
-                if task.status.state == TaskState.TASK_STATE_WORKING:
-                    return task_id
-            await asyncio.sleep(0.05)
+                state = task.status.state
+                if state == TaskState.TASK_STATE_WORKING:
+                    if time.monotonic() - ledger.at[task_id] < FRESH_SECONDS:
+                        return task_id
+                    passed.add(task_id)
+                elif state not in STILL_RUNNING:
+                    passed.add(task_id)
+            await asyncio.sleep(0.02)
 
 
 Request = tuple[dict[str, Any] | str, bool]

@@ -17,6 +17,7 @@ from google.protobuf import json_format
 from agent.edge.json_numbers import integral_numbers
 from agent.edge.proto_json import message_to_wire_dict
 from agent.edge.proto_parse import parse_dict
+from agent.edge.sse import create_event_stream_response
 
 __all__ = [
     "card_etag",
@@ -24,6 +25,7 @@ __all__ = [
     "parse_requests_fast",
     "serialize_integral_numbers",
     "serializes_integral_numbers",
+    "stream_events_lean",
 ]
 
 
@@ -83,3 +85,24 @@ def serializes_integral_numbers() -> bool:
         getattr(module, "MessageToDict", None) is _message_to_dict
         for module in _SERIALIZING_MODULES
     )
+
+
+# -- the SSE response of both HTTP bindings ----------------------------------------------------
+# Both adapters build their streaming answer with routes.common.create_event_source_response,
+# imported by name into each module; each name is bound here to agent/edge/sse.py's.
+_STREAMING_MODULES = (jsonrpc_dispatcher, rest_dispatcher)
+
+
+def stream_events_lean() -> None:
+    """Make the SDK's HTTP bindings stream with ``agent.edge.sse`` (one helper task per
+    stream instead of sse-starlette's five; idempotent). Raises if a module no longer builds
+    its SSE answer with the SDK's ``create_event_source_response``."""
+    for module in _STREAMING_MODULES:
+        current = getattr(module, "create_event_source_response", None)
+        if current is not routes_common.create_event_source_response and (
+            current is not create_event_stream_response
+        ):
+            raise RuntimeError(
+                f"{module.__name__} no longer streams with create_event_source_response"
+            )
+        module.create_event_source_response = create_event_stream_response  # type: ignore[attr-defined]

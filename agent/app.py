@@ -34,7 +34,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from agent._sdk import parse_requests_fast, serialize_integral_numbers
+from agent._sdk import parse_requests_fast, serialize_integral_numbers, stream_events_lean
 from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import CONSOLE_API_PREFIX, mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
@@ -281,6 +281,7 @@ def create_app(
     """
     serialize_integral_numbers()  # before any card or answer is rendered
     parse_requests_fast()
+    stream_events_lean()
     runtime = build_runtime(settings, deployment, registry, extra_extensions)
     verifier = TokenVerifier(settings, runtime.signing_key)
     audiences = deployment.audiences

@@ -575,7 +575,9 @@ class GovernedRequestHandler(RequestHandler):
             return run.reply
         if run.task is None:
             raise InternalError(message="the invocation ended without a task")
-        return apply_history_length(copy_task(run.task), params.configuration)
+        # A settled run's task changes no more (its run is over and forgotten): no copy.
+        task = run.task if run.done.is_set() else copy_task(run.task)
+        return apply_history_length(task, params.configuration)
 
     async def _reread(self, task_id: str, context: ServerCallContext) -> Task:
         """A follow-up under its task's lock: the task as it is now, still open."""

@@ -51,7 +51,7 @@ _SERIALIZING_MODULES = (rest_dispatcher, jsonrpc_dispatcher, routes_common)
 def _message_to_dict(message: Any, *args: Any, **kwargs: Any) -> Any:
     defaults = set(kwargs) <= {"preserving_proto_field_name"}
     if not args and defaults and not kwargs.get("preserving_proto_field_name"):
-        return message_to_wire_dict(message)  # the default options: one faster walk
+        return message_to_wire_dict(message, shared=True)  # default options: one faster walk
     return integral_numbers(json_format.MessageToDict(message, *args, **kwargs))
 
 

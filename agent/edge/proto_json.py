@@ -36,20 +36,39 @@ _INT64 = {
     FieldDescriptor.CPPTYPE_UINT64,
 }
 _INTEGRAL = contextvars.ContextVar("integral_numbers", default=False)
+_SHARED = contextvars.ContextVar("shared_structs", default=False)
 _MESSAGES: dict[str, Convert] = {}
 
+SHARED_MIN_BYTES = 1024
+SHARED_MAX_BYTES = 64 * 1024
+SHARED_ENTRIES = 64
+"""Large Structs printed for output only are kept, by their serialized bytes, in at most this
+many entries of at most SHARED_MAX_BYTES each (4 MiB at worst, whatever callers send)."""
+_PRINTED: dict[tuple[bool, bytes], Any] = {}
 
-def message_to_dict(message: Message) -> Any:
-    """``json_format.MessageToDict(message)``, computed faster."""
-    return _convert(message)
+
+def message_to_dict(message: Message, *, shared: bool = False) -> Any:
+    """``json_format.MessageToDict(message)``, computed faster.
+
+    ``shared``: the caller only serializes the result and never changes it, so a large
+    Struct seen before (the fixed describe_skill document, in every answer and stored row)
+    comes from a cache, its parts shared between results, instead of being walked again.
+    """
+    if not shared:
+        return _convert(message)
+    token = _SHARED.set(True)
+    try:
+        return _convert(message)
+    finally:
+        _SHARED.reset(token)
 
 
-def message_to_wire_dict(message: Message) -> Any:
+def message_to_wire_dict(message: Message, *, shared: bool = False) -> Any:
     """``message_to_dict`` with integral numbers as integers, in the same walk
     (agent/edge/json_numbers.py says why)."""
     token = _INTEGRAL.set(True)
     try:
-        return _convert(message)
+        return message_to_dict(message, shared=shared)
     finally:
         _INTEGRAL.reset(token)
 
@@ -154,6 +173,23 @@ def _value(value: Any) -> Any:
 
 
 def _struct(struct: Any) -> Any:
+    if _SHARED.get() and SHARED_MIN_BYTES <= struct.ByteSize() <= SHARED_MAX_BYTES:
+        key = (_INTEGRAL.get(), struct.SerializeToString(deterministic=True))
+        printed = _PRINTED.get(key)
+        if printed is None:
+            token = _SHARED.set(False)  # its inner Structs: walked, not looked up
+            try:
+                printed = _walk_struct(struct)
+            finally:
+                _SHARED.reset(token)
+            if len(_PRINTED) >= SHARED_ENTRIES:
+                _PRINTED.clear()  # threads share it: whole-dict operations only
+            _PRINTED[key] = printed
+        return printed
+    return _walk_struct(struct)
+
+
+def _walk_struct(struct: Any) -> Any:
     fields = struct.fields
     return {key: _value(fields[key]) for key in fields}
 

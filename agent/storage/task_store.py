@@ -64,9 +64,9 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
 
         The values of the SDK's ``_to_orm``, computed without building an ORM instance and
         with ``proto_json.message_to_dict`` (its output is ``MessageToDict``'s, property-
-        tested), so the row is the SDK's byte for byte at a fraction of the cost: the writer
-        thread holds the GIL for less. A store given its own ``core_to_model_conversion``
-        keeps it.
+        tested; shared: the values are only serialized), so the row is the SDK's byte for
+        byte at a fraction of the cost: the writer thread holds the GIL for less. A store
+        given its own ``core_to_model_conversion`` keeps it.
         """
         if self.core_to_model_conversion is not None or not self._own_row:
             model = self._to_orm(task, owner)
@@ -79,9 +79,9 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
             "last_updated": (
                 task.status.timestamp.ToDatetime() if task.status.HasField("timestamp") else None
             ),
-            "status": message_to_dict(task.status),
-            "artifacts": [message_to_dict(artifact) for artifact in task.artifacts],
-            "history": [message_to_dict(message) for message in task.history],
+            "status": message_to_dict(task.status, shared=True),
+            "artifacts": [message_to_dict(artifact, shared=True) for artifact in task.artifacts],
+            "history": [message_to_dict(message, shared=True) for message in task.history],
             "task_metadata": message_to_dict(task.metadata) if task.metadata.fields else None,
             "protocol_version": "1.0",
         }

@@ -19,6 +19,7 @@ from google.protobuf.message import Message
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent.edge import proto_json
 from agent.edge.json_numbers import integral_numbers
 from agent.edge.proto_json import data_part, message_to_dict, message_to_wire_dict
 
@@ -130,8 +131,12 @@ def _same(message: Message) -> None:
     got = message_to_dict(message)
     assert _typed(got) == _typed(expected)
     # The wire form: the same walk with integral numbers as integers, exactly what
-    # integral_numbers makes of protobuf's own output.
-    assert _typed(message_to_wire_dict(message)) == _typed(integral_numbers(expected))
+    # integral_numbers makes of protobuf's own output (it changes its argument: a new one).
+    expected_wire = integral_numbers(json_format.MessageToDict(message))
+    assert _typed(message_to_wire_dict(message)) == _typed(expected_wire)
+    for _ in range(2):  # shared: a large Struct is printed, then taken from the cache
+        assert _typed(message_to_dict(message, shared=True)) == _typed(expected)
+        assert _typed(message_to_wire_dict(message, shared=True)) == _typed(expected_wire)
 
 
 def _typed(value: Any) -> Any:
@@ -167,6 +172,50 @@ def test_a_task_with_many_record_artifacts_prints_the_same() -> None:
     _same(task)
     _same(a2a_types.SendMessageResponse(task=task))
     _same(a2a_types.StreamResponse(task=task))
+
+
+def _described(extra: int = 0) -> a2a_types.Task:
+    """A task answering describe_skill: one large fixed document in a Data Part."""
+    document = {
+        "skill_id": "check_link_capacity",
+        "revision": extra,
+        "skill_interface": {
+            f"property_{i}": {"type": "number", "minimum": i, "maximum": 1.5 * i} for i in range(60)
+        },
+    }
+    task = a2a_types.Task(id="t-1", context_id="c-1")
+    artifact = task.artifacts.add(artifact_id="result", name="describe_skill")
+    artifact.parts.append(data_part(document, "application/json"))
+    return task
+
+
+def test_a_large_struct_printed_for_output_is_walked_once_and_shared() -> None:
+    task = _described()
+    document = task.artifacts[0].parts[0].data
+    assert proto_json.SHARED_MIN_BYTES <= document.ByteSize() <= proto_json.SHARED_MAX_BYTES
+    first = message_to_wire_dict(task, shared=True)
+    again = message_to_wire_dict(_described(), shared=True)  # equal content, another object
+    assert again == first == integral_numbers(json_format.MessageToDict(task))
+    assert again["artifacts"][0]["parts"][0]["data"] is first["artifacts"][0]["parts"][0]["data"]
+    # the other number form is its own entry: 1.0 stays 1.0 where integers are not asked for
+    plain = message_to_dict(task, shared=True)
+    assert _typed(plain) == _typed(json_format.MessageToDict(task))
+    assert _typed(plain) != _typed(first)
+    # without shared, every result is the caller's own to change
+    own = message_to_wire_dict(task)
+    assert own["artifacts"][0]["parts"][0]["data"] is not first["artifacts"][0]["parts"][0]["data"]
+
+
+def test_the_shared_cache_is_bounded_whatever_callers_send() -> None:
+    for revision in range(3 * proto_json.SHARED_ENTRIES):
+        message_to_wire_dict(_described(revision), shared=True)
+        assert len(proto_json._PRINTED) <= proto_json.SHARED_ENTRIES
+    huge = a2a_types.Task(id="t-2")
+    blob = {"text": "x" * (proto_json.SHARED_MAX_BYTES + 1)}
+    huge.artifacts.add(artifact_id="a").parts.append(data_part(blob))
+    proto_json._PRINTED.clear()
+    message_to_wire_dict(huge, shared=True)
+    assert proto_json._PRINTED == {}  # too large to keep
 
 
 def test_numbers_a_struct_cannot_print_are_refused_as_message_to_dict_refuses_them() -> None:

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncEngine
+from typing import TYPE_CHECKING, Any
 
 from agent.client.cache import VerifiedInterface
 from agent.client.errors import CompositionRefusedError
 from agent.client.governed import GovernedClient, Invocation
 from agent.interfaces import reference_identity, verify_reference
-from agent.storage.tables import task_correlation
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 COMPARED = ("schema_uri", "version", "dialect", "digest")
 
@@ -53,7 +52,11 @@ class ChainResult:
 
 
 class CorrelationStore:
-    """Upstream task -> downstream task links, queryable by workflow or by task."""
+    """Upstream task -> downstream task links, queryable by workflow or by task.
+
+    SQLAlchemy and the table are imported by the methods: a client that records no links
+    (``netagent describe``, ``invoke``, ``check``) does not import them with ``agent.client``.
+    """
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
@@ -67,6 +70,8 @@ class CorrelationStore:
         down_agent: str,
     ) -> None:
         """Store one link (qualified by agent and endpoint: task ids are per agent)."""
+        from agent.storage.tables import task_correlation
+
         async with self._engine.begin() as connection:
             await connection.execute(
                 task_correlation.insert().values(
@@ -87,6 +92,10 @@ class CorrelationStore:
         self, *, workflow_id: str | None = None, task_id: str | None = None, limit: int = 100
     ) -> list[dict[str, Any]]:
         """Links of a workflow, or those touching a task (as upstream or downstream)."""
+        from sqlalchemy import select
+
+        from agent.storage.tables import task_correlation
+
         table = task_correlation
         statement = select(table).order_by(table.c.id.desc()).limit(limit)
         if workflow_id is not None:

@@ -392,7 +392,6 @@ def card(
 ) -> None:
     """Print the public card, or with --extended the card the token's caller is entitled to."""
     from agent.registry.cards import card_to_json
-    from agent.security.auth import TokenError, TokenVerifier, load_or_create_signing_key
 
     if ctx.invoked_subcommand is not None:
         return
@@ -402,6 +401,8 @@ def card(
         return
     if not bearer:
         raise fail("--extended needs --token")
+    from agent.security.auth import TokenError, TokenVerifier, load_or_create_signing_key
+
     settings = cli_settings()
     key = load_or_create_signing_key(settings.home) if settings.embedded_issuer else None
     try:

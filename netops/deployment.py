@@ -23,7 +23,7 @@ from agent.ports import (
     ToolEnvironment,
     ToolPort,
 )
-from agent.registry.cards import AgentIdentity
+from agent.registry.identity import AgentIdentity
 from agent.sdk import TopologySource
 from agent.settings import Settings
 from skills.common.lexicon import NetworkFeatures

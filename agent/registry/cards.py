@@ -10,7 +10,6 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from google.protobuf.json_format import MessageToDict
 
 from agent.edge.json_numbers import integral_numbers
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
+from agent.registry.identity import AgentIdentity as AgentIdentity
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import Manifest, State, Visibility, thawed
 from agent.registry.policy import publicly_visible, visible
@@ -42,15 +42,6 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import Route
-
-
-@dataclass(frozen=True)
-class AgentIdentity:
-    """Who the card says the agent is; the deployment names it (the core knows no domain)."""
-
-    name: str = "Schema-governed A2A agent"
-    description: str = "An A2A agent whose skills are schema-governed contracts."
-    organization: str = "netops-agent"
 
 
 JSONRPC_PATH = "/a2a/jsonrpc"

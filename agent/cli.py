@@ -1158,7 +1158,7 @@ def chain_command(
     """
     from rich.table import Table
 
-    from agent.client import CorrelationStore, GovernedClient, chain
+    from agent.client import CorrelationStore
 
     if target == "list":
         if upstream or downstream or args is not None:
@@ -1174,6 +1174,8 @@ def chain_command(
         raise fail("--task only filters `chain list`")
     if not (upstream and downstream and args is not None):
         raise fail("chain needs --from SKILL, --args JSON and --to SKILL")
+    from agent.client import GovernedClient, chain  # the a2a-sdk's client: not for `chain list`
+
     chosen = _binding(binding)
     arguments = _arguments(args)
 

@@ -327,7 +327,6 @@ def token(
 ) -> None:
     """Print a bearer token signed by this agent's embedded key (in NETAGENT_HOME)."""
     from agent.security.auth import KEY_FILE, TokenVerifier, issue_token, load_or_create_signing_key
-    from agent.security.credentials import LocalIssuer
 
     settings = cli_settings()
     if ttl <= 0:
@@ -348,6 +347,9 @@ def token(
     if agent_credential:
         if not subject.startswith("agent:"):
             raise fail("an agent credential's --subject starts with 'agent:'")
+        # The credentials module brings httpx: a caller's token needs neither.
+        from agent.security.credentials import LocalIssuer
+
         issuer = LocalIssuer(
             key, TokenVerifier(settings, key if settings.embedded_issuer else None), audiences=()
         )

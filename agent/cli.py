@@ -327,7 +327,6 @@ def token(
 ) -> None:
     """Print a bearer token signed by this agent's embedded key (in NETAGENT_HOME)."""
     from agent.security.auth import KEY_FILE, TokenVerifier, issue_token, load_or_create_signing_key
-    from agent.security.credentials import LocalIssuer
 
     settings = cli_settings()
     if ttl <= 0:
@@ -348,6 +347,9 @@ def token(
     if agent_credential:
         if not subject.startswith("agent:"):
             raise fail("an agent credential's --subject starts with 'agent:'")
+        # The credentials module brings httpx: a caller's token needs neither.
+        from agent.security.credentials import LocalIssuer
+
         issuer = LocalIssuer(
             key, TokenVerifier(settings, key if settings.embedded_issuer else None), audiences=()
         )
@@ -392,7 +394,6 @@ def card(
 ) -> None:
     """Print the public card, or with --extended the card the token's caller is entitled to."""
     from agent.registry.cards import card_to_json
-    from agent.security.auth import TokenError, TokenVerifier, load_or_create_signing_key
 
     if ctx.invoked_subcommand is not None:
         return
@@ -402,6 +403,8 @@ def card(
         return
     if not bearer:
         raise fail("--extended needs --token")
+    from agent.security.auth import TokenError, TokenVerifier, load_or_create_signing_key
+
     settings = cli_settings()
     key = load_or_create_signing_key(settings.home) if settings.embedded_issuer else None
     try:
@@ -1157,7 +1160,7 @@ def chain_command(
     """
     from rich.table import Table
 
-    from agent.client import CorrelationStore, GovernedClient, chain
+    from agent.client import CorrelationStore
 
     if target == "list":
         if upstream or downstream or args is not None:
@@ -1173,6 +1176,8 @@ def chain_command(
         raise fail("--task only filters `chain list`")
     if not (upstream and downstream and args is not None):
         raise fail("chain needs --from SKILL, --args JSON and --to SKILL")
+    from agent.client import GovernedClient, chain  # the a2a-sdk's client: not for `chain list`
+
     chosen = _binding(binding)
     arguments = _arguments(args)
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent.console.topology import TopologySource
-    from agent.registry.cards import AgentIdentity
+    from agent.registry.identity import AgentIdentity
     from agent.routing.features import FeatureProvider
     from agent.security.credentials import ToolTokenVerifier
     from agent.settings import Settings

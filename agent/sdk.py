@@ -6,9 +6,17 @@ the inventory) needs the principal, the tool-token claims and their verifier, th
 and the shared storage helpers. Everything here is stable for forks; whatever is not listed in
 ``__all__`` is the core's own business and may change.
 tests/test_architecture.py holds ``db/`` and ``skills/`` to importing this module only.
+
+The storage helpers and the token types are imported when first asked for (``from agent.sdk
+import make_engine`` works as ever): they bring SQLAlchemy, Alembic, PyJWT and cryptography,
+which a skill's handler does not need, and every command that loads the registry (``netagent
+card``, ``validate``) imports the handlers.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from agent.console.topology import (
     Edge,
@@ -25,18 +33,52 @@ from agent.interfaces import ErrorCode, SkillError
 from agent.registry.fixed_result import FixedResult
 from agent.routing.extractors import plain, total
 from agent.routing.features import FeatureProvider, TextFeatures
-from agent.security.auth import TokenError
-from agent.security.credentials import ToolClaims, ToolGrant, ToolTokenVerifier
 from agent.security.principal import Principal
 from agent.security.token_cache import VerifiedTokens
 from agent.server.skill_context import SkillContext, ToolRefusedError, rfc3339
-from agent.storage.audit import AuditLog, AuditRecord
-from agent.storage.coordination import claim_for_transaction, exclusively
-from agent.storage.engine import async_url, make_engine
-from agent.storage.history import MigrationHistory, run_environment
-from agent.storage.reads import Reader, reader
-from agent.storage.types import UTCDateTime
 from agent.units import bit_rate
+
+if TYPE_CHECKING:
+    from agent.security.auth import TokenError
+    from agent.security.credentials import ToolClaims, ToolGrant, ToolTokenVerifier
+    from agent.storage.audit import AuditLog, AuditRecord
+    from agent.storage.coordination import claim_for_transaction, exclusively
+    from agent.storage.engine import async_url, make_engine
+    from agent.storage.history import MigrationHistory, run_environment
+    from agent.storage.reads import Reader, reader
+    from agent.storage.types import UTCDateTime
+
+_ON_FIRST_USE = {
+    "TokenError": "agent.security.auth",
+    "ToolClaims": "agent.security.credentials",
+    "ToolGrant": "agent.security.credentials",
+    "ToolTokenVerifier": "agent.security.credentials",
+    "AuditLog": "agent.storage.audit",
+    "AuditRecord": "agent.storage.audit",
+    "claim_for_transaction": "agent.storage.coordination",
+    "exclusively": "agent.storage.coordination",
+    "async_url": "agent.storage.engine",
+    "make_engine": "agent.storage.engine",
+    "MigrationHistory": "agent.storage.history",
+    "run_environment": "agent.storage.history",
+    "Reader": "agent.storage.reads",
+    "reader": "agent.storage.reads",
+    "UTCDateTime": "agent.storage.types",
+}
+"""The names imported on first use, and their modules (the same as under TYPE_CHECKING)."""
+
+
+if not TYPE_CHECKING:  # type checkers read the imports above (a misspelt name stays an error)
+
+    def __getattr__(name: str) -> Any:
+        """A name of _ON_FIRST_USE, imported now (PEP 562); any other name: AttributeError."""
+        module = _ON_FIRST_USE.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # once: later lookups find it without coming here
+        return value
+
 
 __all__ = [
     "AuditLog",

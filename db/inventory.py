@@ -32,8 +32,9 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import aliased
 
-from agent.sdk import NetagentError, reader
+from agent.sdk import reader
 from db.choices import DeviceRole, DeviceStatus, Direction, LinkStatus
+from db.errors import InventoryError as InventoryError
 from db.models import Device, Interface, Link, LinkUtilizationSample, MetricSample, Site, Tenant
 from db.records import (
     DeviceRecord,
@@ -46,10 +47,6 @@ from db.records import (
 )
 
 Sample = LinkUtilizationSample
-
-
-class InventoryError(NetagentError, ValueError):
-    """The caller misused the API (bad tenant, naive datetime, unknown choice...)."""
 
 
 def _aware(name: str, value: datetime) -> datetime:

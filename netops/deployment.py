@@ -12,8 +12,7 @@ import contextlib
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
-
-from sqlalchemy.ext.asyncio import AsyncEngine
+from typing import TYPE_CHECKING
 
 import skills
 from agent.ports import (
@@ -24,10 +23,13 @@ from agent.ports import (
     ToolEnvironment,
     ToolPort,
 )
-from agent.registry.cards import AgentIdentity
+from agent.registry.identity import AgentIdentity
 from agent.sdk import TopologySource
 from agent.settings import Settings
 from skills.common.lexicon import NetworkFeatures
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 log = logging.getLogger(__name__)
 

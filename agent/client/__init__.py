@@ -2,27 +2,68 @@
 
 ``GovernedClient`` follows the draft's eleven-step validation sequence against one target
 agent; ``chain`` composes two skills only when their schemas are the same by reference.
+
+Each name is imported from its module when first asked for (PEP 562): ``netagent chain list``
+takes only ``CorrelationStore``, and must not import the a2a-sdk's client for it.
 """
 
-from agent.client.cache import InterfaceCache, VerifiedInterface
-from agent.client.compose import (
-    ChainResult,
-    CorrelationStore,
-    chain,
-    composition_differences,
-)
-from agent.client.errors import (
-    CompositionRefusedError,
-    CredentialRefusedError,
-    GovernedClientError,
-    InputInvalidError,
-    InterfaceInvalidError,
-    OutputInvalidError,
-    RemoteTaskError,
-    SkillNotAdvertisedError,
-    refusal_in,
-)
-from agent.client.governed import BINDINGS, ClientStats, GovernedClient, Invocation, Record
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent.client.cache import InterfaceCache, VerifiedInterface
+    from agent.client.compose import ChainResult, chain, composition_differences
+    from agent.client.correlation import CorrelationStore
+    from agent.client.errors import (
+        CompositionRefusedError,
+        CredentialRefusedError,
+        GovernedClientError,
+        InputInvalidError,
+        InterfaceInvalidError,
+        OutputInvalidError,
+        RemoteTaskError,
+        SkillNotAdvertisedError,
+        refusal_in,
+    )
+    from agent.client.governed import BINDINGS, ClientStats, GovernedClient, Invocation, Record
+
+_MODULES = {
+    "InterfaceCache": "agent.client.cache",
+    "VerifiedInterface": "agent.client.cache",
+    "ChainResult": "agent.client.compose",
+    "chain": "agent.client.compose",
+    "composition_differences": "agent.client.compose",
+    "CorrelationStore": "agent.client.correlation",
+    "CompositionRefusedError": "agent.client.errors",
+    "CredentialRefusedError": "agent.client.errors",
+    "GovernedClientError": "agent.client.errors",
+    "InputInvalidError": "agent.client.errors",
+    "InterfaceInvalidError": "agent.client.errors",
+    "OutputInvalidError": "agent.client.errors",
+    "RemoteTaskError": "agent.client.errors",
+    "SkillNotAdvertisedError": "agent.client.errors",
+    "refusal_in": "agent.client.errors",
+    "BINDINGS": "agent.client.governed",
+    "ClientStats": "agent.client.governed",
+    "GovernedClient": "agent.client.governed",
+    "Invocation": "agent.client.governed",
+    "Record": "agent.client.governed",
+}
+"""Each exported name and the module it is imported from (the same as under TYPE_CHECKING)."""
+
+if not TYPE_CHECKING:  # type checkers read the imports above (a misspelt name stays an error)
+
+    def __getattr__(name: str) -> Any:
+        """A name of _MODULES, imported now (PEP 562); any other name: AttributeError."""
+        module = _MODULES.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # once: later lookups find it without coming here
+        return value
+
 
 __all__ = [
     "BINDINGS",

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
-from starlette.applications import Starlette
-
-from agent.console.landing import LandingMiddleware, find_docs
-from agent.console.routes import Console
 from agent.console.session import API_PREFIX as CONSOLE_API_PREFIX
-from agent.console.session import PREFIX, ConsoleSessionMiddleware
-from agent.console.topology import TopologySource
-from agent.security.principal import ANONYMOUS
+from agent.console.session import PREFIX
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from agent.console.topology import TopologySource
 
 __all__ = ["CONSOLE_API_PREFIX", "PREFIX", "mount_console"]
 
@@ -36,6 +34,15 @@ def mount_console(
     up outside it and hands it the cookie's token to verify; the landing middleware (``/``,
     ``/docs/``, ``/console`` without its slash) goes outside both.
     """
+    # Imported here: the package is also the way to agent.console.topology, which skills'
+    # topologies import through agent.sdk without the console's web stack (FastAPI, Jinja2).
+    from starlette.applications import Starlette
+
+    from agent.console.landing import LandingMiddleware, find_docs
+    from agent.console.routes import Console
+    from agent.console.session import ConsoleSessionMiddleware
+    from agent.security.principal import ANONYMOUS
+
     console = Console(
         runtime.registry,
         runtime.cards,

@@ -10,12 +10,10 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -29,27 +27,21 @@ from a2a.types import (
     StringList,
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from a2a.utils.proto_utils import warn_on_missing_required_fields
 from google.protobuf.json_format import MessageToDict
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
-from agent._sdk import card_etag, etag_matches
 from agent.edge.json_numbers import integral_numbers
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
+from agent.registry.identity import AgentIdentity as AgentIdentity
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import Manifest, State, Visibility, thawed
 from agent.registry.policy import publicly_visible, visible
 from agent.security.principal import Principal
 
-
-@dataclass(frozen=True)
-class AgentIdentity:
-    """Who the card says the agent is; the deployment names it (the core knows no domain)."""
-
-    name: str = "Schema-governed A2A agent"
-    description: str = "An A2A agent whose skills are schema-governed contracts."
-    organization: str = "netops-agent"
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
 
 
 JSONRPC_PATH = "/a2a/jsonrpc"
@@ -211,8 +203,20 @@ class CardFactory:
 
 
 def card_to_json(card: AgentCard) -> dict[str, Any]:
-    """The card as it goes on the wire (camelCase ProtoJSON, integral numbers as integers)."""
-    return dict(integral_numbers(agent_card_to_dict(card)))
+    """The card as it goes on the wire (camelCase ProtoJSON, integral numbers as integers).
+
+    What the SDK's ``agent_card_to_dict`` renders, without importing the SDK's server side
+    (half a second, which ``netagent card`` would otherwise spend): for a card whose every
+    interface speaks protocol 1.0, as every card of ours does, that is ``MessageToDict`` after
+    the same warning on missing REQUIRED fields (it merges v0.3 fields in only when an
+    interface speaks a v0.3 version, or none). Any other card goes through the SDK's function.
+    """
+    if any(i.protocol_version != PROTOCOL_VERSION for i in card.supported_interfaces):
+        from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+
+        return dict(integral_numbers(agent_card_to_dict(card)))
+    warn_on_missing_required_fields(card, "agent_card passed to agent_card_to_dict:")
+    return dict(integral_numbers(MessageToDict(card)))
 
 
 def card_routes(card: AgentCard, cache_control: str) -> list[Route]:
@@ -226,6 +230,11 @@ def card_routes(card: AgentCard, cache_control: str) -> list[Route]:
     started, so that is its ``Last-Modified`` (replicas differ by their start times; the ETag,
     taken from the content, is the same on all of them and wins when a client sends both).
     """
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from agent._sdk import card_etag, etag_matches
+
     rendered = card_to_json(card)
     body = JSONResponse(rendered).body
     generated = int(time.time())

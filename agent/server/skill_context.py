@@ -10,12 +10,14 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.errors import SecurityError
 from agent.interfaces import ErrorCode, SkillError
-from agent.security.credentials import ToolGrant
 from agent.security.principal import Principal
+
+if TYPE_CHECKING:
+    from agent.security.credentials import ToolGrant
 
 ToolFactory = Callable[[str, "ToolGrant"], Any]
 """Builds the client of one tool for one grant; the app supplies it (a seam for tests)."""
@@ -68,6 +70,10 @@ class SkillContext:
         if name not in self.declared_tools:
             raise SkillError(ErrorCode.EXECUTION_FAILED, f"skill declares no tool {name!r}")
         if name not in self._tools:
+            # Imported here: handlers import this module (through agent.sdk) with the registry,
+            # and the credentials module brings PyJWT, cryptography and httpx.
+            from agent.security.credentials import ToolGrant
+
             grant = ToolGrant(
                 principal=self._caller,
                 tool=name,

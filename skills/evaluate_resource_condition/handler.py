@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agent.sdk import ErrorCode, SkillContext, SkillError, rfc3339
-from db.inventory import InventoryError
+from db.errors import InventoryError
 from skills.evaluate_resource_condition.extract import extract as extract
 
 RECORD_KIND = "resource-observation"

@@ -2,14 +2,19 @@
 
 ``netagent --help`` or ``netagent token`` must answer in well under a second: importing the
 application (scikit-learn, SQLAlchemy, the a2a-sdk's server, FastAPI) took seconds. Each
-module is imported in a fresh interpreter and ``sys.modules`` walked afterwards.
+module is imported, or each command run, in a fresh interpreter and ``sys.modules`` walked
+afterwards.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -63,3 +68,151 @@ def test_the_app_imports_no_scikit_learn_nor_numpy() -> None:
     start-up (agent/app.py), not on the way to the first served card."""
     modules = _imported_after("import netops.app")
     assert not [m for m in modules if m.split(".")[0] in ("sklearn", "scipy", "numpy")]
+
+
+# -- each command imports what it needs, and nothing it does not ------------------------------
+# Each command runs for real in a fresh interpreter, in a home of its own (the database made
+# and migrated by the first command that needs it); the client commands aim at a port nothing
+# listens on, so they go through their whole import path and fail to connect (exit 1).
+
+SERVER = ("a2a.server", "fastapi", "uvicorn", "sklearn", "scipy", "numpy", "agent.app")
+"""The serving side: only serve and mcp need it."""
+DATABASE = ("sqlalchemy", "alembic")
+CLIENT = ("a2a.client", "httpx", "grpc")
+TOKENS = ("jwt", "cryptography")
+REGISTRY = ("netops.deployment", "agent.registry.loader")
+"""The deployment and its registry: what the agent serves, not what a client calls."""
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cli-imports-home")
+
+
+@pytest.fixture(scope="module")
+def port() -> int:
+    """A local port nothing listens on (bound once, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One command, run in a fresh interpreter: its exit code, its output, what it imported."""
+
+    code: int
+    stdout: str
+    modules: list[str]
+
+    def imported(self, names: Iterable[str]) -> list[str]:
+        """Which of ``names`` (a package, or a module and its submodules) it imported."""
+        return sorted({n for n in names for m in self.modules if m == n or m.startswith(n + ".")})
+
+
+def _run_command(home: Path, *args: str) -> Ran:
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from netops.cli import main\n"
+        f"sys.argv = ['netagent', *{list(args)!r}]\n"
+        "code, out = 0, io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    try:\n"
+        "        main()\n"
+        "    except SystemExit as exc:\n"
+        "        code = exc.code\n"
+        "print(json.dumps([code, out.getvalue(), sorted(sys.modules)]))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    env |= {"NETAGENT_HOME": str(home), "COLUMNS": "200"}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    status, stdout, modules = json.loads(out.splitlines()[-1])
+    return Ran(status, stdout, modules)
+
+
+@pytest.fixture(scope="module")
+def bearer(home: Path) -> str:
+    """A caller's token signed with a key made in ``home`` (``token --create-key``)."""
+    claims = ["--subject", "alice", "--tenant", "acme", "--scope", "inventory.read"]
+    ran = _run_command(home, "token", *claims, "--create-key")
+    assert ran.code == 0, ran.stdout
+    return ran.stdout.strip()
+
+
+def test_token_imports_neither_the_registry_the_database_nor_a_client(home: Path) -> None:
+    ran = _run_command(home, "token", "--subject", "a", "--tenant", "acme", "--create-key")
+    assert ran.code == 0
+    assert ran.imported(("jwt",)) == ["jwt"]  # what it needs
+    assert ran.imported(SERVER + DATABASE + CLIENT + REGISTRY) == []
+
+
+@pytest.mark.parametrize("args", [["card"], ["card", "diff"], ["validate"]], ids=" ".join)
+def test_the_registry_commands_import_no_server_database_client_nor_tokens(
+    home: Path, args: list[str]
+) -> None:
+    """The card and validate load the registry (manifests, schemas, handlers): neither the
+    a2a-sdk's server side (agent_card_to_dict), the skills' database (SQLAlchemy through the
+    handlers' imports), a client nor the token library."""
+    ran = _run_command(home, *args)
+    assert ran.code == 0, ran.stdout
+    assert "agent.registry.loader" in ran.modules
+    assert ran.imported(SERVER + DATABASE + CLIENT + TOKENS) == []
+
+
+def test_the_extended_card_imports_the_token_library_and_nothing_heavier(
+    home: Path, bearer: str
+) -> None:
+    ran = _run_command(home, "card", "--extended", "--token", bearer)
+    assert ran.code == 0, ran.stdout
+    assert '"extendedAgentCard": true' in ran.stdout
+    assert ran.imported(SERVER + DATABASE + CLIENT) == []
+
+
+@pytest.mark.parametrize("args", [["audit"], ["usage"], ["chain", "list"]], ids=" ".join)
+def test_the_database_commands_import_no_server_client_nor_tokens(
+    home: Path, args: list[str]
+) -> None:
+    """They need SQLAlchemy and Alembic (the database is migrated first, as serve does it)."""
+    ran = _run_command(home, *args)
+    assert ran.code == 0, ran.stdout
+    assert ran.imported(DATABASE) == ["alembic", "sqlalchemy"]
+    assert ran.imported(SERVER + CLIENT + TOKENS) == []
+    if args != ["usage"]:  # usage lists the registry's skills beside their calls
+        assert "agent.registry.loader" not in ran.modules
+
+
+CLIENT_COMMANDS = {
+    "describe": ["describe", "{url}", "lookup_inventory"],
+    "invoke": ["invoke", "{url}", "lookup_inventory", "--args", "{{}}"],
+    "check": ["check", "{url}"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(CLIENT_COMMANDS))
+def test_the_client_commands_import_neither_the_server_the_database_nor_the_registry(
+    home: Path, port: int, command: str
+) -> None:
+    """A client needs httpx and the a2a-sdk's client; nothing of an agent."""
+    url = f"http://127.0.0.1:{port}"
+    ran = _run_command(home, *(a.format(url=url) for a in CLIENT_COMMANDS[command]))
+    assert ran.code == 1, ran.stdout  # could not connect: a remote error, not a usage error
+    assert ran.imported(("a2a.client", "httpx")) == ["a2a.client", "httpx"]
+    assert ran.imported(SERVER + DATABASE + REGISTRY) == []
+
+
+def test_chain_imports_the_client_and_the_database_but_not_the_server(
+    home: Path, port: int
+) -> None:
+    url = f"http://127.0.0.1:{port}"
+    ran = _run_command(home, "chain", url, "--from", "a", "--args", "{}", "--to", "b")
+    assert ran.code == 1, ran.stdout
+    assert ran.imported(("a2a.client", "sqlalchemy")) == ["a2a.client", "sqlalchemy"]
+    assert ran.imported(SERVER) == []

@@ -144,6 +144,38 @@ def test_public_card_skill_blocks_come_from_the_manifests(
         assert block["examples"] == list(manifest.skill["examples"])
 
 
+@pytest.mark.parametrize("who", [None, "alice", "paula"])
+def test_the_card_renders_as_the_sdks_agent_card_to_dict(
+    factory: CardFactory, registry: Registry, who: str | None
+) -> None:
+    """card_to_json renders without the SDK's server side (agent/registry/cards.py): the same
+    document as the SDK's own agent_card_to_dict, with a gRPC interface too."""
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+
+    from agent.edge.json_numbers import integral_numbers
+
+    with_grpc = CardFactory(registry, BASE, identity=IDENTITY, grpc_url="h:50051")
+    for source in (factory, with_grpc):
+        card = source.public_card if who is None else source.extended_card(identity(who))
+        assert card_to_json(card) == integral_numbers(agent_card_to_dict(card))
+
+
+def test_a_card_with_a_v0_3_interface_gets_the_sdks_v0_3_fields(factory: CardFactory) -> None:
+    """Only a card of ours speaks 1.0 alone; any other goes through the SDK's rendering, which
+    merges the v0.3 layout (url, preferredTransport, ...) in."""
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+    from a2a.types import AgentCard, AgentInterface
+
+    card = AgentCard()
+    card.CopyFrom(factory.public_card)
+    card.supported_interfaces.insert(
+        0, AgentInterface(url=f"{BASE}/v03", protocol_binding="JSONRPC", protocol_version="0.3")
+    )
+    rendered = card_to_json(card)
+    assert rendered == agent_card_to_dict(card)
+    assert rendered["url"] == f"{BASE}/v03"
+
+
 # -- extended cards ---------------------------------------------------------------------------
 
 EXTENDED_IDS = {

@@ -1,0 +1,14 @@
+"""The inventory's error, in a module of its own.
+
+A skill's handler catches it without importing the inventory's queries (``db/inventory.py``:
+SQLAlchemy and the ORM models), which every command that loads the registry, ``netagent
+card`` and ``validate`` among them, would otherwise import with the handlers.
+"""
+
+from __future__ import annotations
+
+from agent.sdk import NetagentError
+
+
+class InventoryError(NetagentError, ValueError):
+    """The caller misused the API (bad tenant, naive datetime, unknown choice...)."""

@@ -170,9 +170,15 @@ def serve(
     if runtime.signing_key is not None:
         _print_demo_tokens(settings, deployment.demo_callers)
     base = settings.resolved_public_url
-    console.print(f"Agent card: [bold]{base}/.well-known/agent-card.json[/]", highlight=False)
+    console.print(
+        f"Agent card: [bold]{base}/.well-known/agent-card.json[/]", highlight=False, soft_wrap=True
+    )
     sign_in = "one of the tokens above" if runtime.signing_key is not None else "a bearer token"
-    console.print(f"Console:    [bold]{base}/console/[/] (sign in with {sign_in})", highlight=False)
+    console.print(
+        f"Console:    [bold]{base}/console/[/] (sign in with {sign_in})",
+        highlight=False,
+        soft_wrap=True,
+    )
     target: Any = application
     options: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
     if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)

@@ -157,8 +157,9 @@ def test_ensure_agent_starts_netagent_serve_when_nothing_answers(tmp_path) -> No
         assert ensure_agent(settings, url) is None  # now one answers
         assert (settings.home / "signing-key.pem").exists()
         served = (settings.home / "serve.log").read_text()
-        words = " ".join(served.split())  # a console narrower than the line wraps it
-        assert f"Console: {url}/console/ (sign in with one of the tokens above)" in words
+        lines = served.splitlines()  # one line each, however narrow the log's console
+        assert f"Agent card: {url}/.well-known/agent-card.json" in lines
+        assert f"Console:    {url}/console/ (sign in with one of the tokens above)" in lines
         assert served.index("_TOKEN=") < served.index("Console:")
     finally:
         process.terminate()

@@ -149,14 +149,17 @@ def build_interface(
         skill_version=skill_version,
         interface_digest=digest_of(document),
         canonical_document=canonical,
-        input_validator=compile_validator(frozen["input_schema"]["resolution"]["schema"]),
-        output_validator=compile_validator(frozen["output_schema"]["resolution"]["schema"]),
-        record_validators=MappingProxyType(
-            {kind: compile_validator(records[kind]["resolution"]["schema"]) for kind in records}
-        ),
+        input_validator=_checked(frozen["input_schema"]),
+        output_validator=_checked(frozen["output_schema"]),
+        record_validators=MappingProxyType({kind: _checked(records[kind]) for kind in records}),
         response_modes=tuple(frozen["interaction"]["response_modes"]),
         cancelable=frozen["interaction"]["cancelable"],
     )
+
+
+def _checked(reference: dict[str, Any]) -> Validator:
+    """The validator of a reference's schema, which verify_document has just checked."""
+    return compile_validator(reference["resolution"]["schema"], checked=True)
 
 
 @cache

@@ -210,9 +210,12 @@ def _check_references(node: Any, path: list[str | int], resolver: Any) -> None:
         _check_references(value, [*path, key], resolver)
 
 
-def compile_validator(schema: Any) -> Validator:
-    """A 2020-12 validator asserting ``date-time`` that can never fetch; checks ``schema`` first."""
-    check_schema(schema)
+def compile_validator(schema: Any, *, checked: bool = False) -> Validator:
+    """A 2020-12 validator asserting ``date-time`` that can never fetch; checks ``schema``
+    first unless the caller just did (``checked``: ``verify_document`` checks every schema of
+    the document it passes; checking again was half the registry's load time)."""
+    if not checked:
+        check_schema(schema)
     validator: Validator = _Validator(schema, registry=_REGISTRY, format_checker=FORMAT_CHECKER)
     compiled = _Compiled(compile_check(schema, _is_date_time), _locations(schema))
     key = id(validator)

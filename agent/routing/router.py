@@ -6,9 +6,9 @@ filter, (6) a single candidate, (7) the text layers, restricted to the candidate
 classifier (trained on utterances and manifest text), the description layer (BM25 over each
 manifest, ``agent/routing/descriptions.py``) and the deployment's domain features
 (``agent/routing/features.py``), combined per candidate; a replaced (deprecated) skill yields to
-its replacement when both fit; below the confidence threshold, a clarification listing only the
-candidates close to the best. The router only decides; the executor enforces entitlement again
-before anything runs.
+its replacement unless the text names it or the domain's features vote for it; below the
+confidence threshold, a clarification listing only the candidates close to the best. The router
+only decides; the executor enforces entitlement again before anything runs.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ CLOSE = 0.2
 """A candidate within this of the best score (and at least half of it) is close to it: offered
 in a clarification; two close candidates above the threshold are a tie the router asks about."""
 FITS = 0.3
-"""The score at which a replacement is said to fit a request its replaced skill was best for."""
+"""The score at which a second skill is said to fit a text joining two requests."""
 SEPARATES = 0.5
 """Two close candidates above the threshold are a tie unless the classifier's probabilities
 differ by this much (it learned from utterances; votes and descriptions are coarser)."""
@@ -582,13 +582,16 @@ class Router:
     def _replacement(
         self, capability: Capability, scores: Sequence[Score], text: str
     ) -> Score | None:
-        """The replacement's score, when ``capability`` is deprecated, its replacement is a
-        candidate that fits too, and ``text`` does not name the replaced skill."""
+        """The replacement's score, when ``capability`` is deprecated and its replacement is a
+        candidate: the replaced skill loses to it however little the replacement scores (its
+        utterances, in the old skill's words, are why it leads), unless ``text`` names it or
+        the deployment's features vote for it (what only it answers)."""
         manifest = capability.manifest
         if manifest.state is not State.DEPRECATED or not manifest.replacement:
             return None
         found = next((s for s in scores if s.skill_id == manifest.replacement), None)
-        if found is None or found.score < FITS or names_skill(text, manifest):
+        own = next((s for s in scores if s.skill_id == capability.id), None)
+        if found is None or names_skill(text, manifest) or (own is not None and own.features > 0):
             return None
         return found
 

@@ -52,10 +52,12 @@ EVALUATE = "evaluate_resource_condition"
 CAPACITY = "check_link_capacity"
 INVENTORY = "lookup_inventory"
 UPGRADE = "plan_link_upgrade"
+LEGACY = "link_headroom"
+"""The deprecated headroom skill (replaced by the capacity check): its own answer is a percent."""
 
 METRIC_SYNONYMS: dict[str, str] = {
-    "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy|busier|busiest"
-    r"|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
+    "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy|busyness|busier"
+    r"|busiest|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
     r"|running\s+hot|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used",
     "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
     "memory": r"memory|mem|ram|heap",
@@ -85,7 +87,7 @@ _INTERFACE = re.compile(
 )
 _SITE = re.compile(r"(?<![\w\-/:.])(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:])")
 _CAPACITY = re.compile(
-    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare"
+    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare|slack"
     r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
     r"|\d+(?:\.\d+)?\s*(?:more|extra|additional)\s+(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps"
@@ -101,6 +103,7 @@ _LEFT = re.compile(
     r"|(?:throughput|bandwidth|capacity|bw|room|headroom)\s+(?:left|remaining|still\s+free)"
     r"|left\s+(?:on|over\s+on|in)\b)"
 )
+_HEADROOM = re.compile(r"(?<![\w-])(?:headroom|hdrm|hdroom|headrom)(?![\w-])")
 _PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
 _CHANGE = re.compile(
     # a change to the network, which no read-only skill makes: asked about, never run; bid
@@ -120,7 +123,7 @@ _INSPECT = re.compile(
     r"|sanity[\s-]check|eyeball|diagnose)(?![\w-])"
 )
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
-READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, "link_headroom")
+READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
@@ -141,9 +144,9 @@ _ATTRIBUTE = re.compile(
     r"|online)(?![\w-])"
 )
 _UPGRADE = re.compile(
-    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:ation)?|faster\s+(?:rate|speed|link)"
+    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
-    r"|bump(?:ed|ing)?|uplift|upsiz(?:e|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
+    r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
     r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
     r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
 )
@@ -197,10 +200,12 @@ class NetworkFeatures:
             terms += [name for name in metrics if name not in masked]
             signals += [f"metric:{name}" for name in metrics]
         bandwidths = find_bandwidths(cleaned)
-        # what is left of a link is the capacity check's, unless asked in percent (the
-        # deprecated headroom skill's own answer, which it keeps when asked for by name)
+        # what is left of a link (its headroom) is the capacity check's, unless asked in
+        # percent: the deprecated headroom skill's own answer, which it keeps
+        in_percent = _PERCENT.search(masked) is not None
+        headroom = _HEADROOM.search(masked) is not None
         capacity = _CAPACITY.search(masked) is not None or (
-            _LEFT.search(masked) is not None and _PERCENT.search(masked) is None
+            (headroom or _LEFT.search(masked) is not None) and not in_percent
         )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         resource = bool(links or devices or interface)
@@ -218,6 +223,9 @@ class NetworkFeatures:
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
                 votes[EVALUATE] = -0.3
+        if headroom and in_percent and not bandwidths:
+            signals.append("headroom_percent")
+            votes[LEGACY] = 0.6
         upgrade = _UPGRADE.search(masked) is not None and bool(
             links or "link" in masked or "circuit" in masked
         )

@@ -256,3 +256,64 @@ def test_a_replacement_that_fits_runs_on_its_replaced_skills_lead(router: Router
     assert decision.replaced == "link_headroom" and decision.confidence == 0.4
     named = fixed.route(text_message("link headroom of acme-lnk-00002"), ALICE)
     assert named.capability is not None and named.capability.id == "link_headroom"
+
+
+def _fixed_scores(router: Router, fixed: list[Score]) -> Router:
+    """``router`` with the text layers' scores fixed by hand (the rest of the candidates 0)."""
+
+    class Fixed(Router):
+        def score(self, text: str, candidates: Any) -> Any:
+            ids = {s.skill_id for s in fixed}
+            rest = [Score(c, 0.0, 0.0, 0.0, 0.0) for c in candidates if c not in ids]
+            return list(fixed) + rest, TextFeatures()
+
+    copy = Fixed.__new__(Fixed)
+    copy.__dict__.update(router.__dict__)
+    return copy
+
+
+def test_a_replaced_skill_loses_to_its_replacement_however_little_the_replacement_scores(
+    router: Router,
+) -> None:
+    """The deprecated skill's own utterances are why it leads ("headroom on <link>"); its
+    replacement, in other words, scores next to nothing for them, and still runs."""
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("link_headroom", 0.99, 0.99, 0.0, 0.0),
+            Score("check_link_capacity", 0.04, 0.0, 0.05, 0.0),
+        ],
+    )
+    decision = fixed.route(text_message("headroom on acme-lnk-00011?"), ALICE)
+    assert decision.capability is not None and decision.capability.id == "check_link_capacity"
+    assert decision.replaced == "link_headroom"
+
+
+def test_a_replaced_skill_keeps_a_request_the_domain_votes_for_it(router: Router) -> None:
+    """A positive domain vote for the replaced skill (what only it answers) keeps it."""
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("link_headroom", 0.99, 0.9, 0.0, 0.6),
+            Score("check_link_capacity", 0.04, 0.0, 0.05, 0.0),
+        ],
+    )
+    decision = fixed.route(text_message("headroom in percent on acme-lnk-00011?"), ALICE)
+    assert decision.capability is not None and decision.capability.id == "link_headroom"
+    assert decision.replaced is None
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("headroom on acme-lnk-00011?", "check_link_capacity"),
+        ("how much headroom does acme-lnk-00003 have", "check_link_capacity"),
+        ("what's the headroom on acme-lnk-00002 in percent?", "link_headroom"),
+        ("run the link headroom check on acme-lnk-00005", "link_headroom"),
+    ],
+)
+def test_a_bare_headroom_is_a_capacity_question_in_percent_the_old_skills(
+    router: Router, text: str, skill: str
+) -> None:
+    decision = route(router, text)
+    assert decision.capability is not None and decision.capability.id == skill

@@ -7,7 +7,14 @@ import pytest
 
 from agent.routing.classifier import FastModel, _pipeline, normalize
 from agent.routing.features import NoFeatures, TextFeatures, expanded
-from skills.common.lexicon import CAPACITY, EVALUATE, INVENTORY, UPGRADE, NetworkFeatures
+from skills.common.lexicon import (
+    CAPACITY,
+    EVALUATE,
+    INVENTORY,
+    LEGACY,
+    UPGRADE,
+    NetworkFeatures,
+)
 
 LEXICON = NetworkFeatures()
 
@@ -115,3 +122,25 @@ def test_the_fast_model_is_the_pipeline() -> None:
     binary = _pipeline().fit(["free link bandwidth", "hello there friend"], ["cap", "oos"])
     for text in ["free link", "hello", ""]:
         assert np.allclose(FastModel(binary).predict_proba([text]), binary.predict_proba([text]))
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("busyness of acme-lnk-00007 above 70 pct?", EVALUATE),
+        ("any slack left on acme-lnk-00003?", CAPACITY),
+        ("headroom on acme-lnk-00004", CAPACITY),
+        ("should acme-lnk-00005 be augmented?", UPGRADE),
+        ("upsize acme-lnk-00006?", UPGRADE),
+        ("an uplift for acme-lnk-00006", UPGRADE),
+        ("headroom of acme-lnk-00002 in percent", LEGACY),
+    ],
+)
+def test_words_of_the_trade_vote_for_their_skill(text: str, skill: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes.get(skill, 0) > 0 and max(votes, key=lambda s: votes[s]) == skill
+
+
+def test_a_headroom_in_percent_is_not_a_capacity_question() -> None:
+    votes = LEXICON.features("headroom pct acme-lnk-00002").votes
+    assert votes.get(CAPACITY, 0) <= 0 < votes[LEGACY]

@@ -143,6 +143,25 @@ _ATTRIBUTE = re.compile(
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
     r"|online)(?![\w-])"
 )
+_PARTS = re.compile(
+    # the parts and links of a named thing: "ports on <device>", "links from <device>"
+    r"(?<![\w-])(?:ports|interfaces|intfs|links|circuits|lags|bundles|members|neighbou?rs|uplinks"
+    r"|cables)(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+)
+_ENDS = re.compile(
+    # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
+    r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)ends?|[az][\s-]ends?|both\s+ends|end\s*-?points?"
+    r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes))(?![\w-])"
+)
+_ROLE = r"(?:core|edge|access|aggregation|agg|distribution|spine|leaf|border)"
+_KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
+_LISTING = re.compile(
+    # a set of the inventory's things: "every access switch", "the edge routers", "list links"
+    rf"(?<![\w-])(?:(?:every|all|each|any)\s+(?:the\s+|our\s+)?{_ROLE}\s+{_KIND}"
+    rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
+    r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
+    r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits))(?![\w-])"
+)
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
@@ -163,6 +182,17 @@ def _metrics(masked: str) -> list[str]:
         if m.lastgroup is not None and _METRIC_NAMES[m.lastgroup] not in found:
             found.append(_METRIC_NAMES[m.lastgroup])
     return found
+
+
+def _of_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
+    """Whether ``pattern`` matches right before a named thing (an id, blanked in ``masked``)."""
+    for m in pattern.finditer(masked):
+        i = m.end()
+        while i < len(folded) and folded[i].isspace():
+            i += 1
+        if i < len(folded) and masked[i] == " ":
+            return True
+    return False
 
 
 def _threshold_number(masked: str, after: int) -> bool:
@@ -229,28 +259,32 @@ class NetworkFeatures:
         upgrade = _UPGRADE.search(masked) is not None and bool(
             links or "link" in masked or "circuit" in masked
         )
-        if (
-            _ATTRIBUTE.search(masked)
-            and resource
-            and EVALUATE not in votes
-            and not capacity
-            and not upgrade
-        ):
+        runbook = max(votes.values(), default=0.0) >= 0.8  # a threshold or a fitting rate
+        alone = EVALUATE not in votes and not capacity and not upgrade
+        # its parts ("ports on <device>", "links from <device>") or its ends ("the A and Z
+        # ends of <link>") are a listing, however few words ask for it
+        parts = _of_named(_PARTS, masked, folded) or bool(links and _ENDS.search(masked))
+        if (parts or _ATTRIBUTE.search(masked)) and resource and alone:
             signals.append("attribute")
-            votes[INVENTORY] = 0.6
+            votes[INVENTORY] = 0.8 if parts else 0.6
             votes.setdefault(CAPACITY, -0.2)
         elif _ATTRIBUTE.search(masked) and resource and votes and _AND.search(masked):
             signals.append("two_asks")  # "its status and spare room": both, so which first?
             votes[INVENTORY] = max(votes.values())
+        elif alone and not metrics and not votes and _LISTING.search(masked):
+            signals.append("listing")  # "every access switch and its status"
+            votes[INVENTORY] = 0.6
         if upgrade:
             signals.append("upgrade")
-            votes[UPGRADE] = 0.6
+            # the verb of a plan, of a named link and nothing else, is a request, however
+            # short ("upsize <link>?")
+            votes[UPGRADE] = 0.8 if links and not votes else 0.6
             if CAPACITY in votes:  # "upgrade, given whether the bandwidth fit": a plan
                 votes[CAPACITY] = 0.2
         if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if _CHANGE.search(masked) and max(votes.values(), default=0.0) < 0.8:
+        if _CHANGE.search(masked) and not runbook:
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)

@@ -317,3 +317,18 @@ def test_a_bare_headroom_is_a_capacity_question_in_percent_the_old_skills(
 ) -> None:
     decision = route(router, text)
     assert decision.capability is not None and decision.capability.id == skill
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("interfaces on lon1-agg-02", "lookup_inventory"),
+        ("links from sin1-edge-01", "lookup_inventory"),
+        ("uplift acme-lnk-00003?", "plan_link_upgrade"),
+    ],
+)
+def test_a_few_words_of_a_strong_domain_vote_are_a_request(
+    router: Router, text: str, skill: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill

@@ -144,3 +144,31 @@ def test_words_of_the_trade_vote_for_their_skill(text: str, skill: str) -> None:
 def test_a_headroom_in_percent_is_not_a_capacity_question() -> None:
     votes = LEXICON.features("headroom pct acme-lnk-00002").votes
     assert votes.get(CAPACITY, 0) <= 0 < votes[LEGACY]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "interfaces on lon1-agg-02",
+        "links from sin1-edge-01",
+        "the a/z ends of acme-lnk-00004",
+        "which devices does acme-lnk-00004 join",
+    ],
+)
+def test_the_parts_or_ends_of_a_named_thing_are_a_strong_inventory_vote(text: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes[INVENTORY] >= 0.8
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["all edge routers and their state", "the spine switches at fra1", "list circuits, please"],
+)
+def test_a_set_of_the_inventorys_things_votes_for_the_lookup(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "listing" in features.signals and features.votes[INVENTORY] > 0
+
+
+def test_an_upgrade_verb_of_a_named_link_alone_is_a_strong_vote() -> None:
+    assert LEXICON.features("uplift acme-lnk-00003?").votes[UPGRADE] >= 0.8
+    assert LEXICON.features("upgrade the links").votes[UPGRADE] < 0.8

@@ -100,7 +100,9 @@ _LEFT = re.compile(
     r"(?<![\w-])(?:what\W?s\s+left|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?left"
     r"|(?:remaining|unused|leftover|left[\s-]over|unclaimed|untapped|residual)\s+"
     r"(?:throughput|bandwidth|capacity|bw|room|headroom|space|bits|gbps|mbps|rate)"
-    r"|(?:throughput|bandwidth|capacity|bw|room|headroom)\s+(?:left|remaining|still\s+free)"
+    r"|(?:throughput|bandwidth|capacity|bw|room|headroom)\s+(?:is\s+|are\s+)?(?:still\s+)?"
+    r"(?:left|remaining|free|available|unused)"
+    r"|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?(?:still\s+)?(?:free|available|unused)"
     r"|left\s+(?:on|over\s+on|in)\b)"
 )
 _HEADROOM = re.compile(r"(?<![\w-])(?:headroom|hdrm|hdroom|headrom)(?![\w-])")

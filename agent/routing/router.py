@@ -78,7 +78,8 @@ _REQUEST_WORDS = frozenset(
 
 _SECOND_ASK = re.compile(
     r"\b(?:and|plus|also|as well as|then)\s+(?:also\s+)?(?:how|what|whether|which|if|when"
-    r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would)\b"
+    r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would|plan|recommend"
+    r"|suggest|propose|advise|estimate)\b"
 )
 """A second request joined to the first ("... interfaces and how loaded they are")."""
 _VAGUE = frozenset(
@@ -92,6 +93,16 @@ _VAGUE = frozenset(
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
 ``acme-lnk-00009, need numbers`` is a topic, not a request."""
+_INTERFACE_WORDS = re.compile(
+    r"(?<![\w-])(?:schemas?|arguments?|args|params?|parameters?|fields?|specs?|specification"
+    r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
+    r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
+    r"|(?:what|which|the|its|as|an?)\s+(?:inputs?|outputs?)(?:\s+(?:of|for|it|does|do|looks?))?"
+    r"(?=\s*(?:$|[?.,;:!)]|of\b|for\b|it\b|does\b|do\b|looks?\b|like\b|are\b|is\b)))"
+    r"(?![\w-])"
+)
+"""What a text asks of a skill's interface rather than of its work (``describe_skill``'s); an
+"interface" or an "input" alone is also the trade's word (a device's, a counter's)."""
 _RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
@@ -454,7 +465,7 @@ class Router:
         by_id = {c.id: c for c in fitting}
         read = text or _data_as_text(message)
         scores, features = self.score(read, list(by_id))
-        scores = self._described(scores, by_id, read, principal)
+        scores, described = self._described(scores, by_id, read, principal)
         best = scores[0] if scores else None
         close = [s for s in scores if best is not None and _close(s, best)]
         replaced = None
@@ -478,6 +489,7 @@ class Router:
         top = scores[0] if scores else None  # the lead, before any replacement
         unsupported = (
             top is not None
+            and not (described is not None and top.skill_id == DESCRIBE_SKILL_ID)
             and not features.signals
             and top.features <= 0
             and top.description < UNSUPPORTED_DESCRIPTION
@@ -487,7 +499,20 @@ class Router:
         second = self._second_ask(best, scores, by_id, read) if replaced is None else []
         if second and best is not None:
             close = [best, *second]
-        if best is None or lead < self.threshold or tie or too_little or unsupported or second:
+        only = False
+        if described is not None and described.id in by_id and names_only(read, described):
+            only = True  # "lookup_inventory?": describe it, or run it?
+            pair = (DESCRIBE_SKILL_ID, described.id)
+            close = sorted((s for s in scores if s.skill_id in pair), key=lambda s: -s.score)
+        if (
+            best is None
+            or lead < self.threshold
+            or tie
+            or too_little
+            or unsupported
+            or second
+            or only
+        ):
             chosen = {
                 s.skill_id
                 for s in [
@@ -524,28 +549,48 @@ class Router:
         by_id: dict[str, Capability],
         text: str,
         principal: Principal,
-    ) -> list[Score]:
-        """``describe_skill``'s standing, by the skill the text names for it.
+    ) -> tuple[list[Score], Capability | None]:
+        """``describe_skill``'s standing, by the skill the text names for it, and that skill.
 
         Chosen by text for a skill this caller cannot see, it is no match: the text is about
         that skill's work ("plan an upgrade"), not about its interface; for no skill at all,
-        it counts ``DESCRIBES_NOTHING`` as much ("the interface names of nyc1-edge-01").
+        it counts ``DESCRIBES_NOTHING`` as much ("the interface names of nyc1-edge-01"). A
+        text naming the skill (``names_skill``) and asking of its interface ("what fields do I
+        send to the upgrade planner") is about describing it: ``describe_skill`` takes the
+        named skill's standing, and the named skill counts ``DESCRIBES_NOTHING`` as much (its
+        name, not its work, is what the layers matched).
         """
         capability = by_id.get(DESCRIBE_SKILL_ID)
         if capability is None or capability.handler is None:
-            return scores
+            return scores, None
         extract = capability.handler.extract
         named = extract(text).get("skill_id") if extract is not None else None
         target = self._registry.get(named) if isinstance(named, str) else None
         if target is not None and not visible(target.manifest, principal):
-            return [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID]
-        if target is not None or extract is None:
-            return scores
-        scaled = [
-            replace(s, score=s.score * DESCRIBES_NOTHING) if s.skill_id == DESCRIBE_SKILL_ID else s
-            for s in scores
-        ]
-        return sorted(scaled, key=lambda s: (-s.score, s.skill_id))
+            return [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID], None
+        if extract is None:
+            return scores, target
+        if target is None:
+            scaled = [
+                replace(s, score=s.score * DESCRIBES_NOTHING)
+                if s.skill_id == DESCRIBE_SKILL_ID
+                else s
+                for s in scores
+            ]
+            return sorted(scaled, key=lambda s: (-s.score, s.skill_id)), None
+        by_skill = {s.skill_id: s for s in scores}
+        own = by_skill.get(target.id)
+        if (
+            own is not None
+            and DESCRIBE_SKILL_ID in by_skill
+            and _INTERFACE_WORDS.search(text.lower())
+            and names_skill(text, target.manifest)
+        ):
+            describe = by_skill[DESCRIBE_SKILL_ID]
+            by_skill[DESCRIBE_SKILL_ID] = replace(describe, score=max(describe.score, own.score))
+            by_skill[target.id] = replace(own, score=own.score * DESCRIBES_NOTHING)
+            scores = sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id))
+        return scores, target
 
     @staticmethod
     def _second_ask(
@@ -558,10 +603,10 @@ class Router:
             return []
         by_skill = {s.skill_id: s for s in scores}
         found: list[Score] = []
-        for score in scores[1:MAX_OFFERED]:
+        for rank, score in enumerate(scores[1:], start=1):
             manifest = by_id[score.skill_id].manifest
-            named = names_skill(text, manifest)
-            if score.score < FITS and not named:
+            named = names_skill(text, manifest)  # a named skill counts, however it ranks
+            if (score.score < FITS or rank >= MAX_OFFERED) and not named:
                 continue
             if manifest.state is State.DEPRECATED and not named:  # its replacement instead
                 score = by_skill.get(manifest.replacement or "", score)
@@ -688,6 +733,24 @@ def names_skill(text: str, manifest: Any) -> bool:
         if words and f" {words} " in said:
             return True
     return False
+
+
+def names_only(text: str, capability: Capability) -> bool:
+    """Whether ``text`` names the skill (``names_skill``) and says nothing else: no other
+    content word, no identifier (``lookup_inventory``, ``what about check_link_capacity?``):
+    describing it and running it fit alike."""
+    manifest = capability.manifest
+    if not names_skill(text, manifest):
+        return False
+    said = f" {' '.join(_WORDS.findall(text.lower()))} "
+    names = [manifest.id, str(thawed(manifest.skill).get("name", "")), *manifest.aliases]
+    for name in sorted(names, key=len, reverse=True):
+        words = " ".join(_WORDS.findall(name.lower()))
+        if words:
+            said = said.replace(f" {words} ", " ")
+    if any(ch.isdigit() for ch in said):
+        return False
+    return not [t for t in tokens(said) if t not in _VAGUE]
 
 
 def _close(score: Score, best: Score) -> bool:

@@ -20,6 +20,7 @@ from agent.routing.router import (
     Layer,
     Router,
     Score,
+    names_only,
     names_skill,
     says_too_little,
 )
@@ -332,3 +333,103 @@ def test_a_few_words_of_a_strong_domain_vote_are_a_request(
 ) -> None:
     decision = route(router, text, PAULA)
     assert decision.capability is not None and decision.capability.id == skill
+
+
+# -- describing a skill, or running it; two requests in one -----------------------------------
+
+
+@pytest.mark.parametrize("text", ["evaluate_resource_condition", "and plan_link_upgrade?"])
+def test_a_skill_named_and_nothing_else_asks_whether_to_describe_or_run_it(
+    router: Router, text: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY
+    offered = {c.id for c in decision.candidates}
+    assert "describe_skill" in offered and len(offered) == 2
+
+
+def test_names_only() -> None:
+    registry = load_registry(SKILLS_DIR)
+    inventory = registry.get("lookup_inventory")
+    assert inventory is not None
+    assert names_only("lookup_inventory?", inventory)
+    assert names_only("what about the inventory lookup", inventory)
+    assert not names_only("describe lookup_inventory", inventory)
+    assert not names_only("lookup_inventory nyc1", inventory)
+    assert not names_only("list the sites", inventory)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "which fields does the condition evaluator want",
+        "what does the upgrade planner give as output?",
+    ],
+)
+def test_a_named_skills_interface_asked_about_is_described(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+
+
+def test_an_interface_of_a_device_beside_a_skills_alias_is_no_description(
+    router: Router,
+) -> None:
+    decision = route(router, "threshold check: input errors over 5 on interface xe-0/0/2")
+    assert decision.capability is not None
+    assert decision.capability.id == "evaluate_resource_condition"
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        (
+            "how much is free on acme-lnk-00003, then recommend an upgrade",
+            {"check_link_capacity", "plan_link_upgrade"},
+        ),
+        (
+            "call evaluate_resource_condition for cpu above 80 on nyc1-core-01 and show me its "
+            "schema",
+            {"describe_skill", "evaluate_resource_condition"},
+        ),
+    ],
+)
+def test_two_requests_in_one_text_are_asked_about(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY
+    assert {c.id for c in decision.candidates} == offered
+
+
+def test_describe_takes_the_standing_of_the_skill_whose_interface_is_asked_about(
+    router: Router,
+) -> None:
+    """The layers matched the planner's name, not its work: the text asks of its fields."""
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("plan_link_upgrade", 0.75, 0.56, 0.54, 0.0),
+            Score("describe_skill", 0.34, 0.34, 0.0, 0.0),
+        ],
+    )
+    decision = fixed.route(text_message("which fields should I post to the upgrade planner"), PAULA)
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+    assert decision.confidence == 0.75
+
+
+def test_a_second_request_naming_a_skill_counts_however_low_the_skill_ranks(
+    router: Router,
+) -> None:
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("describe_skill", 0.85, 0.85, 0.0, 0.0),
+            Score("plan_link_upgrade", 0.2, 0.0, 0.2, 0.0),
+            Score("link_headroom", 0.1, 0.0, 0.1, 0.0),
+            Score("check_link_capacity", 0.05, 0.05, 0.0, 0.0),
+        ],
+    )
+    text = "run check_link_capacity on acme-lnk-00016 and then tell me its inputs"
+    decision = fixed.route(text_message(text), PAULA)
+    assert decision.action is Action.CLARIFY
+    assert {c.id for c in decision.candidates} == {"check_link_capacity", "describe_skill"}

@@ -18,14 +18,23 @@ reads lives here, in one place:
   - the threshold pattern (a metric, a comparison, a number, maybe a unit) for
     ``evaluate_resource_condition``; a metric and a resource without a threshold ("how busy is
     acme-lnk-00002?") for it too, more weakly: the skill asks for the threshold;
-  - capacity phrasing (``N more G``, ``room for``, ``take another``, ``spare``, ``fit``, a
-    bandwidth with a link or two devices) for ``check_link_capacity``;
+  - capacity phrasing (``N more G``, ``room for``, ``take another``, ``spare``, ``slack``,
+    ``fit``, a bare ``headroom``, a bandwidth with a link or two devices) for
+    ``check_link_capacity``; a headroom in percent for the deprecated ``link_headroom`` (its
+    own answer, which it keeps: the router lets a replaced skill lose otherwise);
   - attribute words (model, hardware, software version, vendor, serial, endpoints, which ports,
-    status, site) about one resource, for ``lookup_inventory``;
-  - upgrade phrasing about a link, for ``plan_link_upgrade``;
+    status, site) about one resource, for ``lookup_inventory``; strongly for its parts (``ports
+    on <device>``, ``links from <device>``) or a link's ends (``A and Z ends``); a set of the
+    inventory's things (``every access switch``, ``list the links``) too;
+  - upgrade phrasing about a link, for ``plan_link_upgrade`` (strongly, of a named link alone);
+  - against the evaluation: a metric of no named resource and no threshold (``crc errs??``,
+    ``is <site> congested``), a resource said to be full without a threshold (``is <link>
+    saturated``: a threshold, or no room left?);
   - against every skill here: a change bid (``shut down``, ``reboot``, ``push the config``,
-    ``open a ticket``: no skill makes changes) and an inspection verb with nothing to measure
-    or know (``verify the link between ...``: which check?), so the router asks.
+    ``open a ticket``: no skill makes changes), an inspection verb with nothing to measure
+    or know (``verify the link between ...``: which check?), advice on a symptom (``what do we
+    do?``) and a question about networking in general (``explain OSPF vs IS-IS``), so the
+    router asks.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.
@@ -106,6 +115,10 @@ _LEFT = re.compile(
     r"|left\s+(?:on|over\s+on|in)\b)"
 )
 _HEADROOM = re.compile(r"(?<![\w-])(?:headroom|hdrm|hdroom|headrom)(?![\w-])")
+_FULL = re.compile(
+    # a resource said to be full, without a threshold: its utilization, or its room left
+    r"(?<![\w-])(?:saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|full)(?![\w-])"
+)
 _PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
 _CHANGE = re.compile(
     # a change to the network, which no read-only skill makes: asked about, never run; bid
@@ -123,6 +136,23 @@ _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
     r"|sanity[\s-]check|eyeball|diagnose)(?![\w-])"
+)
+_ADVICE = re.compile(
+    # advice on a symptom, which no skill gives: "<link> is congested, what do we do?"
+    r"(?<![\w-])(?:what\s+(?:do|should|can|shall|must)\s+(?:we|i)\s+do|what\s+now|what\s+to\s+do"
+    r"|how\s+(?:do|should|can)\s+(?:we|i)\s+(?:fix|handle|solve|resolve|deal\s+with)"
+    r"|any\s+(?:ideas|advice|suggestions)|what\s+would\s+you\s+do)(?![\w-])"
+)
+_PROTOCOL = (
+    r"(?:ospf|is-is|isis|bgp|mpls|eigrp|rip|stp|rstp|mstp|spanning[\s-]tree|vxlan|evpn|tcp|udp"
+    r"|ipv4|ipv6|vlans?|lacp|ldp|rsvp(?:-te)?|segment\s+routing|srv6|qos|dns|dhcp|nat|arp|icmp"
+    r"|snmp|netconf|gnmi|lldp|vrrp|hsrp|bfd|pim|igmp|ecmp)"
+)
+_THEORY = re.compile(
+    # a question about networking in general, not about this network: "explain OSPF vs IS-IS"
+    rf"(?<![\w-])(?:explain|difference\s+between|compare|teach\s+me|tell\s+me\s+about"
+    rf"|how\s+(?:does|do)|what\s+(?:is|are|does)|what'?s|why\s+(?:does|do|is)|overview\s+of"
+    rf"|primer\s+on)\s+(?:\w+\s+){{0,3}}?{_PROTOCOL}(?![\w-])"
 )
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
@@ -246,6 +276,10 @@ class NetworkFeatures:
             threshold = _threshold_number(masked, comparison.start if comparison.postfix else 0)
             signals.append("threshold" if threshold else "comparison")
             votes[EVALUATE] = 0.85 if threshold else 0.55
+        elif metrics and resource and not bandwidths and not capacity and _FULL.search(masked):
+            # "is <link> saturated": a threshold crossed, or no room left? which, is asked
+            signals.append("full")
+            votes[EVALUATE] = -0.4
         elif metrics and resource and not bandwidths and not capacity:
             signals.append("metric_of_resource")
             votes[EVALUATE] = 0.55 if metrics[0] != "errors" or _QUESTION.search(masked) else 0.4
@@ -255,13 +289,15 @@ class NetworkFeatures:
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
                 votes[EVALUATE] = -0.3
+        runbook = max(votes.values(), default=0.0) >= 0.8  # a threshold or a fitting rate
         if headroom and in_percent and not bandwidths:
+            # the old skill's very answer, of a named link: a request however short
+            # ("headroom % for <link>")
             signals.append("headroom_percent")
-            votes[LEGACY] = 0.6
+            votes[LEGACY] = 0.8 if links else 0.6
         upgrade = _UPGRADE.search(masked) is not None and bool(
             links or "link" in masked or "circuit" in masked
         )
-        runbook = max(votes.values(), default=0.0) >= 0.8  # a threshold or a fitting rate
         alone = EVALUATE not in votes and not capacity and not upgrade
         # its parts ("ports on <device>", "links from <device>") or its ends ("the A and Z
         # ends of <link>") are a listing, however few words ask for it
@@ -283,6 +319,17 @@ class NetworkFeatures:
             votes[UPGRADE] = 0.8 if links and not votes else 0.6
             if CAPACITY in votes:  # "upgrade, given whether the bandwidth fit": a plan
                 votes[CAPACITY] = 0.2
+        if metrics and not resource and comparison is None and not votes:
+            # a metric of no named resource (a site is none) and no threshold ("crc errs??",
+            # "is <site> congested"): which check, of what?
+            signals.append("metric_alone")
+            votes[EVALUATE] = -0.5
+        if not runbook and _ADVICE.search(masked):
+            signals.append("advice")  # "<link> is congested, what do we do?": which check?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        if not resource and _THEORY.search(masked):
+            signals.append("theory")  # "explain OSPF vs IS-IS": no skill teaches
+            votes = dict.fromkeys(READ_ONLY, -0.6)
         if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)

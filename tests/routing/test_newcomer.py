@@ -433,3 +433,17 @@ def test_a_second_request_naming_a_skill_counts_however_low_the_skill_ranks(
     decision = fixed.route(text_message(text), PAULA)
     assert decision.action is Action.CLARIFY
     assert {c.id for c in decision.candidates} == {"check_link_capacity", "describe_skill"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "acme-lnk-00003 keeps dropping packets, what should we do?",
+        "fcs errors??",
+        "is the sin1 site saturated",
+        "is acme-lnk-00003 maxed out",
+        "what's the difference between BGP and OSPF",
+    ],
+)
+def test_what_no_one_skill_answers_is_asked_about(router: Router, text: str) -> None:
+    assert route(router, text, PAULA).action is Action.CLARIFY

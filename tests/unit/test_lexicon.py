@@ -172,3 +172,33 @@ def test_a_set_of_the_inventorys_things_votes_for_the_lookup(text: str) -> None:
 def test_an_upgrade_verb_of_a_named_link_alone_is_a_strong_vote() -> None:
     assert LEXICON.features("uplift acme-lnk-00003?").votes[UPGRADE] >= 0.8
     assert LEXICON.features("upgrade the links").votes[UPGRADE] < 0.8
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        ("acme-lnk-00003 keeps dropping packets, what should we do?", "advice"),
+        ("discards!!", "metric_alone"),
+        ("is sin1 saturated", "metric_alone"),
+        ("is acme-lnk-00003 maxed out", "full"),
+        ("what's the difference between BGP and OSPF", "theory"),
+        ("explain how spanning tree works", "theory"),
+    ],
+)
+def test_what_no_skill_answers_votes_against_them(text: str, signal: str) -> None:
+    features = LEXICON.features(text)
+    assert signal in features.signals
+    assert features.votes and max(features.votes.values()) < 0
+
+
+def test_a_threshold_beside_a_full_word_is_still_an_evaluation() -> None:
+    votes = LEXICON.features("is acme-lnk-00003 congested, util above 90%?").votes
+    assert votes[EVALUATE] >= 0.8
+
+
+def test_a_protocol_of_a_named_device_is_no_theory() -> None:
+    assert "theory" not in LEXICON.features("what is the bgp state of nyc1-edge-01").signals
+
+
+def test_a_headroom_in_percent_of_a_named_link_is_a_strong_vote() -> None:
+    assert LEXICON.features("headroom % for acme-lnk-00009").votes[LEGACY] >= 0.8

@@ -497,6 +497,9 @@ class Router:
         )
         too_little = says_too_little(read) and not strong
         second = self._second_ask(best, scores, by_id, read) if replaced is None else []
+        asked = [s for s in scores if s.skill_id in features.asks]
+        if best is not None and len(asked) >= 2 and not second:  # the domain saw two requests
+            second = [s for s in asked if s.skill_id != best.skill_id][: MAX_OFFERED - 1]
         if second and best is not None:
             close = [best, *second]
         only = False

@@ -99,6 +99,9 @@ _CAPACITY = re.compile(
     r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare|slack"
     r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
+    # the check named by its object: "check <link> capacity", "the bandwidth check on <link>"
+    r"|check\s+(?:the\s+)?(?:capacity|bandwidth|bw)\b"
+    r"|(?:capacity|bandwidth|bw)\s+(?:check|of|on)\b"
     r"|\d+(?:\.\d+)?\s*(?:more|extra|additional)\s+(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps"
     r"|megabits?|t|tbps)\b|another\s+\d|(?:more|extra|additional)\s+\d"
     r"|free\s+(?:bandwidth|capacity|bw|headroom)|available\s+(?:bandwidth|capacity|bw)"
@@ -119,6 +122,12 @@ _FULL = re.compile(
     # a resource said to be full, without a threshold: its utilization, or its room left
     r"(?<![\w-])(?:saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|full)(?![\w-])"
 )
+_STATE = re.compile(
+    r"hot|hottest|running\s+hot|busy|busier|busiest|saturat\w*|congest\w*|maxed(?:\s+out)?"
+    r"|pegged|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used|throughput"
+)
+"""Metric words that say a state rather than ask for a measure."""
+_RATE = re.compile(r"speed|nominal|rated|line\s+rate|port\s+speed")
 _PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
 _CHANGE = re.compile(
     # a change to the network, which no read-only skill makes: asked about, never run; bid
@@ -142,6 +151,8 @@ _ADVICE = re.compile(
     r"(?<![\w-])(?:what\s+(?:do|should|can|shall|must)\s+(?:we|i)\s+do|what\s+now|what\s+to\s+do"
     r"|how\s+(?:do|should|can)\s+(?:we|i)\s+(?:fix|handle|solve|resolve|deal\s+with)"
     r"|any\s+(?:ideas|advice|suggestions)|what\s+would\s+you\s+do)(?![\w-])"
+    # a symptom, then a bare call for help: "<device> is dropping packets, help"
+    r"|[,.;:!-]\s*(?:pls\s+|please\s+)?help(?:\s+(?:me|us|pls|please))?\s*[.!?]*\s*$"
 )
 _PROTOCOL = (
     r"(?:ospf|is-is|isis|bgp|mpls|eigrp|rip|stp|rstp|mstp|spanning[\s-]tree|vxlan|evpn|tcp|udp"
@@ -192,7 +203,9 @@ _LISTING = re.compile(
     rf"(?<![\w-])(?:(?:every|all|each|any)\s+(?:the\s+|our\s+)?{_ROLE}\s+{_KIND}"
     rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
     r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
-    r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits))(?![\w-])"
+    r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits)"
+    r"|(?:list|show|give\s+me)\s+(?:every|each)\s+(?:\w+\s+)?"
+    r"(?:link|device|site|interface|port|router|switch|circuit))(?![\w-])"
 )
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
@@ -225,6 +238,25 @@ def _of_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
         if i < len(folded) and masked[i] == " ":
             return True
     return False
+
+
+def _split_asks(
+    evidence: dict[str, list[int]], joins: list[int], states: set[int]
+) -> tuple[str, ...]:
+    """Two skills whose evidence (match positions) lies wholly on either side of one join; a
+    state (at ``states``: "runs hot and ..., should we upgrade") is an upgrade's reason, not a
+    request of its own."""
+    for join in joins:
+        before = [s for s, at in evidence.items() if at and max(at) < join]
+        after = [s for s, at in evidence.items() if at and min(at) > join]
+        for first in before:
+            for second in after:
+                if first == second:
+                    continue
+                if (first, second) == (EVALUATE, UPGRADE) and set(evidence[first]) <= states:
+                    continue
+                return (first, second)
+    return ()
 
 
 def _threshold_number(masked: str, after: int) -> bool:
@@ -309,16 +341,17 @@ class NetworkFeatures:
         elif _ATTRIBUTE.search(masked) and resource and votes and _AND.search(masked):
             signals.append("two_asks")  # "its status and spare room": both, so which first?
             votes[INVENTORY] = max(votes.values())
-        elif alone and not metrics and not votes and _LISTING.search(masked):
-            signals.append("listing")  # "every access switch and its status"
+        elif not metrics and _LISTING.search(masked) and (alone or _AND.search(masked)):
+            # "every access switch and its status"; "list the links and whether to upgrade"
+            signals.append("listing")
             votes[INVENTORY] = 0.6
         if upgrade:
             signals.append("upgrade")
             # the verb of a plan, of a named link and nothing else, is a request, however
             # short ("upsize <link>?")
             votes[UPGRADE] = 0.8 if links and not votes else 0.6
-            if CAPACITY in votes:  # "upgrade, given whether the bandwidth fit": a plan
-                votes[CAPACITY] = 0.2
+            if CAPACITY in votes and not _AND.search(masked):
+                votes[CAPACITY] = 0.2  # "upgrade, given whether the bandwidth fit": a plan
         if metrics and not resource and comparison is None and not votes:
             # a metric of no named resource (a site is none) and no threshold ("crc errs??",
             # "is <site> congested"): which check, of what?
@@ -337,4 +370,29 @@ class NetworkFeatures:
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
-        return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals))
+        asks: tuple[str, ...] = ()
+        joins = [m.start() for m in _AND.finditer(masked)]
+        if joins and "change" not in signals and len([v for v in votes.values() if v > 0]) >= 2:
+            # two requests in one text, one before the join and one after it: "its interfaces
+            # and their utilization", "free bw on <link> and an upgrade plan"
+            measured = list(_METRIC.finditer(masked)) if votes.get(EVALUATE, 0) > 0 else []
+            states = {m.start() for m in measured if _STATE.fullmatch(m[0])}
+            evidence = {
+                EVALUATE: [m.start() for m in measured],
+                CAPACITY: [
+                    m.start() for p in (_CAPACITY, _LEFT, _HEADROOM) for m in p.finditer(masked)
+                ]
+                if capacity
+                else [],
+                UPGRADE: [m.start() for m in _UPGRADE.finditer(masked)] if upgrade else [],
+                INVENTORY: [
+                    m.start()
+                    for p in (_PARTS, _ENDS, _LISTING, _ATTRIBUTE)
+                    for m in p.finditer(masked)
+                    if not _RATE.fullmatch(m[0])  # "and to what speed": an upgrade's target
+                ],
+            }
+            asks = _split_asks(evidence, joins, states)
+            if asks:
+                signals.append("two_requests")
+        return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks)

@@ -447,3 +447,38 @@ def test_a_second_request_naming_a_skill_counts_however_low_the_skill_ranks(
 )
 def test_what_no_one_skill_answers_is_asked_about(router: Router, text: str) -> None:
     assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+def test_two_requests_the_domain_tells_apart_are_asked_about(router: Router) -> None:
+    class Seen:
+        def features(self, text: str) -> TextFeatures:
+            return TextFeatures(asks=("lookup_inventory", "evaluate_resource_condition"))
+
+    seen = Router(load_registry(SKILLS_DIR), classifier=router.classifier, features=Seen())
+    decision = seen.route(text_message("list the devices in lon1"), PAULA)
+    assert decision.action is Action.CLARIFY
+    offered = {c.id for c in decision.candidates}
+    assert offered == {"lookup_inventory", "evaluate_resource_condition"}
+    plain = Router(load_registry(SKILLS_DIR), classifier=router.classifier)
+    assert plain.route(text_message("list the devices in lon1"), PAULA).action is Action.RUN
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "memory on sin1-core-01 and its serial number",
+        "acme-lnk-00005 spare capacity plus an upgrade plan",
+        "list every circuit and whether it needs an upgrade",
+    ],
+)
+def test_two_requests_in_other_words_are_asked_about(router: Router, text: str) -> None:
+    assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["use the legacy headroom check on acme-lnk-00002", "run the old headroom skill for it"],
+)
+def test_the_old_skill_named_in_words_runs(router: Router, text: str) -> None:
+    decision = route(router, text)
+    assert decision.capability is not None and decision.capability.id == "link_headroom"

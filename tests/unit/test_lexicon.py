@@ -202,3 +202,40 @@ def test_a_protocol_of_a_named_device_is_no_theory() -> None:
 
 def test_a_headroom_in_percent_of_a_named_link_is_a_strong_vote() -> None:
     assert LEXICON.features("headroom % for acme-lnk-00009").votes[LEGACY] >= 0.8
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("the ports of lon1-agg-01 and how busy each one is", {INVENTORY, EVALUATE}),
+        ("acme-lnk-00005 spare capacity plus an upgrade plan", {CAPACITY, UPGRADE}),
+        ("memory on sin1-core-01 and its serial number", {EVALUATE, INVENTORY}),
+        ("the endpoints of acme-lnk-00010 and its free bandwidth", {INVENTORY, CAPACITY}),
+    ],
+)
+def test_two_requests_either_side_of_a_join_are_told_apart(text: str, asks: set[str]) -> None:
+    features = LEXICON.features(text)
+    assert set(features.asks) == asks and "two_requests" in features.signals
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "acme-lnk-00004 runs hot and keeps peaking, should we upgrade it",  # a reason, then one
+        "do you recommend upgrading acme-lnk-00004, and to what speed?",  # the target rate
+        "list the interfaces of nyc1-core-01 and their status",  # one skill's, both
+        "is utilization on acme-lnk-00002 above 90%, and if so escalate",
+    ],
+)
+def test_one_request_with_a_join_is_one(text: str) -> None:
+    assert LEXICON.features(text).asks == ()
+
+
+def test_a_symptom_then_a_call_for_help_is_advice() -> None:
+    features = LEXICON.features("lon1-core-01 is dropping packets, please help")
+    assert "advice" in features.signals
+
+
+def test_the_capacity_check_named_by_its_object_is_capacity() -> None:
+    assert LEXICON.features("check acme-lnk-00005 capacity").votes[CAPACITY] > 0
+    assert CAPACITY not in LEXICON.features("check acme-lnk-00005").votes

@@ -103,6 +103,11 @@ _INTERFACE_WORDS = re.compile(
 )
 """What a text asks of a skill's interface rather than of its work (``describe_skill``'s); an
 "interface" or an "input" alone is also the trade's word (a device's, a counter's)."""
+_RUN = re.compile(
+    r"(?:^\W*|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you|go\s+ahead\s+and|now)\s+)"
+    r"(?:run|execute|invoke|call|trigger|launch|use)(?![\w-])"
+)
+"""A bid to run a skill (an imperative, not "how do I call ...")."""
 _RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
@@ -561,7 +566,10 @@ class Router:
         text naming the skill (``names_skill``) and asking of its interface ("what fields do I
         send to the upgrade planner") is about describing it: ``describe_skill`` takes the
         named skill's standing, and the named skill counts ``DESCRIBES_NOTHING`` as much (its
-        name, not its work, is what the layers matched).
+        name, not its work, is what the layers matched); one bidding to run it ("run
+        lookup_inventory for sin1"), the other way round (an id is what most of
+        ``describe_skill``'s utterances have), and a bid naming the skill is as good as a
+        request for it: it scores the threshold at least.
         """
         capability = by_id.get(DESCRIBE_SKILL_ID)
         if capability is None or capability.handler is None:
@@ -583,17 +591,22 @@ class Router:
             return sorted(scaled, key=lambda s: (-s.score, s.skill_id)), None
         by_skill = {s.skill_id: s for s in scores}
         own = by_skill.get(target.id)
-        if (
-            own is not None
-            and DESCRIBE_SKILL_ID in by_skill
-            and _INTERFACE_WORDS.search(text.lower())
-            and names_skill(text, target.manifest)
-        ):
-            describe = by_skill[DESCRIBE_SKILL_ID]
+        describe = by_skill.get(DESCRIBE_SKILL_ID)
+        if own is None or describe is None or not names_skill(text, target.manifest):
+            return scores, target
+        lowered = text.lower()
+        if _INTERFACE_WORDS.search(lowered):  # its interface asked about: describe it
             by_skill[DESCRIBE_SKILL_ID] = replace(describe, score=max(describe.score, own.score))
             by_skill[target.id] = replace(own, score=own.score * DESCRIBES_NOTHING)
-            scores = sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id))
-        return scores, target
+        elif _RUN.search(lowered):  # "run lookup_inventory for sin1": as good as a request
+            lead = max(describe.score, own.score, self.threshold)
+            by_skill[target.id] = replace(own, score=lead)
+            by_skill[DESCRIBE_SKILL_ID] = replace(
+                describe, score=describe.score * DESCRIBES_NOTHING
+            )
+        else:
+            return scores, target
+        return sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id)), target
 
     @staticmethod
     def _second_ask(

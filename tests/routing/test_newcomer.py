@@ -482,3 +482,18 @@ def test_two_requests_in_other_words_are_asked_about(router: Router, text: str) 
 def test_the_old_skill_named_in_words_runs(router: Router, text: str) -> None:
     decision = route(router, text)
     assert decision.capability is not None and decision.capability.id == "link_headroom"
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("run lookup_inventory for sin1", "lookup_inventory"),
+        ("please execute check_link_capacity on acme-lnk-00004", "check_link_capacity"),
+        ("how do I call evaluate_resource_condition", "describe_skill"),
+    ],
+)
+def test_a_bid_to_run_a_named_skill_runs_it(router: Router, text: str, skill: str) -> None:
+    """An id is what most of describe_skill's utterances have: a bid to run the skill it
+    names is the skill's, as good as a request; asking how to call it is a description."""
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill

@@ -508,10 +508,19 @@ class Router:
         if second and best is not None:
             close = [best, *second]
         only = False
-        if described is not None and described.id in by_id and names_only(read, described):
-            only = True  # "lookup_inventory?": describe it, or run it?
-            pair = (DESCRIBE_SKILL_ID, described.id)
-            close = sorted((s for s in scores if s.skill_id in pair), key=lambda s: -s.score)
+        if described is not None and described.id in by_id:
+            named = [
+                c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
+            ]
+            if names_only(read, *named):
+                # "lookup_inventory?": describe it, or run it? "<skill> or <skill>": which?
+                only = True
+                pair = (
+                    {DESCRIBE_SKILL_ID, *(c.id for c in named)}
+                    if len(named) == 1
+                    else {c.id for c in named}
+                )
+                close = sorted((s for s in scores if s.skill_id in pair), key=lambda s: -s.score)
         if (
             best is None
             or lead < self.threshold
@@ -751,15 +760,17 @@ def names_skill(text: str, manifest: Any) -> bool:
     return False
 
 
-def names_only(text: str, capability: Capability) -> bool:
-    """Whether ``text`` names the skill (``names_skill``) and says nothing else: no other
-    content word, no identifier (``lookup_inventory``, ``what about check_link_capacity?``):
-    describing it and running it fit alike."""
-    manifest = capability.manifest
-    if not names_skill(text, manifest):
+def names_only(text: str, *capabilities: Capability) -> bool:
+    """Whether ``text`` names the skills (``names_skill``) and says nothing else: no other
+    content word, no identifier (``lookup_inventory``, ``what about check_link_capacity?``:
+    describing it and running it fit alike; ``check_link_capacity or plan_link_upgrade``)."""
+    if not capabilities or not all(names_skill(text, c.manifest) for c in capabilities):
         return False
     said = f" {' '.join(_WORDS.findall(text.lower()))} "
-    names = [manifest.id, str(thawed(manifest.skill).get("name", "")), *manifest.aliases]
+    names: list[str] = []
+    for capability in capabilities:
+        manifest = capability.manifest
+        names += [manifest.id, str(thawed(manifest.skill).get("name", "")), *manifest.aliases]
     for name in sorted(names, key=len, reverse=True):
         words = " ".join(_WORDS.findall(name.lower()))
         if words:

@@ -150,7 +150,8 @@ _ADVICE = re.compile(
     # advice on a symptom, which no skill gives: "<link> is congested, what do we do?"
     r"(?<![\w-])(?:what\s+(?:do|should|can|shall|must)\s+(?:we|i)\s+do|what\s+now|what\s+to\s+do"
     r"|how\s+(?:do|should|can)\s+(?:we|i)\s+(?:fix|handle|solve|resolve|deal\s+with)"
-    r"|any\s+(?:ideas|advice|suggestions)|what\s+would\s+you\s+do)(?![\w-])"
+    r"|any\s+(?:ideas|advice|suggestions|thoughts)|what\s+would\s+you\s+do"
+    r"|what\s+do\s+you\s+think|thoughts\s*\??\s*$)(?![\w-])"
     # a symptom, then a bare call for help: "<device> is dropping packets, help"
     r"|[,.;:!-]\s*(?:pls\s+|please\s+)?help(?:\s+(?:me|us|pls|please))?\s*[.!?]*\s*$"
 )
@@ -171,7 +172,8 @@ READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
     r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
-    r"|sn|endpoints?|ends?|other\s+end|far\s+end|a[\s-]side|b[\s-]side|which\s+ports?"
+    r"|sn|endpoints?|ends?|other\s+end|far\s+end|(?:other|far)\s+side|a[\s-]side|b[\s-]side"
+    r"|which\s+ports?"
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
     r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?"
     # software and identity: "what os is it running", "its resource id"
@@ -194,6 +196,7 @@ _PARTS = re.compile(
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
     r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)ends?|[az][\s-]ends?|both\s+ends|end\s*-?points?"
+    r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
     r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes))(?![\w-])"
 )
 _ROLE = r"(?:core|edge|access|aggregation|agg|distribution|spine|leaf|border)"

@@ -497,3 +497,10 @@ def test_a_bid_to_run_a_named_skill_runs_it(router: Router, text: str, skill: st
     names is the skill's, as good as a request; asking how to call it is a description."""
     decision = route(router, text, PAULA)
     assert decision.capability is not None and decision.capability.id == skill
+
+
+def test_two_skills_named_and_nothing_else_asks_which(router: Router) -> None:
+    decision = route(router, "lookup_inventory or evaluate_resource_condition?", PAULA)
+    assert decision.action is Action.CLARIFY
+    offered = {c.id for c in decision.candidates}
+    assert offered == {"lookup_inventory", "evaluate_resource_condition"}

@@ -239,3 +239,11 @@ def test_a_symptom_then_a_call_for_help_is_advice() -> None:
 def test_the_capacity_check_named_by_its_object_is_capacity() -> None:
     assert LEXICON.features("check acme-lnk-00005 capacity").votes[CAPACITY] > 0
     assert CAPACITY not in LEXICON.features("check acme-lnk-00005").votes
+
+
+def test_the_other_side_of_a_link_is_its_end() -> None:
+    assert LEXICON.features("what is on the far side of acme-lnk-00017").votes[INVENTORY] >= 0.8
+
+
+def test_thoughts_on_a_symptom_is_advice() -> None:
+    assert "advice" in LEXICON.features("acme-lnk-00009 is running hot, thoughts?").signals

@@ -210,6 +210,11 @@ _LISTING = re.compile(
     r"|(?:list|show|give\s+me)\s+(?:every|each)\s+(?:\w+\s+)?"
     r"(?:link|device|site|interface|port|router|switch|circuit))(?![\w-])"
 )
+_OWN_ATTRIBUTE = re.compile(
+    # an attribute of the thing already named ("and its serial number"), not any word of the
+    # list ("the vendor asked us")
+    rf"(?<![\w-])(?:its|their)\s+(?:\w+\s+)?(?:{_ATTRIBUTE.pattern})"
+)
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
@@ -239,6 +244,17 @@ def _of_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
         while i < len(folded) and folded[i].isspace():
             i += 1
         if i < len(folded) and masked[i] == " ":
+            return True
+    return False
+
+
+def _after_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
+    """Whether ``pattern`` matches right after a named thing ("<device> interfaces")."""
+    for m in pattern.finditer(masked):
+        i = m.start() - 1
+        while i >= 0 and folded[i].isspace():
+            i -= 1
+        if i >= 0 and masked[i] == " ":
             return True
     return False
 
@@ -341,7 +357,12 @@ class NetworkFeatures:
             signals.append("attribute")
             votes[INVENTORY] = 0.8 if parts else 0.6
             votes.setdefault(CAPACITY, -0.2)
-        elif _ATTRIBUTE.search(masked) and resource and votes and _AND.search(masked):
+        elif (
+            resource
+            and votes
+            and _AND.search(masked)
+            and (_OWN_ATTRIBUTE.search(masked) or parts or _after_named(_PARTS, masked, folded))
+        ):
             signals.append("two_asks")  # "its status and spare room": both, so which first?
             votes[INVENTORY] = max(votes.values())
         elif not metrics and _LISTING.search(masked) and (alone or _AND.search(masked)):
@@ -375,7 +396,7 @@ class NetworkFeatures:
             votes = dict.fromkeys(READ_ONLY, -0.6)
         asks: tuple[str, ...] = ()
         joins = [m.start() for m in _AND.finditer(masked)]
-        if joins and "change" not in signals and len([v for v in votes.values() if v > 0]) >= 2:
+        if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:
             # two requests in one text, one before the join and one after it: "its interfaces
             # and their utilization", "free bw on <link> and an upgrade plan"
             measured = list(_METRIC.finditer(masked)) if votes.get(EVALUATE, 0) > 0 else []
@@ -390,9 +411,9 @@ class NetworkFeatures:
                 UPGRADE: [m.start() for m in _UPGRADE.finditer(masked)] if upgrade else [],
                 INVENTORY: [
                     m.start()
-                    for p in (_PARTS, _ENDS, _LISTING, _ATTRIBUTE)
+                    for p in (_PARTS, _ENDS, _LISTING, _OWN_ATTRIBUTE)
                     for m in p.finditer(masked)
-                    if not _RATE.fullmatch(m[0])  # "and to what speed": an upgrade's target
+                    if not _RATE.search(m[0])  # "and to what speed": an upgrade's target
                 ],
             }
             asks = _split_asks(evidence, joins, states)

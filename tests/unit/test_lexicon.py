@@ -247,3 +247,9 @@ def test_the_other_side_of_a_link_is_its_end() -> None:
 
 def test_thoughts_on_a_symptom_is_advice() -> None:
     assert "advice" in LEXICON.features("acme-lnk-00009 is running hot, thoughts?").signals
+
+
+def test_a_word_of_the_attribute_list_in_passing_is_no_second_request() -> None:
+    text = "lon1-core-01 memory was high and the vendor asked us to check if it is over 85%"
+    features = LEXICON.features(text)
+    assert features.asks == () and features.votes.get(INVENTORY, 0) <= 0

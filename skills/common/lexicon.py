@@ -381,7 +381,9 @@ class NetworkFeatures:
             # "is <site> congested"): which check, of what?
             signals.append("metric_alone")
             votes[EVALUATE] = -0.5
-        if not runbook and _ADVICE.search(masked):
+        if max(votes.values(), default=0.0) < 0.6 and _ADVICE.search(masked):
+            # (beside a request of its own, "list the devices at nyc1, please help", it is
+            # only a plea)
             signals.append("advice")  # "<link> is congested, what do we do?": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
         if not resource and _THEORY.search(masked):

@@ -253,3 +253,8 @@ def test_a_word_of_the_attribute_list_in_passing_is_no_second_request() -> None:
     text = "lon1-core-01 memory was high and the vendor asked us to check if it is over 85%"
     features = LEXICON.features(text)
     assert features.asks == () and features.votes.get(INVENTORY, 0) <= 0
+
+
+def test_a_plea_beside_a_request_of_its_own_is_no_advice() -> None:
+    features = LEXICON.features("list the devices at lon1, please help")
+    assert "advice" not in features.signals and features.votes[INVENTORY] > 0

@@ -751,13 +751,25 @@ def names_skill(text: str, manifest: Any) -> bool:
     name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
     an ordinary word of the trade, not a name)."""
     said = f" {' '.join(_WORDS.findall(text.lower()))} "
+    return any(f" {words} " in said for words in _names_of(manifest))
+
+
+_NAMES: dict[int, tuple[Any, tuple[str, ...]]] = {}
+"""``_names_of`` per manifest object (kept, so its id is not reused while cached)."""
+
+
+def _names_of(manifest: Any) -> tuple[str, ...]:
+    """A manifest's id, name and aliases of more than one word, as words joined by spaces."""
+    cached = _NAMES.get(id(manifest))
+    if cached is not None and cached[0] is manifest:
+        return cached[1]
     names = [manifest.id, str(thawed(manifest.skill).get("name", ""))]
     names += [a for a in manifest.aliases if len(a.split()) > 1]
-    for name in names:
-        words = " ".join(_WORDS.findall(name.lower()))
-        if words and f" {words} " in said:
-            return True
-    return False
+    found = tuple(w for w in (" ".join(_WORDS.findall(n.lower())) for n in names) if w)
+    if len(_NAMES) >= 1024:  # registries are few; tests build many
+        _NAMES.clear()
+    _NAMES[id(manifest)] = (manifest, found)
+    return found
 
 
 def names_only(text: str, *capabilities: Capability) -> bool:

@@ -12,6 +12,9 @@ returns :class:`TextFeatures`:
   comparison, number) for an evaluation skill, capacity phrasing for a capacity check. Positive
   votes raise a skill's score (noisy-or), negative ones lower it.
 * ``signals``: the names of what was recognized, for the task's routing metadata.
+* ``asks``: the skills of two requests joined in one text, by id, when the provider sees them
+  apart (the evidence of one before the join, of the other after it: "<link> utilization and
+  an upgrade recommendation"). The router asks which is meant among those the caller may use.
 
 A provider must be cheap (it runs on every text message) and total (never raise).
 """
@@ -31,6 +34,7 @@ class TextFeatures:
     terms: tuple[str, ...] = ()
     votes: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     signals: tuple[str, ...] = ()
+    asks: tuple[str, ...] = ()
 
 
 NO_FEATURES = TextFeatures()

@@ -6,9 +6,9 @@ filter, (6) a single candidate, (7) the text layers, restricted to the candidate
 classifier (trained on utterances and manifest text), the description layer (BM25 over each
 manifest, ``agent/routing/descriptions.py``) and the deployment's domain features
 (``agent/routing/features.py``), combined per candidate; a replaced (deprecated) skill yields to
-its replacement when both fit; below the confidence threshold, a clarification listing only the
-candidates close to the best. The router only decides; the executor enforces entitlement again
-before anything runs.
+its replacement unless the text names it or the domain's features vote for it; below the
+confidence threshold, a clarification listing only the candidates close to the best. The router
+only decides; the executor enforces entitlement again before anything runs.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ CLOSE = 0.2
 """A candidate within this of the best score (and at least half of it) is close to it: offered
 in a clarification; two close candidates above the threshold are a tie the router asks about."""
 FITS = 0.3
-"""The score at which a replacement is said to fit a request its replaced skill was best for."""
+"""The score at which a second skill is said to fit a text joining two requests."""
 SEPARATES = 0.5
 """Two close candidates above the threshold are a tie unless the classifier's probabilities
 differ by this much (it learned from utterances; votes and descriptions are coarser)."""
@@ -78,7 +78,8 @@ _REQUEST_WORDS = frozenset(
 
 _SECOND_ASK = re.compile(
     r"\b(?:and|plus|also|as well as|then)\s+(?:also\s+)?(?:how|what|whether|which|if|when"
-    r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would)\b"
+    r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would|plan|recommend"
+    r"|suggest|propose|advise|estimate)\b"
 )
 """A second request joined to the first ("... interfaces and how loaded they are")."""
 _VAGUE = frozenset(
@@ -92,6 +93,21 @@ _VAGUE = frozenset(
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
 ``acme-lnk-00009, need numbers`` is a topic, not a request."""
+_INTERFACE_WORDS = re.compile(
+    r"(?<![\w-])(?:schemas?|arguments?|args|params?|parameters?|fields?|specs?|specification"
+    r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
+    r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
+    r"|(?:what|which|the|its|as|an?)\s+(?:inputs?|outputs?)(?:\s+(?:of|for|it|does|do|looks?))?"
+    r"(?=\s*(?:$|[?.,;:!)]|of\b|for\b|it\b|does\b|do\b|looks?\b|like\b|are\b|is\b)))"
+    r"(?![\w-])"
+)
+"""What a text asks of a skill's interface rather than of its work (``describe_skill``'s); an
+"interface" or an "input" alone is also the trade's word (a device's, a counter's)."""
+_RUN = re.compile(
+    r"(?:^\W*|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you|go\s+ahead\s+and|now)\s+)"
+    r"(?:run|execute|invoke|call|trigger|launch|use)(?![\w-])"
+)
+"""A bid to run a skill (an imperative, not "how do I call ...")."""
 _RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
@@ -454,7 +470,7 @@ class Router:
         by_id = {c.id: c for c in fitting}
         read = text or _data_as_text(message)
         scores, features = self.score(read, list(by_id))
-        scores = self._described(scores, by_id, read, principal)
+        scores, described = self._described(scores, by_id, read, principal)
         best = scores[0] if scores else None
         close = [s for s in scores if best is not None and _close(s, best)]
         replaced = None
@@ -478,6 +494,7 @@ class Router:
         top = scores[0] if scores else None  # the lead, before any replacement
         unsupported = (
             top is not None
+            and not (described is not None and top.skill_id == DESCRIBE_SKILL_ID)
             and not features.signals
             and top.features <= 0
             and top.description < UNSUPPORTED_DESCRIPTION
@@ -485,9 +502,34 @@ class Router:
         )
         too_little = says_too_little(read) and not strong
         second = self._second_ask(best, scores, by_id, read) if replaced is None else []
+        asked = [s for s in scores if s.skill_id in features.asks]
+        if best is not None and len(asked) >= 2 and not second:  # the domain saw two requests
+            second = [s for s in asked if s.skill_id != best.skill_id][: MAX_OFFERED - 1]
         if second and best is not None:
             close = [best, *second]
-        if best is None or lead < self.threshold or tie or too_little or unsupported or second:
+        only = False
+        if described is not None and described.id in by_id:
+            named = [
+                c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
+            ]
+            if names_only(read, *named):
+                # "lookup_inventory?": describe it, or run it? "<skill> or <skill>": which?
+                only = True
+                pair = (
+                    {DESCRIBE_SKILL_ID, *(c.id for c in named)}
+                    if len(named) == 1
+                    else {c.id for c in named}
+                )
+                close = sorted((s for s in scores if s.skill_id in pair), key=lambda s: -s.score)
+        if (
+            best is None
+            or lead < self.threshold
+            or tie
+            or too_little
+            or unsupported
+            or second
+            or only
+        ):
             chosen = {
                 s.skill_id
                 for s in [
@@ -524,28 +566,56 @@ class Router:
         by_id: dict[str, Capability],
         text: str,
         principal: Principal,
-    ) -> list[Score]:
-        """``describe_skill``'s standing, by the skill the text names for it.
+    ) -> tuple[list[Score], Capability | None]:
+        """``describe_skill``'s standing, by the skill the text names for it, and that skill.
 
         Chosen by text for a skill this caller cannot see, it is no match: the text is about
         that skill's work ("plan an upgrade"), not about its interface; for no skill at all,
-        it counts ``DESCRIBES_NOTHING`` as much ("the interface names of nyc1-edge-01").
+        it counts ``DESCRIBES_NOTHING`` as much ("the interface names of nyc1-edge-01"). A
+        text naming the skill (``names_skill``) and asking of its interface ("what fields do I
+        send to the upgrade planner") is about describing it: ``describe_skill`` takes the
+        named skill's standing, and the named skill counts ``DESCRIBES_NOTHING`` as much (its
+        name, not its work, is what the layers matched); one bidding to run it ("run
+        lookup_inventory for sin1"), the other way round (an id is what most of
+        ``describe_skill``'s utterances have), and a bid naming the skill is as good as a
+        request for it: it scores the threshold at least.
         """
         capability = by_id.get(DESCRIBE_SKILL_ID)
         if capability is None or capability.handler is None:
-            return scores
+            return scores, None
         extract = capability.handler.extract
         named = extract(text).get("skill_id") if extract is not None else None
         target = self._registry.get(named) if isinstance(named, str) else None
         if target is not None and not visible(target.manifest, principal):
-            return [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID]
-        if target is not None or extract is None:
-            return scores
-        scaled = [
-            replace(s, score=s.score * DESCRIBES_NOTHING) if s.skill_id == DESCRIBE_SKILL_ID else s
-            for s in scores
-        ]
-        return sorted(scaled, key=lambda s: (-s.score, s.skill_id))
+            return [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID], None
+        if extract is None:
+            return scores, target
+        if target is None:
+            scaled = [
+                replace(s, score=s.score * DESCRIBES_NOTHING)
+                if s.skill_id == DESCRIBE_SKILL_ID
+                else s
+                for s in scores
+            ]
+            return sorted(scaled, key=lambda s: (-s.score, s.skill_id)), None
+        by_skill = {s.skill_id: s for s in scores}
+        own = by_skill.get(target.id)
+        describe = by_skill.get(DESCRIBE_SKILL_ID)
+        if own is None or describe is None or not names_skill(text, target.manifest):
+            return scores, target
+        lowered = text.lower()
+        if _INTERFACE_WORDS.search(lowered):  # its interface asked about: describe it
+            by_skill[DESCRIBE_SKILL_ID] = replace(describe, score=max(describe.score, own.score))
+            by_skill[target.id] = replace(own, score=own.score * DESCRIBES_NOTHING)
+        elif _RUN.search(lowered):  # "run lookup_inventory for sin1": as good as a request
+            lead = max(describe.score, own.score, self.threshold)
+            by_skill[target.id] = replace(own, score=lead)
+            by_skill[DESCRIBE_SKILL_ID] = replace(
+                describe, score=describe.score * DESCRIBES_NOTHING
+            )
+        else:
+            return scores, target
+        return sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id)), target
 
     @staticmethod
     def _second_ask(
@@ -558,10 +628,10 @@ class Router:
             return []
         by_skill = {s.skill_id: s for s in scores}
         found: list[Score] = []
-        for score in scores[1:MAX_OFFERED]:
+        for rank, score in enumerate(scores[1:], start=1):
             manifest = by_id[score.skill_id].manifest
-            named = names_skill(text, manifest)
-            if score.score < FITS and not named:
+            named = names_skill(text, manifest)  # a named skill counts, however it ranks
+            if (score.score < FITS or rank >= MAX_OFFERED) and not named:
                 continue
             if manifest.state is State.DEPRECATED and not named:  # its replacement instead
                 score = by_skill.get(manifest.replacement or "", score)
@@ -582,13 +652,16 @@ class Router:
     def _replacement(
         self, capability: Capability, scores: Sequence[Score], text: str
     ) -> Score | None:
-        """The replacement's score, when ``capability`` is deprecated, its replacement is a
-        candidate that fits too, and ``text`` does not name the replaced skill."""
+        """The replacement's score, when ``capability`` is deprecated and its replacement is a
+        candidate: the replaced skill loses to it however little the replacement scores (its
+        utterances, in the old skill's words, are why it leads), unless ``text`` names it or
+        the deployment's features vote for it (what only it answers)."""
         manifest = capability.manifest
         if manifest.state is not State.DEPRECATED or not manifest.replacement:
             return None
         found = next((s for s in scores if s.skill_id == manifest.replacement), None)
-        if found is None or found.score < FITS or names_skill(text, manifest):
+        own = next((s for s in scores if s.skill_id == capability.id), None)
+        if found is None or names_skill(text, manifest) or (own is not None and own.features > 0):
             return None
         return found
 
@@ -678,13 +751,45 @@ def names_skill(text: str, manifest: Any) -> bool:
     name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
     an ordinary word of the trade, not a name)."""
     said = f" {' '.join(_WORDS.findall(text.lower()))} "
+    return any(f" {words} " in said for words in _names_of(manifest))
+
+
+_NAMES: dict[int, tuple[Any, tuple[str, ...]]] = {}
+"""``_names_of`` per manifest object (kept, so its id is not reused while cached)."""
+
+
+def _names_of(manifest: Any) -> tuple[str, ...]:
+    """A manifest's id, name and aliases of more than one word, as words joined by spaces."""
+    cached = _NAMES.get(id(manifest))
+    if cached is not None and cached[0] is manifest:
+        return cached[1]
     names = [manifest.id, str(thawed(manifest.skill).get("name", ""))]
     names += [a for a in manifest.aliases if len(a.split()) > 1]
-    for name in names:
+    found = tuple(w for w in (" ".join(_WORDS.findall(n.lower())) for n in names) if w)
+    if len(_NAMES) >= 1024:  # registries are few; tests build many
+        _NAMES.clear()
+    _NAMES[id(manifest)] = (manifest, found)
+    return found
+
+
+def names_only(text: str, *capabilities: Capability) -> bool:
+    """Whether ``text`` names the skills (``names_skill``) and says nothing else: no other
+    content word, no identifier (``lookup_inventory``, ``what about check_link_capacity?``:
+    describing it and running it fit alike; ``check_link_capacity or plan_link_upgrade``)."""
+    if not capabilities or not all(names_skill(text, c.manifest) for c in capabilities):
+        return False
+    said = f" {' '.join(_WORDS.findall(text.lower()))} "
+    names: list[str] = []
+    for capability in capabilities:
+        manifest = capability.manifest
+        names += [manifest.id, str(thawed(manifest.skill).get("name", "")), *manifest.aliases]
+    for name in sorted(names, key=len, reverse=True):
         words = " ".join(_WORDS.findall(name.lower()))
-        if words and f" {words} " in said:
-            return True
-    return False
+        if words:
+            said = said.replace(f" {words} ", " ")
+    if any(ch.isdigit() for ch in said):
+        return False
+    return not [t for t in tokens(said) if t not in _VAGUE]
 
 
 def _close(score: Score, best: Score) -> bool:

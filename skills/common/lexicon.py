@@ -18,14 +18,23 @@ reads lives here, in one place:
   - the threshold pattern (a metric, a comparison, a number, maybe a unit) for
     ``evaluate_resource_condition``; a metric and a resource without a threshold ("how busy is
     acme-lnk-00002?") for it too, more weakly: the skill asks for the threshold;
-  - capacity phrasing (``N more G``, ``room for``, ``take another``, ``spare``, ``fit``, a
-    bandwidth with a link or two devices) for ``check_link_capacity``;
+  - capacity phrasing (``N more G``, ``room for``, ``take another``, ``spare``, ``slack``,
+    ``fit``, a bare ``headroom``, a bandwidth with a link or two devices) for
+    ``check_link_capacity``; a headroom in percent for the deprecated ``link_headroom`` (its
+    own answer, which it keeps: the router lets a replaced skill lose otherwise);
   - attribute words (model, hardware, software version, vendor, serial, endpoints, which ports,
-    status, site) about one resource, for ``lookup_inventory``;
-  - upgrade phrasing about a link, for ``plan_link_upgrade``;
+    status, site) about one resource, for ``lookup_inventory``; strongly for its parts (``ports
+    on <device>``, ``links from <device>``) or a link's ends (``A and Z ends``); a set of the
+    inventory's things (``every access switch``, ``list the links``) too;
+  - upgrade phrasing about a link, for ``plan_link_upgrade`` (strongly, of a named link alone);
+  - against the evaluation: a metric of no named resource and no threshold (``crc errs??``,
+    ``is <site> congested``), a resource said to be full without a threshold (``is <link>
+    saturated``: a threshold, or no room left?);
   - against every skill here: a change bid (``shut down``, ``reboot``, ``push the config``,
-    ``open a ticket``: no skill makes changes) and an inspection verb with nothing to measure
-    or know (``verify the link between ...``: which check?), so the router asks.
+    ``open a ticket``: no skill makes changes), an inspection verb with nothing to measure
+    or know (``verify the link between ...``: which check?), advice on a symptom (``what do we
+    do?``) and a question about networking in general (``explain OSPF vs IS-IS``), so the
+    router asks.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.
@@ -52,10 +61,12 @@ EVALUATE = "evaluate_resource_condition"
 CAPACITY = "check_link_capacity"
 INVENTORY = "lookup_inventory"
 UPGRADE = "plan_link_upgrade"
+LEGACY = "link_headroom"
+"""The deprecated headroom skill (replaced by the capacity check): its own answer is a percent."""
 
 METRIC_SYNONYMS: dict[str, str] = {
-    "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy|busier|busiest"
-    r"|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
+    "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy|busyness|busier"
+    r"|busiest|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
     r"|running\s+hot|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used",
     "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
     "memory": r"memory|mem|ram|heap",
@@ -85,9 +96,12 @@ _INTERFACE = re.compile(
 )
 _SITE = re.compile(r"(?<![\w\-/:.])(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:])")
 _CAPACITY = re.compile(
-    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare"
+    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare|slack"
     r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
+    # the check named by its object: "check <link> capacity", "the bandwidth check on <link>"
+    r"|check\s+(?:the\s+)?(?:capacity|bandwidth|bw)\b"
+    r"|(?:capacity|bandwidth|bw)\s+(?:check|of|on)\b"
     r"|\d+(?:\.\d+)?\s*(?:more|extra|additional)\s+(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps"
     r"|megabits?|t|tbps)\b|another\s+\d|(?:more|extra|additional)\s+\d"
     r"|free\s+(?:bandwidth|capacity|bw|headroom)|available\s+(?:bandwidth|capacity|bw)"
@@ -98,9 +112,22 @@ _LEFT = re.compile(
     r"(?<![\w-])(?:what\W?s\s+left|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?left"
     r"|(?:remaining|unused|leftover|left[\s-]over|unclaimed|untapped|residual)\s+"
     r"(?:throughput|bandwidth|capacity|bw|room|headroom|space|bits|gbps|mbps|rate)"
-    r"|(?:throughput|bandwidth|capacity|bw|room|headroom)\s+(?:left|remaining|still\s+free)"
+    r"|(?:throughput|bandwidth|capacity|bw|room|headroom)\s+(?:is\s+|are\s+)?(?:still\s+)?"
+    r"(?:left|remaining|free|available|unused)"
+    r"|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?(?:still\s+)?(?:free|available|unused)"
     r"|left\s+(?:on|over\s+on|in)\b)"
 )
+_HEADROOM = re.compile(r"(?<![\w-])(?:headroom|hdrm|hdroom|headrom)(?![\w-])")
+_FULL = re.compile(
+    # a resource said to be full, without a threshold: its utilization, or its room left
+    r"(?<![\w-])(?:saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|full)(?![\w-])"
+)
+_STATE = re.compile(
+    r"hot|hottest|running\s+hot|busy|busier|busiest|saturat\w*|congest\w*|maxed(?:\s+out)?"
+    r"|pegged|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used|throughput"
+)
+"""Metric words that say a state rather than ask for a measure."""
+_RATE = re.compile(r"speed|nominal|rated|line\s+rate|port\s+speed")
 _PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
 _CHANGE = re.compile(
     # a change to the network, which no read-only skill makes: asked about, never run; bid
@@ -119,13 +146,34 @@ _INSPECT = re.compile(
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
     r"|sanity[\s-]check|eyeball|diagnose)(?![\w-])"
 )
+_ADVICE = re.compile(
+    # advice on a symptom, which no skill gives: "<link> is congested, what do we do?"
+    r"(?<![\w-])(?:what\s+(?:do|should|can|shall|must)\s+(?:we|i)\s+do|what\s+now|what\s+to\s+do"
+    r"|how\s+(?:do|should|can)\s+(?:we|i)\s+(?:fix|handle|solve|resolve|deal\s+with)"
+    r"|any\s+(?:ideas|advice|suggestions|thoughts)|what\s+would\s+you\s+do"
+    r"|what\s+do\s+you\s+think|thoughts\s*\??\s*$)(?![\w-])"
+    # a symptom, then a bare call for help: "<device> is dropping packets, help"
+    r"|[,.;:!-]\s*(?:pls\s+|please\s+)?help(?:\s+(?:me|us|pls|please))?\s*[.!?]*\s*$"
+)
+_PROTOCOL = (
+    r"(?:ospf|is-is|isis|bgp|mpls|eigrp|rip|stp|rstp|mstp|spanning[\s-]tree|vxlan|evpn|tcp|udp"
+    r"|ipv4|ipv6|vlans?|lacp|ldp|rsvp(?:-te)?|segment\s+routing|srv6|qos|dns|dhcp|nat|arp|icmp"
+    r"|snmp|netconf|gnmi|lldp|vrrp|hsrp|bfd|pim|igmp|ecmp)"
+)
+_THEORY = re.compile(
+    # a question about networking in general, not about this network: "explain OSPF vs IS-IS"
+    rf"(?<![\w-])(?:explain|difference\s+between|compare|teach\s+me|tell\s+me\s+about"
+    rf"|how\s+(?:does|do)|what\s+(?:is|are|does)|what'?s|why\s+(?:does|do|is)|overview\s+of"
+    rf"|primer\s+on)\s+(?:\w+\s+){{0,3}}?{_PROTOCOL}(?![\w-])"
+)
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
-READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, "link_headroom")
+READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
     r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
-    r"|sn|endpoints?|ends?|other\s+end|far\s+end|a[\s-]side|b[\s-]side|which\s+ports?"
+    r"|sn|endpoints?|ends?|other\s+end|far\s+end|(?:other|far)\s+side|a[\s-]side|b[\s-]side"
+    r"|which\s+ports?"
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
     r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?"
     # software and identity: "what os is it running", "its resource id"
@@ -140,10 +188,37 @@ _ATTRIBUTE = re.compile(
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
     r"|online)(?![\w-])"
 )
+_PARTS = re.compile(
+    # the parts and links of a named thing: "ports on <device>", "links from <device>"
+    r"(?<![\w-])(?:ports|interfaces|intfs|links|circuits|lags|bundles|members|neighbou?rs|uplinks"
+    r"|cables)(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+)
+_ENDS = re.compile(
+    # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
+    r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)ends?|[az][\s-]ends?|both\s+ends|end\s*-?points?"
+    r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
+    r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes))(?![\w-])"
+)
+_ROLE = r"(?:core|edge|access|aggregation|agg|distribution|spine|leaf|border)"
+_KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
+_LISTING = re.compile(
+    # a set of the inventory's things: "every access switch", "the edge routers", "list links"
+    rf"(?<![\w-])(?:(?:every|all|each|any)\s+(?:the\s+|our\s+)?{_ROLE}\s+{_KIND}"
+    rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
+    r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
+    r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits)"
+    r"|(?:list|show|give\s+me)\s+(?:every|each)\s+(?:\w+\s+)?"
+    r"(?:link|device|site|interface|port|router|switch|circuit))(?![\w-])"
+)
+_OWN_ATTRIBUTE = re.compile(
+    # an attribute of the thing already named ("and its serial number"), not any word of the
+    # list ("the vendor asked us")
+    rf"(?<![\w-])(?:its|their)\s+(?:\w+\s+)?(?:{_ATTRIBUTE.pattern})"
+)
 _UPGRADE = re.compile(
-    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:ation)?|faster\s+(?:rate|speed|link)"
+    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
-    r"|bump(?:ed|ing)?|uplift|upsiz(?:e|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
+    r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
     r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
     r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
 )
@@ -160,6 +235,47 @@ def _metrics(masked: str) -> list[str]:
         if m.lastgroup is not None and _METRIC_NAMES[m.lastgroup] not in found:
             found.append(_METRIC_NAMES[m.lastgroup])
     return found
+
+
+def _of_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
+    """Whether ``pattern`` matches right before a named thing (an id, blanked in ``masked``)."""
+    for m in pattern.finditer(masked):
+        i = m.end()
+        while i < len(folded) and folded[i].isspace():
+            i += 1
+        if i < len(folded) and masked[i] == " ":
+            return True
+    return False
+
+
+def _after_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
+    """Whether ``pattern`` matches right after a named thing ("<device> interfaces")."""
+    for m in pattern.finditer(masked):
+        i = m.start() - 1
+        while i >= 0 and folded[i].isspace():
+            i -= 1
+        if i >= 0 and masked[i] == " ":
+            return True
+    return False
+
+
+def _split_asks(
+    evidence: dict[str, list[int]], joins: list[int], states: set[int]
+) -> tuple[str, ...]:
+    """Two skills whose evidence (match positions) lies wholly on either side of one join; a
+    state (at ``states``: "runs hot and ..., should we upgrade") is an upgrade's reason, not a
+    request of its own."""
+    for join in joins:
+        before = [s for s, at in evidence.items() if at and max(at) < join]
+        after = [s for s, at in evidence.items() if at and min(at) > join]
+        for first in before:
+            for second in after:
+                if first == second:
+                    continue
+                if (first, second) == (EVALUATE, UPGRADE) and set(evidence[first]) <= states:
+                    continue
+                return (first, second)
+    return ()
 
 
 def _threshold_number(masked: str, after: int) -> bool:
@@ -197,10 +313,12 @@ class NetworkFeatures:
             terms += [name for name in metrics if name not in masked]
             signals += [f"metric:{name}" for name in metrics]
         bandwidths = find_bandwidths(cleaned)
-        # what is left of a link is the capacity check's, unless asked in percent (the
-        # deprecated headroom skill's own answer, which it keeps when asked for by name)
+        # what is left of a link (its headroom) is the capacity check's, unless asked in
+        # percent: the deprecated headroom skill's own answer, which it keeps
+        in_percent = _PERCENT.search(masked) is not None
+        headroom = _HEADROOM.search(masked) is not None
         capacity = _CAPACITY.search(masked) is not None or (
-            _LEFT.search(masked) is not None and _PERCENT.search(masked) is None
+            (headroom or _LEFT.search(masked) is not None) and not in_percent
         )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         resource = bool(links or devices or interface)
@@ -209,6 +327,10 @@ class NetworkFeatures:
             threshold = _threshold_number(masked, comparison.start if comparison.postfix else 0)
             signals.append("threshold" if threshold else "comparison")
             votes[EVALUATE] = 0.85 if threshold else 0.55
+        elif metrics and resource and not bandwidths and not capacity and _FULL.search(masked):
+            # "is <link> saturated": a threshold crossed, or no room left? which, is asked
+            signals.append("full")
+            votes[EVALUATE] = -0.4
         elif metrics and resource and not bandwidths and not capacity:
             signals.append("metric_of_resource")
             votes[EVALUATE] = 0.55 if metrics[0] != "errors" or _QUESTION.search(masked) else 0.4
@@ -218,32 +340,85 @@ class NetworkFeatures:
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
                 votes[EVALUATE] = -0.3
+        runbook = max(votes.values(), default=0.0) >= 0.8  # a threshold or a fitting rate
+        if headroom and in_percent and not bandwidths:
+            # the old skill's very answer, of a named link: a request however short
+            # ("headroom % for <link>")
+            signals.append("headroom_percent")
+            votes[LEGACY] = 0.8 if links else 0.6
         upgrade = _UPGRADE.search(masked) is not None and bool(
             links or "link" in masked or "circuit" in masked
         )
-        if (
-            _ATTRIBUTE.search(masked)
-            and resource
-            and EVALUATE not in votes
-            and not capacity
-            and not upgrade
-        ):
+        alone = EVALUATE not in votes and not capacity and not upgrade
+        # its parts ("ports on <device>", "links from <device>") or its ends ("the A and Z
+        # ends of <link>") are a listing, however few words ask for it
+        parts = _of_named(_PARTS, masked, folded) or bool(links and _ENDS.search(masked))
+        if (parts or _ATTRIBUTE.search(masked)) and resource and alone:
             signals.append("attribute")
-            votes[INVENTORY] = 0.6
+            votes[INVENTORY] = 0.8 if parts else 0.6
             votes.setdefault(CAPACITY, -0.2)
-        elif _ATTRIBUTE.search(masked) and resource and votes and _AND.search(masked):
+        elif (
+            resource
+            and votes
+            and _AND.search(masked)
+            and (_OWN_ATTRIBUTE.search(masked) or parts or _after_named(_PARTS, masked, folded))
+        ):
             signals.append("two_asks")  # "its status and spare room": both, so which first?
             votes[INVENTORY] = max(votes.values())
+        elif not metrics and _LISTING.search(masked) and (alone or _AND.search(masked)):
+            # "every access switch and its status"; "list the links and whether to upgrade"
+            signals.append("listing")
+            votes[INVENTORY] = 0.6
         if upgrade:
             signals.append("upgrade")
-            votes[UPGRADE] = 0.6
-            if CAPACITY in votes:  # "upgrade, given whether the bandwidth fit": a plan
-                votes[CAPACITY] = 0.2
+            # the verb of a plan, of a named link and nothing else, is a request, however
+            # short ("upsize <link>?")
+            votes[UPGRADE] = 0.8 if links and not votes else 0.6
+            if CAPACITY in votes and not _AND.search(masked):
+                votes[CAPACITY] = 0.2  # "upgrade, given whether the bandwidth fit": a plan
+        if metrics and not resource and comparison is None and not votes:
+            # a metric of no named resource (a site is none) and no threshold ("crc errs??",
+            # "is <site> congested"): which check, of what?
+            signals.append("metric_alone")
+            votes[EVALUATE] = -0.5
+        if max(votes.values(), default=0.0) < 0.6 and _ADVICE.search(masked):
+            # (beside a request of its own, "list the devices at nyc1, please help", it is
+            # only a plea)
+            signals.append("advice")  # "<link> is congested, what do we do?": which check?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        if not resource and _THEORY.search(masked):
+            signals.append("theory")  # "explain OSPF vs IS-IS": no skill teaches
+            votes = dict.fromkeys(READ_ONLY, -0.6)
         if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if _CHANGE.search(masked) and max(votes.values(), default=0.0) < 0.8:
+        if _CHANGE.search(masked) and not runbook:
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
-        return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals))
+        asks: tuple[str, ...] = ()
+        joins = [m.start() for m in _AND.finditer(masked)]
+        if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:
+            # two requests in one text, one before the join and one after it: "its interfaces
+            # and their utilization", "free bw on <link> and an upgrade plan"
+            measured = list(_METRIC.finditer(masked)) if votes.get(EVALUATE, 0) > 0 else []
+            states = {m.start() for m in measured if _STATE.fullmatch(m[0])}
+            evidence = {
+                EVALUATE: [m.start() for m in measured],
+                CAPACITY: [
+                    m.start() for p in (_CAPACITY, _LEFT, _HEADROOM) for m in p.finditer(masked)
+                ]
+                if capacity
+                else [],
+                UPGRADE: [m.start() for m in _UPGRADE.finditer(masked)] if upgrade else [],
+                INVENTORY: [
+                    m.start()
+                    for p in (_PARTS, _ENDS, _LISTING, _OWN_ATTRIBUTE)
+                    for m in p.finditer(masked)
+                    if not _RATE.search(m[0])  # "and to what speed": an upgrade's target
+                ],
+            }
+            asks = _split_asks(evidence, joins, states)
+            if asks:
+                signals.append("two_requests")
+        return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks)

@@ -20,6 +20,7 @@ from agent.routing.router import (
     Layer,
     Router,
     Score,
+    names_only,
     names_skill,
     says_too_little,
 )
@@ -256,3 +257,250 @@ def test_a_replacement_that_fits_runs_on_its_replaced_skills_lead(router: Router
     assert decision.replaced == "link_headroom" and decision.confidence == 0.4
     named = fixed.route(text_message("link headroom of acme-lnk-00002"), ALICE)
     assert named.capability is not None and named.capability.id == "link_headroom"
+
+
+def _fixed_scores(router: Router, fixed: list[Score]) -> Router:
+    """``router`` with the text layers' scores fixed by hand (the rest of the candidates 0)."""
+
+    class Fixed(Router):
+        def score(self, text: str, candidates: Any) -> Any:
+            ids = {s.skill_id for s in fixed}
+            rest = [Score(c, 0.0, 0.0, 0.0, 0.0) for c in candidates if c not in ids]
+            return list(fixed) + rest, TextFeatures()
+
+    copy = Fixed.__new__(Fixed)
+    copy.__dict__.update(router.__dict__)
+    return copy
+
+
+def test_a_replaced_skill_loses_to_its_replacement_however_little_the_replacement_scores(
+    router: Router,
+) -> None:
+    """The deprecated skill's own utterances are why it leads ("headroom on <link>"); its
+    replacement, in other words, scores next to nothing for them, and still runs."""
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("link_headroom", 0.99, 0.99, 0.0, 0.0),
+            Score("check_link_capacity", 0.04, 0.0, 0.05, 0.0),
+        ],
+    )
+    decision = fixed.route(text_message("headroom on acme-lnk-00011?"), ALICE)
+    assert decision.capability is not None and decision.capability.id == "check_link_capacity"
+    assert decision.replaced == "link_headroom"
+
+
+def test_a_replaced_skill_keeps_a_request_the_domain_votes_for_it(router: Router) -> None:
+    """A positive domain vote for the replaced skill (what only it answers) keeps it."""
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("link_headroom", 0.99, 0.9, 0.0, 0.6),
+            Score("check_link_capacity", 0.04, 0.0, 0.05, 0.0),
+        ],
+    )
+    decision = fixed.route(text_message("headroom in percent on acme-lnk-00011?"), ALICE)
+    assert decision.capability is not None and decision.capability.id == "link_headroom"
+    assert decision.replaced is None
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("headroom on acme-lnk-00011?", "check_link_capacity"),
+        ("how much headroom does acme-lnk-00003 have", "check_link_capacity"),
+        ("what's the headroom on acme-lnk-00002 in percent?", "link_headroom"),
+        ("run the link headroom check on acme-lnk-00005", "link_headroom"),
+    ],
+)
+def test_a_bare_headroom_is_a_capacity_question_in_percent_the_old_skills(
+    router: Router, text: str, skill: str
+) -> None:
+    decision = route(router, text)
+    assert decision.capability is not None and decision.capability.id == skill
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("interfaces on lon1-agg-02", "lookup_inventory"),
+        ("links from sin1-edge-01", "lookup_inventory"),
+        ("uplift acme-lnk-00003?", "plan_link_upgrade"),
+    ],
+)
+def test_a_few_words_of_a_strong_domain_vote_are_a_request(
+    router: Router, text: str, skill: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill
+
+
+# -- describing a skill, or running it; two requests in one -----------------------------------
+
+
+@pytest.mark.parametrize("text", ["evaluate_resource_condition", "and plan_link_upgrade?"])
+def test_a_skill_named_and_nothing_else_asks_whether_to_describe_or_run_it(
+    router: Router, text: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY
+    offered = {c.id for c in decision.candidates}
+    assert "describe_skill" in offered and len(offered) == 2
+
+
+def test_names_only() -> None:
+    registry = load_registry(SKILLS_DIR)
+    inventory = registry.get("lookup_inventory")
+    assert inventory is not None
+    assert names_only("lookup_inventory?", inventory)
+    assert names_only("what about the inventory lookup", inventory)
+    assert not names_only("describe lookup_inventory", inventory)
+    assert not names_only("lookup_inventory nyc1", inventory)
+    assert not names_only("list the sites", inventory)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "which fields does the condition evaluator want",
+        "what does the upgrade planner give as output?",
+    ],
+)
+def test_a_named_skills_interface_asked_about_is_described(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+
+
+def test_an_interface_of_a_device_beside_a_skills_alias_is_no_description(
+    router: Router,
+) -> None:
+    decision = route(router, "threshold check: input errors over 5 on interface xe-0/0/2")
+    assert decision.capability is not None
+    assert decision.capability.id == "evaluate_resource_condition"
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        (
+            "how much is free on acme-lnk-00003, then recommend an upgrade",
+            {"check_link_capacity", "plan_link_upgrade"},
+        ),
+        (
+            "call evaluate_resource_condition for cpu above 80 on nyc1-core-01 and show me its "
+            "schema",
+            {"describe_skill", "evaluate_resource_condition"},
+        ),
+    ],
+)
+def test_two_requests_in_one_text_are_asked_about(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY
+    assert {c.id for c in decision.candidates} == offered
+
+
+def test_describe_takes_the_standing_of_the_skill_whose_interface_is_asked_about(
+    router: Router,
+) -> None:
+    """The layers matched the planner's name, not its work: the text asks of its fields."""
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("plan_link_upgrade", 0.75, 0.56, 0.54, 0.0),
+            Score("describe_skill", 0.34, 0.34, 0.0, 0.0),
+        ],
+    )
+    decision = fixed.route(text_message("which fields should I post to the upgrade planner"), PAULA)
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+    assert decision.confidence == 0.75
+
+
+def test_a_second_request_naming_a_skill_counts_however_low_the_skill_ranks(
+    router: Router,
+) -> None:
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("describe_skill", 0.85, 0.85, 0.0, 0.0),
+            Score("plan_link_upgrade", 0.2, 0.0, 0.2, 0.0),
+            Score("link_headroom", 0.1, 0.0, 0.1, 0.0),
+            Score("check_link_capacity", 0.05, 0.05, 0.0, 0.0),
+        ],
+    )
+    text = "run check_link_capacity on acme-lnk-00016 and then tell me its inputs"
+    decision = fixed.route(text_message(text), PAULA)
+    assert decision.action is Action.CLARIFY
+    assert {c.id for c in decision.candidates} == {"check_link_capacity", "describe_skill"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "acme-lnk-00003 keeps dropping packets, what should we do?",
+        "fcs errors??",
+        "is the sin1 site saturated",
+        "is acme-lnk-00003 maxed out",
+        "what's the difference between BGP and OSPF",
+    ],
+)
+def test_what_no_one_skill_answers_is_asked_about(router: Router, text: str) -> None:
+    assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+def test_two_requests_the_domain_tells_apart_are_asked_about(router: Router) -> None:
+    class Seen:
+        def features(self, text: str) -> TextFeatures:
+            return TextFeatures(asks=("lookup_inventory", "evaluate_resource_condition"))
+
+    seen = Router(load_registry(SKILLS_DIR), classifier=router.classifier, features=Seen())
+    decision = seen.route(text_message("list the devices in lon1"), PAULA)
+    assert decision.action is Action.CLARIFY
+    offered = {c.id for c in decision.candidates}
+    assert offered == {"lookup_inventory", "evaluate_resource_condition"}
+    plain = Router(load_registry(SKILLS_DIR), classifier=router.classifier)
+    assert plain.route(text_message("list the devices in lon1"), PAULA).action is Action.RUN
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "memory on sin1-core-01 and its serial number",
+        "acme-lnk-00005 spare capacity plus an upgrade plan",
+        "list every circuit and whether it needs an upgrade",
+    ],
+)
+def test_two_requests_in_other_words_are_asked_about(router: Router, text: str) -> None:
+    assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["use the legacy headroom check on acme-lnk-00002", "run the old headroom skill for it"],
+)
+def test_the_old_skill_named_in_words_runs(router: Router, text: str) -> None:
+    decision = route(router, text)
+    assert decision.capability is not None and decision.capability.id == "link_headroom"
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("run lookup_inventory for sin1", "lookup_inventory"),
+        ("please execute check_link_capacity on acme-lnk-00004", "check_link_capacity"),
+        ("how do I call evaluate_resource_condition", "describe_skill"),
+    ],
+)
+def test_a_bid_to_run_a_named_skill_runs_it(router: Router, text: str, skill: str) -> None:
+    """An id is what most of describe_skill's utterances have: a bid to run the skill it
+    names is the skill's, as good as a request; asking how to call it is a description."""
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill
+
+
+def test_two_skills_named_and_nothing_else_asks_which(router: Router) -> None:
+    decision = route(router, "lookup_inventory or evaluate_resource_condition?", PAULA)
+    assert decision.action is Action.CLARIFY
+    offered = {c.id for c in decision.candidates}
+    assert offered == {"lookup_inventory", "evaluate_resource_condition"}

@@ -7,7 +7,14 @@ import pytest
 
 from agent.routing.classifier import FastModel, _pipeline, normalize
 from agent.routing.features import NoFeatures, TextFeatures, expanded
-from skills.common.lexicon import CAPACITY, EVALUATE, INVENTORY, UPGRADE, NetworkFeatures
+from skills.common.lexicon import (
+    CAPACITY,
+    EVALUATE,
+    INVENTORY,
+    LEGACY,
+    UPGRADE,
+    NetworkFeatures,
+)
 
 LEXICON = NetworkFeatures()
 
@@ -115,3 +122,139 @@ def test_the_fast_model_is_the_pipeline() -> None:
     binary = _pipeline().fit(["free link bandwidth", "hello there friend"], ["cap", "oos"])
     for text in ["free link", "hello", ""]:
         assert np.allclose(FastModel(binary).predict_proba([text]), binary.predict_proba([text]))
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("busyness of acme-lnk-00007 above 70 pct?", EVALUATE),
+        ("any slack left on acme-lnk-00003?", CAPACITY),
+        ("headroom on acme-lnk-00004", CAPACITY),
+        ("should acme-lnk-00005 be augmented?", UPGRADE),
+        ("upsize acme-lnk-00006?", UPGRADE),
+        ("an uplift for acme-lnk-00006", UPGRADE),
+        ("headroom of acme-lnk-00002 in percent", LEGACY),
+    ],
+)
+def test_words_of_the_trade_vote_for_their_skill(text: str, skill: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes.get(skill, 0) > 0 and max(votes, key=lambda s: votes[s]) == skill
+
+
+def test_a_headroom_in_percent_is_not_a_capacity_question() -> None:
+    votes = LEXICON.features("headroom pct acme-lnk-00002").votes
+    assert votes.get(CAPACITY, 0) <= 0 < votes[LEGACY]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "interfaces on lon1-agg-02",
+        "links from sin1-edge-01",
+        "the a/z ends of acme-lnk-00004",
+        "which devices does acme-lnk-00004 join",
+    ],
+)
+def test_the_parts_or_ends_of_a_named_thing_are_a_strong_inventory_vote(text: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes[INVENTORY] >= 0.8
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["all edge routers and their state", "the spine switches at fra1", "list circuits, please"],
+)
+def test_a_set_of_the_inventorys_things_votes_for_the_lookup(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "listing" in features.signals and features.votes[INVENTORY] > 0
+
+
+def test_an_upgrade_verb_of_a_named_link_alone_is_a_strong_vote() -> None:
+    assert LEXICON.features("uplift acme-lnk-00003?").votes[UPGRADE] >= 0.8
+    assert LEXICON.features("upgrade the links").votes[UPGRADE] < 0.8
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        ("acme-lnk-00003 keeps dropping packets, what should we do?", "advice"),
+        ("discards!!", "metric_alone"),
+        ("is sin1 saturated", "metric_alone"),
+        ("is acme-lnk-00003 maxed out", "full"),
+        ("what's the difference between BGP and OSPF", "theory"),
+        ("explain how spanning tree works", "theory"),
+    ],
+)
+def test_what_no_skill_answers_votes_against_them(text: str, signal: str) -> None:
+    features = LEXICON.features(text)
+    assert signal in features.signals
+    assert features.votes and max(features.votes.values()) < 0
+
+
+def test_a_threshold_beside_a_full_word_is_still_an_evaluation() -> None:
+    votes = LEXICON.features("is acme-lnk-00003 congested, util above 90%?").votes
+    assert votes[EVALUATE] >= 0.8
+
+
+def test_a_protocol_of_a_named_device_is_no_theory() -> None:
+    assert "theory" not in LEXICON.features("what is the bgp state of nyc1-edge-01").signals
+
+
+def test_a_headroom_in_percent_of_a_named_link_is_a_strong_vote() -> None:
+    assert LEXICON.features("headroom % for acme-lnk-00009").votes[LEGACY] >= 0.8
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("the ports of lon1-agg-01 and how busy each one is", {INVENTORY, EVALUATE}),
+        ("acme-lnk-00005 spare capacity plus an upgrade plan", {CAPACITY, UPGRADE}),
+        ("memory on sin1-core-01 and its serial number", {EVALUATE, INVENTORY}),
+        ("the endpoints of acme-lnk-00010 and its free bandwidth", {INVENTORY, CAPACITY}),
+    ],
+)
+def test_two_requests_either_side_of_a_join_are_told_apart(text: str, asks: set[str]) -> None:
+    features = LEXICON.features(text)
+    assert set(features.asks) == asks and "two_requests" in features.signals
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "acme-lnk-00004 runs hot and keeps peaking, should we upgrade it",  # a reason, then one
+        "do you recommend upgrading acme-lnk-00004, and to what speed?",  # the target rate
+        "list the interfaces of nyc1-core-01 and their status",  # one skill's, both
+        "is utilization on acme-lnk-00002 above 90%, and if so escalate",
+    ],
+)
+def test_one_request_with_a_join_is_one(text: str) -> None:
+    assert LEXICON.features(text).asks == ()
+
+
+def test_a_symptom_then_a_call_for_help_is_advice() -> None:
+    features = LEXICON.features("lon1-core-01 is dropping packets, please help")
+    assert "advice" in features.signals
+
+
+def test_the_capacity_check_named_by_its_object_is_capacity() -> None:
+    assert LEXICON.features("check acme-lnk-00005 capacity").votes[CAPACITY] > 0
+    assert CAPACITY not in LEXICON.features("check acme-lnk-00005").votes
+
+
+def test_the_other_side_of_a_link_is_its_end() -> None:
+    assert LEXICON.features("what is on the far side of acme-lnk-00017").votes[INVENTORY] >= 0.8
+
+
+def test_thoughts_on_a_symptom_is_advice() -> None:
+    assert "advice" in LEXICON.features("acme-lnk-00009 is running hot, thoughts?").signals
+
+
+def test_a_word_of_the_attribute_list_in_passing_is_no_second_request() -> None:
+    text = "lon1-core-01 memory was high and the vendor asked us to check if it is over 85%"
+    features = LEXICON.features(text)
+    assert features.asks == () and features.votes.get(INVENTORY, 0) <= 0
+
+
+def test_a_plea_beside_a_request_of_its_own_is_no_advice() -> None:
+    features = LEXICON.features("list the devices at lon1, please help")
+    assert "advice" not in features.signals and features.votes[INVENTORY] > 0

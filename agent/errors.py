@@ -32,7 +32,7 @@ the module that defines it and any second base in parentheses:
     - CompositionRefusedError                    agent.client.errors
     - RemoteTaskError                            agent.client.errors
     - CredentialRefusedError                     agent.client.errors
-  + InventoryError (ValueError)                  db.inventory
+  + InventoryError (ValueError)                  db.errors
   + _ExceededError                               agent.edge.limits
   + _FallbackError                               agent.edge.proto_parse
   + _UntrainedError                              agent.routing.router

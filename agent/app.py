@@ -248,11 +248,15 @@ def build_runtime(
     return AgentRuntime(settings, registry, engine, key, cards, tool_key, DatabaseAuditLog(engine))
 
 
-def _trained(warming: asyncio.Future[None]) -> None:
+def _trained(warming: asyncio.Future[None], state: dict[str, str]) -> None:
     """The classifier's background training ended: freeze what it built, or say it failed
-    (a text request then trains again in ``Router.route_async``)."""
+    (a text request then trains again in ``Router.route_async``). ``state`` is what
+    ``/healthz`` reports: a load test, or an orchestrator, waits for ``ready``."""
     if not warming.cancelled() and (error := warming.exception()) is not None:
         log.error("router: training the classifier failed: %s", error, exc_info=error)
+        state["classifier"] = "failed"
+    else:
+        state["classifier"] = "ready"
     gc.freeze()
 
 
@@ -354,6 +358,8 @@ def create_app(
         else None
     )
 
+    health = {"classifier": "training"}  # /healthz, until the background training ends
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await prepare_storage(
@@ -381,7 +387,7 @@ def create_app(
         # latency at c=32).
         gc.collect()
         gc.freeze()
-        warming.add_done_callback(_trained)
+        warming.add_done_callback(lambda done: _trained(done, health))
         services = list(deployment.services())
         for service in services:
             await service.start(settings, runtime.engine)
@@ -421,7 +427,7 @@ def create_app(
         except Exception:
             log.exception("health check: database unreachable")
             return JSONResponse({"status": "unavailable"}, status_code=503)
-        return JSONResponse({"status": "ok", "skills": len(runtime.registry)})
+        return JSONResponse({"status": "ok", "skills": len(runtime.registry), **health})
 
     jwks = {"keys": [runtime.tool_key.public_jwk]}
 

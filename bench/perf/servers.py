@@ -94,13 +94,16 @@ class Server:
                 command, env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=self.cwd
             )
         deadline = time.monotonic() + START_TIMEOUT_S
+        served: float | None = None  # when it first answered (started_s)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"{self.name} exited:\n{self.log_path.read_text()[-3000:]}")
             try:
-                if httpx.get(self.base_url + self.ready, timeout=2).status_code == 200:
-                    self.started_s = time.perf_counter() - began
-                    return self
+                answer = httpx.get(self.base_url + self.ready, timeout=2)
+                if answer.status_code == 200 and served is None:
+                    served = self.started_s = time.perf_counter() - began
+                if answer.status_code == 200 and not _warming(answer):
+                    return self  # measured from here: no start-up work left in its CPU
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
@@ -126,6 +129,16 @@ class Server:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
         raise LookupError("no VmRSS")
+
+
+def _warming(answer: httpx.Response) -> bool:
+    """An agent still training its classifier in the background (its /healthz says so): its
+    CPU would count against the first cell measured."""
+    try:
+        health = answer.json()
+    except ValueError:
+        return False
+    return isinstance(health, dict) and health.get("classifier") == "training"
 
 
 def tree_cpu_seconds(pid: int) -> float:

@@ -15,8 +15,7 @@ card``, ``validate``) imports the handlers.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent.console.topology import (
     Edge,
@@ -30,6 +29,7 @@ from agent.console.topology import (
 )
 from agent.errors import ConfigurationError, NetagentError
 from agent.interfaces import ErrorCode, SkillError
+from agent.lazy import on_first_use
 from agent.registry.fixed_result import FixedResult
 from agent.routing.extractors import plain, total
 from agent.routing.features import FeatureProvider, TextFeatures
@@ -69,15 +69,7 @@ _ON_FIRST_USE = {
 
 
 if not TYPE_CHECKING:  # type checkers read the imports above (a misspelt name stays an error)
-
-    def __getattr__(name: str) -> Any:
-        """A name of _ON_FIRST_USE, imported now (PEP 562); any other name: AttributeError."""
-        module = _ON_FIRST_USE.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value  # once: later lookups find it without coming here
-        return value
+    __getattr__ = on_first_use(__name__, _ON_FIRST_USE, globals())
 
 
 __all__ = [

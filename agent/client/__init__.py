@@ -9,8 +9,9 @@ takes only ``CorrelationStore``, and must not import the a2a-sdk's client for it
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent.lazy import on_first_use
 
 if TYPE_CHECKING:
     from agent.client.cache import InterfaceCache, VerifiedInterface
@@ -54,15 +55,7 @@ _MODULES = {
 """Each exported name and the module it is imported from (the same as under TYPE_CHECKING)."""
 
 if not TYPE_CHECKING:  # type checkers read the imports above (a misspelt name stays an error)
-
-    def __getattr__(name: str) -> Any:
-        """A name of _MODULES, imported now (PEP 562); any other name: AttributeError."""
-        module = _MODULES.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value  # once: later lookups find it without coming here
-        return value
+    __getattr__ = on_first_use(__name__, _MODULES, globals())
 
 
 __all__ = [

@@ -535,7 +535,7 @@ class Router:
                 for s in [
                     s
                     for s in close or scores
-                    if not self._superseded(by_id[s.skill_id], close, read)
+                    if not self._superseded(by_id[s.skill_id], scores, read)
                 ][:MAX_OFFERED]
             }
             return Decision(
@@ -641,7 +641,9 @@ class Router:
 
     @staticmethod
     def _superseded(capability: Capability, offered: Sequence[Score], text: str) -> bool:
-        """A replaced skill is not offered beside its replacement (unless the text names it)."""
+        """A replaced skill is not offered while its replacement is one of the caller's
+        candidates (``offered``: every candidate's score), unless the text names it: a
+        clarification of a text that scores nothing ("hi") offered the old skill."""
         manifest = capability.manifest
         return (
             manifest.state is State.DEPRECATED

@@ -504,3 +504,22 @@ def test_two_skills_named_and_nothing_else_asks_which(router: Router) -> None:
     assert decision.action is Action.CLARIFY
     offered = {c.id for c in decision.candidates}
     assert offered == {"lookup_inventory", "evaluate_resource_condition"}
+
+
+@pytest.mark.parametrize("text", ["hi", "hello, what can you do?", "good morning", "?"])
+def test_a_text_that_scores_nothing_is_never_offered_the_replaced_skill(
+    router: Router, text: str
+) -> None:
+    """With nothing scoring, every candidate ties; the deprecated link_headroom was offered
+    while its replacement, check_link_capacity, is alice's too."""
+    decision = route(router, text)
+    assert decision.action is Action.CLARIFY
+    offered = [c.id for c in decision.candidates]
+    assert offered, decision
+    assert "link_headroom" not in offered, offered
+
+
+def test_the_replaced_skill_is_still_offered_when_the_text_names_it(router: Router) -> None:
+    decision = route(router, "link_headroom?")
+    offered = [c.id for c in decision.candidates]
+    assert decision.action is Action.RUN or "link_headroom" in offered, decision

@@ -274,7 +274,7 @@ class Inventory:
         params: dict[str, Any] = {
             "tenant": self._tenant,
             "link_id": link_id,
-            "directions": self._directions(direction),
+            **self._directions(direction),
             "since": since,
         }
         statement = _SAMPLES
@@ -388,10 +388,13 @@ class Inventory:
         return _one_per_link(await self._rows(statement), by)
 
     @staticmethod
-    def _directions(direction: str | None) -> list[str]:
+    def _directions(direction: str | None) -> dict[str, str]:
+        """``_SAMPLES``'s two direction values: both directions, or the one asked twice."""
         if direction is None:
-            return [d.value for d in Direction]
-        return [cast(str, _choice("direction", direction, Direction))]
+            first, second = (d.value for d in Direction)
+            return {"direction_1": first, "direction_2": second}
+        chosen = cast(str, _choice("direction", direction, Direction))
+        return {"direction_1": chosen, "direction_2": chosen}
 
 
 def _one_per_link(rows: Sequence[dict[str, Any]], by: str) -> list[HotLinkRecord]:
@@ -506,7 +509,10 @@ _SAMPLES = (
     .where(
         Link.tenant_id == _tenant_id(),
         Link.link_id == bindparam("link_id"),
-        Sample.direction.in_(bindparam("directions", expanding=True)),
+        # Two plain values, not an expanding IN: the reader's prepared path runs it (an
+        # expanding list goes SQLAlchemy's way, a tenth of a capacity check), and the primary
+        # key (link, direction, observed_at) serves it as before.
+        Sample.direction.in_([bindparam("direction_1"), bindparam("direction_2")]),
         Sample.observed_at >= bindparam("since"),
     )
     .order_by(Sample.observed_at, Sample.direction)

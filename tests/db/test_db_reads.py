@@ -12,6 +12,7 @@ import pytest
 from db_support import UNTIL, Seeded
 
 from agent.storage.reads import EngineReader, InlineSqliteReader
+from db import inventory as inventory_module
 from db.inventory import Inventory
 
 IDS = ["network-resource-1001", "acme-lnk-00002", "globex-lnk-00006", "nope", "a\x00b", "", "%"]
@@ -28,6 +29,7 @@ async def _calls(inventory: Inventory) -> list[Any]:
             await inventory.link(ref),
             await inventory.utilization_samples(ref, since),
             await inventory.utilization_samples(ref, since, UNTIL),
+            await inventory.utilization_samples(ref, since, UNTIL, direction="b_to_a"),
         ]
     answers.append(await inventory.hot_links(0.5, since))
     return answers
@@ -43,3 +45,17 @@ async def test_the_plain_path_reads_what_the_engine_reads(demo: Seeded, tenant: 
     for _ in range(3):
         assert await _calls(fast) == expected
     assert fast._reader._prepared, "the plain path was never taken"
+
+
+PREBUILT = ["_RESOURCE_EXISTS", "_LATEST_METRIC", "_LINK", "_SAMPLES", "_SAMPLES_UNTIL"]
+
+
+@pytest.mark.parametrize("name", PREBUILT)
+async def test_every_prebuilt_lookup_takes_the_plain_path(demo: Seeded, name: str) -> None:
+    """A prebuilt statement that falls back to SQLAlchemy (an expanding IN did, for the
+    samples behind every capacity check) costs more than the lookup itself."""
+    fast = Inventory(demo.engine, "acme")
+    assert isinstance(fast._reader, InlineSqliteReader)
+    for _ in range(2):
+        await _calls(fast)
+    assert fast._reader._prepared.get(getattr(inventory_module, name)) is not None

@@ -3,7 +3,7 @@ deployment's, network routing features included), and how an evaluation set rout
 (accuracy per skill, clarifications, out-of-scope handling, the confusion matrix and every
 miss). Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.routing [--set eval|heldout|heldout_v2|heldout_v3|dev|PATH]
+    .venv/bin/python -m bench.routing [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|dev|PATH]
         [--repeat 20] [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
@@ -13,6 +13,9 @@ it (``tests/routing/test_heldout.py``), so it measures phrasing the router has n
 the first was spent, also checked to share no text with ``heldout``, ``dev`` and ``eval``;
 ``--set heldout_v3`` is ``tests/routing/heldout_v3.json``, a third held-out set written after the
 second was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``dev`` and ``eval``;
+``--set heldout_v4`` is ``tests/routing/heldout_v4.json``, a fourth held-out set written after
+the third was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
+``dev`` and ``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant).
@@ -41,6 +44,7 @@ SETS = {
     "heldout": ROUTING_TESTS / "heldout.json",
     "heldout_v2": ROUTING_TESTS / "heldout_v2.json",
     "heldout_v3": ROUTING_TESTS / "heldout_v3.json",
+    "heldout_v4": ROUTING_TESTS / "heldout_v4.json",
     "dev": ROUTING_TESTS / "dev_set.json",
 }
 CALLER = Principal(

@@ -1,11 +1,12 @@
 """The held-out routing sets stay held out: none of their text is in what the router trains on.
 
-``heldout.json``, ``heldout_v2.json`` and ``heldout_v3.json`` measure the router on phrasing it
-has never seen (``python -m bench.routing --set heldout`` / ``--set heldout_v2`` / ``--set
-heldout_v3``). The second was written after the first was spent (looked at while changing the
-router), so it must share no text with the first nor with the tuning sets (``dev_set.json``,
-``eval_set.json``) either; the third, written after the second was spent too, must share no text
-with any of the four. A held-out set
+``heldout.json``, ``heldout_v2.json``, ``heldout_v3.json`` and ``heldout_v4.json`` measure the
+router on phrasing it has never seen (``python -m bench.routing --set heldout`` / ``--set
+heldout_v2`` / ``--set heldout_v3`` / ``--set heldout_v4``). The second was written after the
+first was spent (looked at while changing the router), so it must share no text with the first
+nor with the tuning sets (``dev_set.json``, ``eval_set.json``) either; the third, written after
+the second was spent too, must share no text with any of the four; the fourth, written after the
+third was spent, must share no text with any of the five. A held-out set
 only means something while (a) no held-out request is, up to case, spacing and punctuation, a
 training text or a piece of one, and (b) nothing the agent runs reads the file. The training
 texts are collected through the same code the classifier uses (``training_texts`` per
@@ -38,6 +39,7 @@ ROOT = HERE.parents[1]
 HELDOUT_FILE = HERE / "heldout.json"
 HELDOUT_V2_FILE = HERE / "heldout_v2.json"
 HELDOUT_V3_FILE = HERE / "heldout_v3.json"
+HELDOUT_V4_FILE = HERE / "heldout_v4.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -62,10 +64,18 @@ SETS = {
     "heldout": HeldOut(HELDOUT_FILE, frozenset(SOURCES), 160, 30, 20, 200),
     "heldout_v2": HeldOut(HELDOUT_V2_FILE, frozenset(SOURCES_V2), 170, 35, 25, 230),
     "heldout_v3": HeldOut(HELDOUT_V3_FILE, frozenset(SOURCES_V2), 200, 40, 30, 270),
+    "heldout_v4": HeldOut(HELDOUT_V4_FILE, frozenset(SOURCES_V2), 230, 50, 40, 320),
 }
 EARLIER_SETS = {
     "heldout_v2": ("heldout.json", "dev_set.json", "eval_set.json"),
     "heldout_v3": ("heldout.json", "heldout_v2.json", "dev_set.json", "eval_set.json"),
+    "heldout_v4": (
+        "heldout.json",
+        "heldout_v2.json",
+        "heldout_v3.json",
+        "dev_set.json",
+        "eval_set.json",
+    ),
 }
 """Sets a later held-out set must share no text with (the router was tuned or looked at on them)."""
 each_set = pytest.mark.parametrize("held", list(SETS.values()), ids=list(SETS))

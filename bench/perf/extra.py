@@ -8,10 +8,12 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 
 from bench.perf.client import Cell, Target, run_load
+from bench.perf.postgres import Postgres
 from bench.perf.scenarios import governed_targets
 from bench.perf.servers import Server, agent_server, netagent, tokens
 
@@ -131,7 +133,8 @@ def run_scale(args: argparse.Namespace, workdir: Path) -> None:
 def run_profile(args: argparse.Namespace, workdir: Path) -> None:
     """py-spy record on the server while it serves one target (default: the worked example).
 
-    Writes DIR/<backend>-evaluate.svg (flame graph) and DIR/<backend>-evaluate.txt (collapsed
+    The backend is the first of ``--backends`` (sqlite or postgresql). Writes
+    DIR/<backend>-evaluate.svg (flame graph) and DIR/<backend>-evaluate.txt (collapsed
     stacks), then prints where the samples fall: own time of the hottest functions, and the
     share of samples under a few functions that matter (inclusive).
     """
@@ -140,12 +143,21 @@ def run_profile(args: argparse.Namespace, workdir: Path) -> None:
         raise SystemExit("py-spy is not installed: .venv/bin/pip install py-spy")
     out: Path = args.profile
     out.mkdir(parents=True, exist_ok=True)
-    server, bearers = _sqlite_server(args, workdir)
+    backend = args.backends[0]
+    postgres = Postgres()
+    if backend == "sqlite":
+        server, bearers = _sqlite_server(args, workdir)
+    else:  # the replica-safe configuration: tasks and inventory on PostgreSQL
+        home = workdir / "home-postgresql"
+        bearers = tokens(home, args.caller, 32)
+        url = postgres.database(f"profile_{uuid.uuid4().hex[:8]}")
+        tracing = args.sdk_tracing == "on"
+        server = agent_server(workdir, home, url, tracing, tree=args.agent_tree).start()
     key = args.profile_target
     try:
         target = governed_targets(server.port, server.base_url, bearers)[key]
         asyncio.run(run_load(target, 8, args.warmup, 60))
-        stem = out / f"sqlite-{key}"
+        stem = out / f"{backend}-{key}"
         seconds = int(args.seconds)
         command = [spy, "record", "-p", str(server.pid), "-r", str(PROFILE_RATE)]
         command += ["--gil", "-d"] if args.profile_gil else ["-d"]
@@ -159,6 +171,7 @@ def run_profile(args: argparse.Namespace, workdir: Path) -> None:
         raw.wait(timeout=60)
     finally:
         server.stop()
+        postgres.stop()
     print(
         f"profiled {target.name} at c={args.profile_concurrency}: {cell.rps:.1f} req/s, "
         f"p50 {cell.quantile(0.5):.1f} ms"

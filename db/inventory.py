@@ -512,7 +512,12 @@ _SAMPLES = (
         # Two plain values, not an expanding IN: the reader's prepared path runs it (an
         # expanding list goes SQLAlchemy's way, a tenth of a capacity check), and the primary
         # key (link, direction, observed_at) serves it as before.
-        Sample.direction.in_([bindparam("direction_1"), bindparam("direction_2")]),
+        Sample.direction.in_(
+            [
+                bindparam("direction_1", type_=Sample.direction.type),
+                bindparam("direction_2", type_=Sample.direction.type),
+            ]
+        ),
         Sample.observed_at >= bindparam("since"),
     )
     .order_by(Sample.observed_at, Sample.direction)

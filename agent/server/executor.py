@@ -49,6 +49,7 @@ from agent.server.skill_context import (
     ToolFactory,
     ToolRefusedError,
 )
+from agent.server.task_run import TaskRun
 from agent.storage.audit import A2A, AGENT_TOOL, AuditLog, AuditRecord
 from agent.storage.bindings import Binding, BindingStore, Phase
 
@@ -492,6 +493,11 @@ class SkillExecutor(AgentExecutor):
                 )
             if audit is not None:  # the tool calls behind a record are on record first
                 await audit.flush()
+            run = updater.event_queue
+            if isinstance(run, TaskRun) and run.add_artifact(
+                artifact_id, kind, data=record, media_type=JSON, extensions=extensions
+            ):
+                return
             await updater.add_artifact(
                 [data_part(record, JSON)],
                 artifact_id=artifact_id,
@@ -518,6 +524,11 @@ class SkillExecutor(AgentExecutor):
             summarize = capability.handler.summarize if capability.handler else None
             data = output.build() if isinstance(output, FixedResult) else output
             parts.append(new_text_part((summarize or summary_text)(data), media_type=TEXT))
+        run = updater.event_queue
+        if isinstance(run, TaskRun) and run.add_artifact(
+            RESULT_ARTIFACT_ID, capability.id, parts, extensions=extensions
+        ):
+            return
         await updater.add_artifact(
             parts,
             artifact_id=RESULT_ARTIFACT_ID,

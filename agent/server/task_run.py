@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import asyncio
 from contextvars import ContextVar
+from typing import Any
 
 from a2a.server.events import Event, EventQueue
 from a2a.types import (
     InvalidAgentResponseError,
     Message,
+    Part,
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
     TaskStatusUpdateEvent,
 )
 
+from agent.edge.proto_json import plain_json
 from agent.storage.audit import AuditRecord
 from agent.storage.bindings import Binding, BindingStore
 from agent.storage.settlement import Runner, Settlement, TaskWriter
@@ -123,6 +126,8 @@ class TaskRun(EventQueue):
         self._writer = writer
         self._runner = runner
         self._listeners: list[Listener] = []
+        self._artifact_ids: set[str] | None = None
+        """The task's artifact ids, once ``add_artifact`` needs them."""
         if task is not None:
             self.accepted.set()
 
@@ -146,7 +151,51 @@ class TaskRun(EventQueue):
                 return
         elif isinstance(event, TaskArtifactUpdateEvent):
             apply_artifact(task, event)
+            if self._artifact_ids is not None:
+                self._artifact_ids.add(event.artifact.artifact_id)
         self._publish(event)
+
+    def add_artifact(
+        self,
+        artifact_id: str,
+        name: str,
+        parts: list[Part] | None = None,
+        *,
+        data: dict[str, Any] | None = None,
+        media_type: str = "",
+        extensions: list[str] | None = None,
+    ) -> bool:
+        """A new artifact built in the task itself: ``parts`` copied once, or ``data`` as its
+        one Data Part. What ``TaskUpdater.add_artifact`` sends and ``apply_artifact`` adds,
+        without the two copies in between (an Artifact, then its event) and the final one (into
+        the task): a capacity check's 24 records cost a third as much (bench.perf --profile).
+        An event is built only for listeners. False, doing nothing, where the general rule
+        applies instead: no task yet, an id the task already has (replace), or ``data`` only
+        ParseDict can judge; the caller then goes the TaskUpdater way.
+        """
+        task = self.task
+        if task is None or (data is not None and not plain_json(data, 1)):
+            return False
+        if self._artifact_ids is None:
+            self._artifact_ids = {artifact.artifact_id for artifact in task.artifacts}
+        if artifact_id in self._artifact_ids:
+            return False
+        self._artifact_ids.add(artifact_id)
+        artifact = task.artifacts.add(artifact_id=artifact_id, name=name)
+        if extensions:
+            artifact.extensions.extend(extensions)
+        if data is not None:
+            part = artifact.parts.add(media_type=media_type)
+            part.data.struct_value.SetInParent()  # an empty object is still an object
+            part.data.struct_value.update(data)
+        if parts:
+            artifact.parts.extend(parts)
+        if self._listeners:
+            event = TaskArtifactUpdateEvent(
+                task_id=task.id, context_id=task.context_id, artifact=artifact
+            )
+            self._publish(event)
+        return True
 
     async def _created(self, task: Task) -> None:
         self.task = task

@@ -1,0 +1,103 @@
+"""``TaskRun.add_artifact`` builds in the task what ``TaskUpdater.add_artifact`` sends and the
+TaskManager's rule adds: the same task and the same events to a listener, for records, result
+parts and extensions; where the general rule applies (a replaced id, a value only ParseDict can
+judge, no task yet) it declines and the TaskUpdater way gives the SDK's outcome."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from a2a.helpers import new_text_part
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import Task, TaskState, TaskStatus
+
+from agent.edge.proto_json import data_part
+from agent.server.task_run import TaskRun
+from agent.storage.audit_memory import InMemoryAuditLog
+from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.settlement import StoreTaskWriter
+
+RECORDS: list[dict[str, Any]] = [
+    {"record_id": "r-1", "utilized_bps": 123456789, "ratio": 0.25, "ok": True, "none": None},
+    {"nested": {"list": [1, 2.5, "x", {"deep": []}], "empty": {}}},
+    {},
+]
+JSON = "application/json"
+
+
+def _run() -> TaskRun:
+    writer = StoreTaskWriter(InMemoryTaskStore(), InMemoryAuditLog(), InMemoryBindingStore())
+    task = Task(id="t-1", context_id="c-1", status=TaskStatus(state=TaskState.TASK_STATE_WORKING))
+    return TaskRun("owner", writer, task=task)
+
+
+@pytest.mark.parametrize("extensions", [[], ["https://example.test/ext"]])
+async def test_records_and_result_as_the_updater_adds_them(extensions: list[str]) -> None:
+    fast, slow = _run(), _run()
+    fast_events, slow_events = fast.listen(), slow.listen()
+    updater = TaskUpdater(slow, "t-1", "c-1")
+    for n, record in enumerate(RECORDS):
+        assert fast.add_artifact(
+            f"rec-{n}", "sample", data=record, media_type=JSON, extensions=extensions
+        )
+        await updater.add_artifact(
+            [data_part(record, JSON)],
+            artifact_id=f"rec-{n}",
+            name="sample",
+            extensions=extensions or None,
+        )
+    parts = [data_part({"fits": True}, JSON), new_text_part("fits", media_type="text/plain")]
+    assert fast.add_artifact("result", "check", parts, extensions=extensions)
+    await updater.add_artifact(
+        parts, artifact_id="result", name="check", extensions=extensions or None
+    )
+    assert fast.task == slow.task
+    assert len(fast.task.artifacts) == len(RECORDS) + 1  # type: ignore[union-attr]
+    for _ in range(len(RECORDS) + 1):
+        assert fast_events.get_nowait() == slow_events.get_nowait()
+    assert fast_events.empty() and slow_events.empty()
+
+
+async def test_the_parts_given_are_copied_not_shared() -> None:
+    run = _run()
+    part = data_part({"a": 1}, JSON)
+    assert run.add_artifact("result", "x", [part])
+    part.data.struct_value["a"] = 2
+    assert run.task is not None
+    assert run.task.artifacts[0].parts[0].data.struct_value["a"] == 1
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"nan": math.nan}, {"big": 2**64}, {1: "non-str key"}, {"tuple": (1, 2)}],
+    ids=["nan", "huge-int", "int-key", "tuple"],
+)
+async def test_a_value_only_parsedict_can_judge_is_declined(data: dict[Any, Any]) -> None:
+    run = _run()
+    assert not run.add_artifact("rec", "sample", data=data, media_type=JSON)
+    assert run.task is not None and not run.task.artifacts
+
+
+async def test_an_id_the_task_has_is_declined_so_the_replace_rule_applies() -> None:
+    run = _run()
+    updater = TaskUpdater(run, "t-1", "c-1")
+    await updater.add_artifact([data_part({"v": 1}, JSON)], artifact_id="a", name="n")
+    assert not run.add_artifact("a", "n", data={"v": 2}, media_type=JSON)
+    assert run.add_artifact("b", "n", data={"v": 3}, media_type=JSON)
+    assert not run.add_artifact("b", "n", data={"v": 4}, media_type=JSON)
+    assert run.task is not None
+    assert [a.artifact_id for a in run.task.artifacts] == ["a", "b"]
+
+
+async def test_an_id_of_an_earlier_turn_is_declined() -> None:
+    run = _run()
+    assert run.task is not None
+    run.task.artifacts.add(artifact_id="old", name="n")
+    assert not run.add_artifact("old", "n", data={}, media_type=JSON)
+
+
+async def test_no_task_yet_is_declined() -> None:
+    writer = StoreTaskWriter(InMemoryTaskStore(), InMemoryAuditLog(), InMemoryBindingStore())
+    assert not TaskRun("owner", writer).add_artifact("a", "n", data={}, media_type=JSON)

@@ -84,6 +84,7 @@ from agent.storage.engine import make_engine
 from agent.storage.group_commit import task_writer
 from agent.storage.leases import ReplicaLease
 from agent.storage.migrate import upgrade as upgrade_core
+from agent.storage.reads import close_reader
 from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore
 
 log = logging.getLogger(__name__)
@@ -410,6 +411,7 @@ def create_app(
                 await lease.stop()
             if isinstance(exchanger, RemoteTokenExchanger):
                 await exchanger.aclose()
+            await close_reader(runtime.engine)
             await runtime.engine.dispose()
             observer.flush()  # batched spans go out before uvicorn re-raises the stop signal
 

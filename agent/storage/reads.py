@@ -238,11 +238,21 @@ def _read_only_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 _READERS: weakref.WeakKeyDictionary[AsyncEngine, InlineSqliteReader] = weakref.WeakKeyDictionary()
+_PG_READERS: weakref.WeakKeyDictionary[AsyncEngine, Reader] = weakref.WeakKeyDictionary()
 
 
 def reader(engine: AsyncEngine) -> Reader:
     """The reader for ``engine``: for a SQLite file one inline reader per engine, made on
-    first use and closed with the engine; otherwise the engine itself."""
+    first use and closed with the engine; on PostgreSQL over asyncpg one reader with its own
+    connections (agent/storage/reads_postgres.py), closed by ``close_reader``; otherwise the
+    engine itself."""
+    if engine.dialect.name == "postgresql" and engine.dialect.driver == "asyncpg":
+        found_pg = _PG_READERS.get(engine)
+        if found_pg is None:
+            from agent.storage.reads_postgres import AsyncpgReader
+
+            found_pg = _PG_READERS[engine] = AsyncpgReader(engine)
+        return found_pg
     if engine.dialect.name != "sqlite" or sqlite_in_memory(engine.url):
         return EngineReader(engine)
     found = _READERS.get(engine)
@@ -250,3 +260,13 @@ def reader(engine: AsyncEngine) -> Reader:
         found = _READERS[engine] = InlineSqliteReader(engine)
         weakref.finalize(engine, found.close)
     return found
+
+
+async def close_reader(engine: AsyncEngine) -> None:
+    """Close what ``reader(engine)`` opened on this event loop (before ``engine.dispose()``)."""
+    found = _PG_READERS.get(engine)
+    if found is not None:
+        from agent.storage.reads_postgres import AsyncpgReader
+
+        assert isinstance(found, AsyncpgReader)
+        await found.close()

@@ -13,10 +13,12 @@ from datetime import timedelta
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from db_support import UNTIL, Seeded, table_digests
+from db_support import PG_IDS, UNTIL, Seeded, every_read, table_digests
 from sqlalchemy import Connection, delete, insert, select
 
 from agent.storage.engine import make_engine
+from agent.storage.reads import EngineReader, close_reader
+from agent.storage.reads_postgres import AsyncpgReader
 from db.inventory import Inventory
 from db.migrate import current_revision, downgrade, head_revision, upgrade
 from db.models import TABLES, Base, Tenant
@@ -80,3 +82,38 @@ async def test_reseed_and_sequences(pg_demo: Seeded) -> None:
         assert new_id == 3
         await conn.execute(delete(Tenant).where(Tenant.slug == "initech"))
         assert await conn.scalar(select(Tenant.id).where(Tenant.slug == "acme")) == 1
+
+
+@pytest.mark.parametrize("tenant", ["acme", "globex"])
+async def test_the_asyncpg_reader_reads_what_the_engine_reads(pg_demo: Seeded, tenant: str) -> None:
+    """Row for row, types included (datetimes, numerics), for present, absent and hostile ids;
+    three rounds, since a statement takes the asyncpg way from its second use."""
+    fast = Inventory(pg_demo.engine, tenant)
+    assert isinstance(fast._reader, AsyncpgReader)
+    slow = Inventory(pg_demo.engine, tenant)
+    slow._reader = EngineReader(pg_demo.engine)
+    expected = await every_read(slow, PG_IDS)
+    for _ in range(3):
+        answers = await every_read(fast, PG_IDS)
+        assert answers == expected
+        assert [type(a) for a in answers] == [type(e) for e in expected]
+    assert fast._reader._statements, "the asyncpg way was never taken"
+    await close_reader(pg_demo.engine)
+
+
+async def test_the_asyncpg_reader_survives_a_dropped_connection(pg_demo: Seeded) -> None:
+    """What pool_pre_ping guaranteed: a server that closed the reader's connections (a restart)
+    fails no read; the read is retried on a fresh connection."""
+    inventory = Inventory(pg_demo.engine, "acme")
+    reader = inventory._reader
+    assert isinstance(reader, AsyncpgReader)
+    for _ in range(2):
+        assert await inventory.link("acme-lnk-00002") is not None
+    async with pg_demo.engine.connect() as conn:
+        await conn.exec_driver_sql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid() AND datname = current_database() "
+            "AND backend_type = 'client backend'"
+        )
+    assert await inventory.link("acme-lnk-00002") is not None
+    await close_reader(pg_demo.engine)

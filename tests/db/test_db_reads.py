@@ -5,34 +5,12 @@ and compared with the engine's answer, for both tenants and for absent and hosti
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
-
 import pytest
-from db_support import UNTIL, Seeded
+from db_support import Seeded, every_read
 
 from agent.storage.reads import EngineReader, InlineSqliteReader
 from db import inventory as inventory_module
 from db.inventory import Inventory
-
-IDS = ["network-resource-1001", "acme-lnk-00002", "globex-lnk-00006", "nope", "a\x00b", "", "%"]
-
-
-async def _calls(inventory: Inventory) -> list[Any]:
-    since = UNTIL - timedelta(hours=2)
-    answers: list[Any] = [await inventory.exists(), await inventory.sites()]
-    for ref in IDS:
-        answers += [
-            await inventory.resource_exists(ref),
-            await inventory.latest_metric(ref, "cpu_utilization"),
-            await inventory.latest_metric(ref, "utilization"),
-            await inventory.link(ref),
-            await inventory.utilization_samples(ref, since),
-            await inventory.utilization_samples(ref, since, UNTIL),
-            await inventory.utilization_samples(ref, since, UNTIL, direction="b_to_a"),
-        ]
-    answers.append(await inventory.hot_links(0.5, since))
-    return answers
 
 
 @pytest.mark.parametrize("tenant", ["acme", "globex"])
@@ -41,9 +19,9 @@ async def test_the_plain_path_reads_what_the_engine_reads(demo: Seeded, tenant: 
     assert isinstance(fast._reader, InlineSqliteReader)
     slow = Inventory(demo.engine, tenant)
     slow._reader = EngineReader(demo.engine)
-    expected = await _calls(slow)
+    expected = await every_read(slow)
     for _ in range(3):
-        assert await _calls(fast) == expected
+        assert await every_read(fast) == expected
     assert fast._reader._prepared, "the plain path was never taken"
 
 
@@ -57,5 +35,5 @@ async def test_every_prebuilt_lookup_takes_the_plain_path(demo: Seeded, name: st
     fast = Inventory(demo.engine, "acme")
     assert isinstance(fast._reader, InlineSqliteReader)
     for _ in range(2):
-        await _calls(fast)
+        await every_read(fast)
     assert fast._reader._prepared.get(getattr(inventory_module, name)) is not None

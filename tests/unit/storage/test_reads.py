@@ -18,7 +18,8 @@ from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, bindp
 from sqlalchemy.exc import OperationalError
 
 from agent.storage.engine import make_engine
-from agent.storage.reads import EngineReader, InlineSqliteReader, reader
+from agent.storage.reads import EngineReader, InlineSqliteReader, close_reader, reader
+from agent.storage.reads_postgres import AsyncpgReader
 from agent.storage.types import UTCDateTime
 
 metadata = MetaData()
@@ -98,7 +99,7 @@ async def test_the_inline_reader_refuses_to_write(tmp_path: Path) -> None:
         await engine.dispose()
 
 
-async def test_in_memory_sqlite_and_postgresql_read_through_the_engine() -> None:
+async def test_in_memory_sqlite_reads_through_the_engine_and_postgresql_its_own_pool() -> None:
     memory = make_engine("sqlite://")
     try:
         assert isinstance(reader(memory), EngineReader)
@@ -107,6 +108,8 @@ async def test_in_memory_sqlite_and_postgresql_read_through_the_engine() -> None
         await memory.dispose()
     postgres = make_engine("postgresql://nobody@127.0.0.1:1/none")
     try:
-        assert isinstance(reader(postgres), EngineReader)
+        assert isinstance(reader(postgres), AsyncpgReader)  # tests/db/test_db_postgres.py
+        assert reader(postgres) is reader(postgres)  # one per engine: one pool per loop
     finally:
+        await close_reader(postgres)
         await postgres.dispose()

@@ -15,6 +15,7 @@ from a2a.server.routes.agent_card_routes import _etag_for, _if_none_match_hits
 from google.protobuf import json_format
 
 from agent.edge.json_numbers import integral_numbers
+from agent.edge.prepared_answer import take as take_answer
 from agent.edge.proto_json import message_to_wire_dict
 from agent.edge.proto_parse import parse_dict
 from agent.edge.sse import create_event_stream_response
@@ -51,6 +52,9 @@ _SERIALIZING_MODULES = (rest_dispatcher, jsonrpc_dispatcher, routes_common)
 def _message_to_dict(message: Any, *args: Any, **kwargs: Any) -> Any:
     defaults = set(kwargs) <= {"preserving_proto_field_name"}
     if not args and defaults and not kwargs.get("preserving_proto_field_name"):
+        prepared = take_answer(message)  # a blocking send's answer, printed by its run
+        if prepared is not None:
+            return prepared
         return message_to_wire_dict(message, shared=True)  # default options: one faster walk
     return integral_numbers(json_format.MessageToDict(message, *args, **kwargs))
 

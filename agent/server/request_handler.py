@@ -82,6 +82,7 @@ from a2a.utils.task import (
 
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import check_message
+from agent.edge.prepared_answer import prepare as prepare_answer
 from agent.edge.required_fields import check_required_fields
 from agent.edge.strings import queryable
 from agent.ids import random_hex, random_id
@@ -577,7 +578,9 @@ class GovernedRequestHandler(RequestHandler):
             raise InternalError(message="the invocation ended without a task")
         # A settled run's task changes no more (its run is over and forgotten): no copy.
         task = run.task if run.done.is_set() else copy_task(run.task)
-        return apply_history_length(task, params.configuration)
+        answer = apply_history_length(task, params.configuration)
+        prepare_answer(answer, run.wire_artifacts)
+        return answer
 
     async def _reread(self, task_id: str, context: ServerCallContext) -> Task:
         """A follow-up under its task's lock: the task as it is now, still open."""

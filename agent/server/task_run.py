@@ -26,6 +26,7 @@ from a2a.types import (
     TaskStatusUpdateEvent,
 )
 
+from agent.edge.prepared_answer import artifact_wire
 from agent.edge.proto_json import plain_json
 from agent.storage.audit import AuditRecord
 from agent.storage.bindings import Binding, BindingStore
@@ -128,6 +129,8 @@ class TaskRun(EventQueue):
         self._listeners: list[Listener] = []
         self._artifact_ids: set[str] | None = None
         """The task's artifact ids, once ``add_artifact`` needs them."""
+        self.wire_artifacts: dict[str, dict[str, Any]] = {}
+        """Artifacts ``add_artifact`` built from plain JSON, as the answer prints them."""
         if task is not None:
             self.accepted.set()
 
@@ -151,6 +154,7 @@ class TaskRun(EventQueue):
                 return
         elif isinstance(event, TaskArtifactUpdateEvent):
             apply_artifact(task, event)
+            self.wire_artifacts.pop(event.artifact.artifact_id, None)  # printed anew
             if self._artifact_ids is not None:
                 self._artifact_ids.add(event.artifact.artifact_id)
         self._publish(event)
@@ -188,6 +192,10 @@ class TaskRun(EventQueue):
             part = artifact.parts.add(media_type=media_type)
             part.data.struct_value.SetInParent()  # an empty object is still an object
             part.data.struct_value.update(data)
+            if not parts:  # the answer prints it from here (agent/edge/prepared_answer.py)
+                self.wire_artifacts[artifact_id] = artifact_wire(
+                    artifact_id, name, data, media_type, extensions
+                )
         if parts:
             artifact.parts.extend(parts)
         if self._listeners:

@@ -1,0 +1,106 @@
+"""A blocking send's answer printed from what the run already holds as JSON.
+
+The SDK's JSON-RPC and HTTP+JSON adapters print a settled task with ``MessageToDict``
+(``proto_json`` for us), walking every record's Struct again: after the records went faster
+to build, printing the answer was the largest single stage of a capacity check with its 24
+records (bench.perf --profile: 15 % of its loop time). But each record was a plain JSON
+value when the skill emitted it. ``wire_value`` prints that value as its Struct would print
+(every number a double, integral ones as integers: ``proto_json.message_to_wire_dict``), and
+the run keeps it by artifact id (``TaskRun.wire_artifacts``). The request handler then
+prepares the answer (``prepare``) and the adapters' printer (agent/_sdk.py) takes it for the
+``SendMessageResponse`` of that very task instead of walking it (``take``).
+
+Dict key order inside a record is the skill's own, where a Struct's map has none of its own;
+JSON objects are unordered, so the answer is the same JSON document
+(tests/unit/edge/test_prepared_answer.py holds the two equal).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Mapping
+from typing import Any
+
+from a2a.types import SendMessageResponse, Task
+
+from agent.edge.json_numbers import MAX_SAFE_INTEGER
+from agent.edge.proto_json import message_to_wire_dict
+
+_PREPARED: contextvars.ContextVar[tuple[Task, dict[str, Any]] | None] = contextvars.ContextVar(
+    "prepared_answer", default=None
+)
+_TASK_ORDER = ("id", "contextId", "status")
+"""Task's JSON members before ``artifacts`` (field order: id, context_id, status, artifacts)."""
+
+
+def wire_value(value: Any) -> Any:
+    """A plain JSON value (``proto_json.plain_json``) as its ``google.protobuf.Value`` prints
+    on the wire: numbers through a double, integral ones within 2**53 as integers."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int or kind is float:
+        number = float(value)
+        if number.is_integer() and -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
+            return int(number)
+        return number
+    if kind is dict:
+        return {key: wire_value(item) for key, item in value.items()}
+    return [wire_value(item) for item in value]
+
+
+def artifact_wire(
+    artifact_id: str,
+    name: str,
+    data: Any,
+    media_type: str,
+    extensions: list[str] | None,
+) -> dict[str, Any]:
+    """An artifact of one Data Part, as ``message_to_wire_dict(artifact)`` prints it."""
+    part: dict[str, Any] = {"data": wire_value(data)}
+    if media_type:
+        part["mediaType"] = media_type
+    printed: dict[str, Any] = {"artifactId": artifact_id}
+    if name:
+        printed["name"] = name
+    printed["parts"] = [part]
+    if extensions:
+        printed["extensions"] = list(extensions)
+    return printed
+
+
+def task_wire(task: Task, artifacts: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """``message_to_wire_dict(task)``, each artifact in ``artifacts`` taken as printed."""
+    if not artifacts:
+        printed: dict[str, Any] = message_to_wire_dict(task, shared=True)
+        return printed
+    rest = Task()
+    rest.CopyFrom(task)
+    del rest.artifacts[:]
+    head = message_to_wire_dict(rest, shared=True)
+    ordered = {key: head[key] for key in _TASK_ORDER if key in head}
+    ordered["artifacts"] = [
+        artifacts.get(artifact.artifact_id) or message_to_wire_dict(artifact, shared=True)
+        for artifact in task.artifacts
+    ]
+    for key, value in head.items():
+        ordered.setdefault(key, value)
+    return ordered
+
+
+def prepare(task: Task, artifacts: Mapping[str, dict[str, Any]]) -> None:
+    """The answer for ``task``, for the printer of this request's ``SendMessageResponse``."""
+    _PREPARED.set((task, {"task": task_wire(task, artifacts)}) if artifacts else None)
+
+
+def take(message: Any) -> dict[str, Any] | None:
+    """The prepared answer, if ``message`` is the response of the task it was prepared for
+    (consumed: one answer per preparation)."""
+    prepared = _PREPARED.get()
+    if prepared is None or type(message) is not SendMessageResponse:
+        return None
+    _PREPARED.set(None)
+    task, answer = prepared
+    if message.WhichOneof("payload") != "task" or message.task != task:
+        return None
+    return answer

@@ -29,8 +29,6 @@ from agent.edge.proto_json import message_to_wire_dict
 _PREPARED: contextvars.ContextVar[tuple[Task, dict[str, Any]] | None] = contextvars.ContextVar(
     "prepared_answer", default=None
 )
-_TASK_ORDER = ("id", "contextId", "status")
-"""Task's JSON members before ``artifacts`` (field order: id, context_id, status, artifacts)."""
 
 
 def wire_value(value: Any) -> Any:
@@ -70,22 +68,25 @@ def artifact_wire(
 
 
 def task_wire(task: Task, artifacts: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """``message_to_wire_dict(task)``, each artifact in ``artifacts`` taken as printed."""
-    if not artifacts:
-        printed: dict[str, Any] = message_to_wire_dict(task, shared=True)
-        return printed
-    rest = Task()
-    rest.CopyFrom(task)
-    del rest.artifacts[:]
-    head = message_to_wire_dict(rest, shared=True)
-    ordered = {key: head[key] for key in _TASK_ORDER if key in head}
-    ordered["artifacts"] = [
-        artifacts.get(artifact.artifact_id) or message_to_wire_dict(artifact, shared=True)
-        for artifact in task.artifacts
-    ]
-    for key, value in head.items():
-        ordered.setdefault(key, value)
-    return ordered
+    """``message_to_wire_dict(task)``, each artifact in ``artifacts`` taken as printed; the
+    other members printed one by one, in field order, set ones only, as the printer does."""
+    printed: dict[str, Any] = {}
+    if task.id:
+        printed["id"] = task.id
+    if task.context_id:
+        printed["contextId"] = task.context_id
+    if task.HasField("status"):
+        printed["status"] = message_to_wire_dict(task.status, shared=True)
+    if task.artifacts:
+        printed["artifacts"] = [
+            artifacts.get(artifact.artifact_id) or message_to_wire_dict(artifact, shared=True)
+            for artifact in task.artifacts
+        ]
+    if task.history:
+        printed["history"] = [message_to_wire_dict(m, shared=True) for m in task.history]
+    if task.HasField("metadata"):
+        printed["metadata"] = message_to_wire_dict(task.metadata, shared=True)
+    return printed
 
 
 def prepare(task: Task, artifacts: Mapping[str, dict[str, Any]]) -> None:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from a2a.types import Message
-from google.protobuf.json_format import MessageToDict
 
+from agent.edge.proto_json import message_to_dict
 from agent.interfaces import ErrorCode, SkillError
 
 REQUEST_MEMBERS = frozenset({"skill", "skill_version", "interface_digest", "arguments"})
@@ -54,7 +54,7 @@ def data_parts(message: Message | None) -> list[Any]:
     if message is None:
         return []
     return [
-        plain_json(MessageToDict(part)["data"])
+        plain_json(message_to_dict(part.data))  # MessageToDict's value, a third of its cost
         for part in message.parts
         if part.WhichOneof("content") == "data"
     ]

@@ -64,8 +64,12 @@ def test_every_edge_number_prints_as_its_struct_prints() -> None:
         assert json.dumps(wire_value(record), sort_keys=True) == printed, number
 
 
-def _task(records: list[dict[str, Any]], extensions: list[str]) -> tuple[Task, dict[str, Any]]:
+def _task(
+    records: list[dict[str, Any]], extensions: list[str], metadata: dict[str, Any] | None = None
+) -> tuple[Task, dict[str, Any]]:
     task = Task(id="t-1", context_id="c-1", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))
+    if metadata is not None:
+        task.metadata.update(metadata)  # {} too: a set, empty Struct prints as {}
     wire = {}
     for n, record in enumerate(records):
         artifact = task.artifacts.add(artifact_id=f"r-{n}", name="sample")
@@ -79,11 +83,15 @@ def _task(records: list[dict[str, Any]], extensions: list[str]) -> tuple[Task, d
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(records, max_size=5), st.sampled_from([[], ["https://example.test/ext"]]))
+@given(
+    st.lists(records, max_size=5),
+    st.sampled_from([[], ["https://example.test/ext"]]),
+    st.one_of(st.none(), records),
+)
 def test_a_task_prints_as_the_printer_prints_it(
-    items: list[dict[str, Any]], extensions: list[str]
+    items: list[dict[str, Any]], extensions: list[str], metadata: dict[str, Any] | None
 ) -> None:
-    task, wire = _task(items, extensions)
+    task, wire = _task(items, extensions, metadata)
     expected = message_to_wire_dict(task)
     printed = task_wire(task, wire)
     assert json.dumps(printed, sort_keys=True) == json.dumps(expected, sort_keys=True)

@@ -389,7 +389,9 @@ class SkillExecutor(AgentExecutor):
         run.accepted = True
         self._running[task_id] = capability
         try:
-            await updater.update_status(TaskState.TASK_STATE_WORKING, metadata=run.metadata)
+            queue = updater.event_queue
+            if not (isinstance(queue, TaskRun) and queue.working(run.metadata)):
+                await updater.update_status(TaskState.TASK_STATE_WORKING, metadata=run.metadata)
             output = await self._run(capability, arguments, skill_context)
             text = _wants_text(context)
             if self._audit is not None:  # the tool calls behind a result are on record first

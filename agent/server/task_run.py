@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from contextvars import ContextVar
+from datetime import UTC, datetime
 from typing import Any
 
 from a2a.server.events import Event, EventQueue
@@ -203,6 +204,22 @@ class TaskRun(EventQueue):
                 task_id=task.id, context_id=task.context_id, artifact=artifact
             )
             self._publish(event)
+        return True
+
+    def working(self, metadata: dict[str, Any] | None = None) -> bool:
+        """WORKING, applied as the TaskManager's rule applies ``TaskUpdater.update_status``'s
+        event, without building the event (and its metadata Struct) no listener would read.
+        False, doing nothing, when someone listens: they get the event the general way."""
+        task = self.task
+        if task is None or self._listeners:
+            return False
+        if task.status.HasField("message"):
+            task.history.append(task.status.message)
+        if metadata:
+            task.metadata.update(metadata)  # a Struct's merge replaces each key's value
+        task.status.Clear()
+        task.status.state = TaskState.TASK_STATE_WORKING
+        task.status.timestamp.FromDatetime(datetime.now(UTC))
         return True
 
     async def _created(self, task: Task) -> None:

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 import pytest
-from a2a.helpers import new_text_part
+from a2a.helpers import new_text_message, new_text_part
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import Task, TaskState, TaskStatus
 
@@ -101,3 +101,34 @@ async def test_an_id_of_an_earlier_turn_is_declined() -> None:
 async def test_no_task_yet_is_declined() -> None:
     writer = StoreTaskWriter(InMemoryTaskStore(), InMemoryAuditLog(), InMemoryBindingStore())
     assert not TaskRun("owner", writer).add_artifact("a", "n", data={}, media_type=JSON)
+
+
+@pytest.mark.parametrize("metadata", [None, {}, {"routing": {"layer": "explicit", "top": [1, 2]}}])
+@pytest.mark.parametrize("with_message", [False, True])
+async def test_working_is_what_the_updater_makes_of_it(
+    metadata: dict[str, Any] | None, with_message: bool
+) -> None:
+    fast, slow = _run(), _run()
+    question = new_text_message("which link?")
+    for run in (fast, slow):
+        assert run.task is not None
+        run.task.metadata.update({"routing": {"layer": "classifier"}, "kept": True})
+        if with_message:  # a follow-up's previous status message goes to the history
+            run.task.status.message.CopyFrom(question)
+    assert fast.working(metadata)
+    await TaskUpdater(slow, "t-1", "c-1").update_status(
+        TaskState.TASK_STATE_WORKING, metadata=metadata
+    )
+    assert fast.task is not None and slow.task is not None
+    assert fast.task.status.HasField("timestamp")
+    fast.task.status.ClearField("timestamp")
+    slow.task.status.ClearField("timestamp")
+    assert fast.task == slow.task
+
+
+async def test_working_with_a_listener_goes_the_updater_way() -> None:
+    run = _run()
+    run.listen()
+    assert not run.working({"a": 1})
+    assert run.task is not None and run.task.status.state == TaskState.TASK_STATE_WORKING
+    assert not run.task.metadata.fields

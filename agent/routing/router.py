@@ -174,6 +174,8 @@ class Decision:
     signals: tuple[str, ...] = ()
     replaced: str | None = None
     """The replaced skill that scored best, when its replacement was chosen instead."""
+    note: str = ""
+    """The domain's word to the caller in a clarification (``TextFeatures.note``)."""
 
     def routing_metadata(self) -> dict[str, Any]:
         """Why the message went where it went (task metadata under ``routing``)."""
@@ -548,6 +550,7 @@ class Router:
                 arguments=_argument_parts(message),
                 scores=tuple(scores),
                 signals=features.signals,
+                note=features.note,
             )
         decision = self._resolve(
             by_id[best.skill_id], message, text, _layer_of(best, self.threshold)
@@ -843,9 +846,10 @@ def _refuse(layer: Layer, error: SkillError) -> Decision:
     return Decision(Action.REFUSE, layer, error=error)
 
 
-def clarification_text(candidates: Iterable[Capability]) -> str:
-    """The question put to the caller when the router is unsure."""
-    lines = ["Which of these did you mean?"]
+def clarification_text(candidates: Iterable[Capability], note: str = "") -> str:
+    """The question put to the caller when the router is unsure; the domain's ``note`` (what
+    no skill does for the text) first, when it gave one."""
+    lines = [note, "Or did you mean one of these?"] if note else ["Which of these did you mean?"]
     for index, capability in enumerate(candidates, start=1):
         skill = thawed(capability.manifest.skill)
         first = skill["description"].split(". ")[0].rstrip(".")

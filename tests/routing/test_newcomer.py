@@ -20,6 +20,7 @@ from agent.routing.router import (
     Layer,
     Router,
     Score,
+    clarification_text,
     names_only,
     names_skill,
     says_too_little,
@@ -523,3 +524,23 @@ def test_the_replaced_skill_is_still_offered_when_the_text_names_it(router: Rout
     decision = route(router, "link_headroom?")
     offered = [c.id for c in decision.candidates]
     assert decision.action is Action.RUN or "link_headroom" in offered, decision
+
+
+def test_the_domains_note_is_said_before_the_question(router: Router) -> None:
+    """A provider's ``note`` (what no skill does for the text) is carried to the clarification
+    and said first; a decision that runs a skill carries none."""
+
+    class Noting:
+        def features(self, text: str) -> TextFeatures:
+            votes = dict.fromkeys(("lookup_inventory", "evaluate_resource_condition"), -0.6)
+            return TextFeatures(votes=votes, signals=("odd",), note="Nobody here bakes bread.")
+
+    noting = Router(load_registry(SKILLS_DIR), classifier=router.classifier, features=Noting())
+    decision = noting.route(text_message("list the devices in lon1"), PAULA)
+    assert decision.action is Action.CLARIFY and decision.note == "Nobody here bakes bread."
+    question = clarification_text(decision.candidates, decision.note)
+    assert question.splitlines()[0] == "Nobody here bakes bread."
+    assert all(c.id in question for c in decision.candidates)
+    assert clarification_text(decision.candidates).startswith("Which of these")
+    ran = route(router, "list the devices in lon1", PAULA)
+    assert ran.action is Action.RUN and ran.note == ""

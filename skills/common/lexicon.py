@@ -7,9 +7,10 @@ reads lives here, in one place:
 
 * **Metrics and their synonyms** (:data:`METRIC_SYNONYMS`): utilization (load, busy, hot,
   saturated, congested...), cpu (processor, control plane), memory (ram, heap), errors (crc,
-  fcs, discards, drops, packet loss), latency (delay, rtt), jitter, temperature, optical power
-  (light levels, dBm, rx/tx power). Each adds its canonical word to the text the router reads,
-  plus ``metric``.
+  fcs, discards, drops), and those the trade asks about that no skill here observes
+  (:data:`OBSERVED` is the four): packet loss, latency (delay, rtt), jitter, temperature,
+  optical power (light levels, dBm, rx/tx power), power draw (watts, kW), fan speed. Each adds
+  its canonical word to the text the router reads, plus ``metric``.
 * **Resource kinds recognized structurally**: a device name (``nyc1-core-01``) or resource id
   adds ``device``; an interface name (``xe-0/0/1``, ``ge-0/0/0``, ``Ethernet1/1``, ``et-0/0/2``)
   ``interface``; a link id (``acme-lnk-00002``) ``link``; a site slug (``nyc1``) ``site``.
@@ -30,11 +31,13 @@ reads lives here, in one place:
   - against the evaluation: a metric of no named resource and no threshold (``crc errs??``,
     ``is <site> congested``), a resource said to be full without a threshold (``is <link>
     saturated``: a threshold, or no room left?);
-  - against every skill here: a change bid (``shut down``, ``reboot``, ``push the config``,
-    ``open a ticket``: no skill makes changes), an inspection verb with nothing to measure
-    or know (``verify the link between ...``: which check?), advice on a symptom (``what do we
-    do?``) and a question about networking in general (``explain OSPF vs IS-IS``), so the
-    router asks.
+  - against every skill here: a metric no skill observes, with no other metric (``packet loss
+    on <link> over 1%?``), unless it is the reason of an upgrade or capacity question; the
+    caller is told so (``TextFeatures.note``); a change bid (``shut down``, ``reboot``,
+    ``push the config``, ``open a ticket``: no skill makes changes), an inspection verb with
+    nothing to measure or know (``verify the link between ...``: which check?), advice on a
+    symptom (``what do we do?``) and a question about networking in general (``explain OSPF
+    vs IS-IS``), so the router asks.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.
@@ -47,6 +50,7 @@ from types import MappingProxyType
 
 from agent.sdk import TextFeatures
 from skills.common.text import (
+    METRIC_UNITS,
     clean,
     device_refs,
     find_bandwidths,
@@ -70,16 +74,23 @@ METRIC_SYNONYMS: dict[str, str] = {
     r"|running\s+hot|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used",
     "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
     "memory": r"memory|mem|ram|heap",
-    "errors": r"errors?|errs?|crcs?|fcs|discards?|discarding|drops?|dropping|dropped"
-    r"|packet\s+loss|loss|runts|giants",
+    "errors": r"errors?|errs?|crcs?|fcs|discards?|discarding|drops?|dropping|dropped|runts|giants",
+    "packet loss": r"packet[\s-]loss|pkt[\s-]loss|loss|lossy|losing\s+packets",
     "latency": r"latency|latencies|delay|delays|rtt|round[\s-]trip(?:\s+time)?|response\s+time",
     "jitter": r"jitter|pdv",
     "temperature": r"temperature|temp|temps|degrees|celsius|fahrenheit|thermal|overheat(?:ing|ed)?"
     r"|hotter|warmer|cooler|colder|heat|\d+(?:\.\d+)?\s*(?:°\s*)?[cf]|\d+(?:\.\d+)?\s*°",
-    "optical power": r"optical\s+(?:power|levels?)|light\s+levels?|dbm|rx\s+power|tx\s+power"
-    r"|receive\s+power|transmit\s+power|optics?\s+levels?|light",
+    "optical power": r"optical\s+(?:power|levels?)|light\s+(?:levels?|readings?)|dbm"
+    r"|(?:rx|tx|receive|transmit|received|transmitted)\s+(?:optical\s+)?(?:power|light)"
+    r"|optics?\s+levels?",
+    "power draw": r"power\s+(?:draw|drawn|consumption|usage|use|budget|load)|drawing\s+power"
+    r"|wattage|watts?|kilowatts?|\d+(?:\.\d+)?\s*kw",
+    "fan speed": r"fans?(?:\s+(?:speeds?|rpms?|trays?))?|rpms?",
 }
 """Canonical metric -> the words operators use for it (regular expression, lower case)."""
+OBSERVED = frozenset(METRIC_UNITS)
+"""The metrics the inventory observes (``skills.common.text.METRIC_UNITS``): the others above
+are known, so that a request about one is told it, not run by a skill that cannot answer it."""
 
 _METRIC = re.compile(
     "|".join(
@@ -237,6 +248,21 @@ def _metrics(masked: str) -> list[str]:
     return found
 
 
+def _spoken(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def unobserved_note(metrics: list[str]) -> str:
+    """What the caller is told of metrics no skill here observes."""
+    said = _spoken(metrics)
+    one = len(metrics) == 1
+    return (
+        f"{said[0].upper()}{said[1:]} {'is not a metric' if one else 'are not metrics'} this "
+        f"agent observes: its skills read {_spoken(list(METRIC_UNITS))} only."
+    )
+
+
 def _of_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
     """Whether ``pattern`` matches right before a named thing (an id, blanked in ``masked``)."""
     for m in pattern.finditer(masked):
@@ -381,6 +407,15 @@ class NetworkFeatures:
             # "is <site> congested"): which check, of what?
             signals.append("metric_alone")
             votes[EVALUATE] = -0.5
+        note = ""
+        unobserved = [m for m in metrics if m not in OBSERVED]
+        if unobserved and len(unobserved) == len(metrics) and not capacity and not upgrade:
+            # a metric the trade knows and no skill here observes ("packet loss on <link> over
+            # 1%?", "fan speed of <device>"): no skill answers it, and the caller is told why
+            # (an upgrade or a capacity question with it in passing is still the planner's)
+            signals.append("metric_unobserved")
+            votes = dict.fromkeys(READ_ONLY, -0.6)
+            note = unobserved_note(unobserved)
         if max(votes.values(), default=0.0) < 0.6 and _ADVICE.search(masked):
             # (beside a request of its own, "list the devices at nyc1, please help", it is
             # only a plea)
@@ -421,4 +456,6 @@ class NetworkFeatures:
             asks = _split_asks(evidence, joins, states)
             if asks:
                 signals.append("two_requests")
-        return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks)
+        return TextFeatures(
+            tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note
+        )

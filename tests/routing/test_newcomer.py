@@ -544,3 +544,19 @@ def test_the_domains_note_is_said_before_the_question(router: Router) -> None:
     assert clarification_text(decision.candidates).startswith("Which of these")
     ran = route(router, "list the devices in lon1", PAULA)
     assert ran.action is Action.RUN and ran.note == ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is packet loss on acme-lnk-00002 worse than 0.2%?",
+        "sfo1-edge-01 inlet temp above 40C?",
+        "what does lon1-core-01 draw in watts",
+    ],
+)
+def test_a_metric_no_skill_observes_is_asked_about_with_a_note(router: Router, text: str) -> None:
+    """evaluate_resource_condition reads utilization, cpu, memory and errors only: it must not
+    run (and refuse the metric); the caller is asked, told which metric is not observed."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert "not a metric this agent observes" in decision.note

@@ -27,7 +27,9 @@ LEXICON = NetworkFeatures()
         ("processor on nyc1-core-01", "cpu"),
         ("ram on lon1-agg-01", "memory"),
         ("discards on xe-0/0/1", "errors"),
-        ("packet loss on acme-lnk-00008", "errors"),
+        ("packet loss on acme-lnk-00008", "packet loss"),
+        ("power consumption of sin1-agg-02", "power draw"),
+        ("fan rpm on fra1-edge-01", "fan speed"),
         ("rtt to lon1", "latency"),
         ("jitter on the circuit", "jitter"),
         ("chassis temperature", "temperature"),
@@ -258,3 +260,40 @@ def test_a_word_of_the_attribute_list_in_passing_is_no_second_request() -> None:
 def test_a_plea_beside_a_request_of_its_own_is_no_advice() -> None:
     features = LEXICON.features("list the devices at lon1, please help")
     assert "advice" not in features.signals and features.votes[INVENTORY] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "metric"),
+    [
+        ("does lon1-agg-01 lose more than 2% of packets? packet loss check", "packet loss"),
+        ("has the rtt from nyc1-edge-02 to sin1 gone past 180 ms", "latency"),
+        ("exhaust temp on sfo1-core-02 over 50 degrees?", "temperature"),
+        ("is sin1-core-02 drawing more than 2.5 kW", "power draw"),
+        ("are the fans of lon1-core-02 spinning below 3000 rpm", "fan speed"),
+        ("tx light level of xe-0/0/4 on fra1-core-01 under -9 dbm?", "optical power"),
+        ("what is the pdv on globex-lnk-00003 right now", "jitter"),
+    ],
+)
+def test_a_metric_no_skill_observes_is_no_skills_and_the_caller_is_told(
+    text: str, metric: str
+) -> None:
+    """The trade's metrics beyond the four the inventory observes are known, so that a request
+    about one (threshold or none) is asked about, with a note naming it, not run."""
+    features = LEXICON.features(text)
+    assert "metric_unobserved" in features.signals
+    assert features.votes and all(v < 0 for v in features.votes.values())
+    assert metric in features.note.lower() and "utilization" in features.note
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is cpu on nyc1-core-02 above 90% while the chassis temperature climbs",
+        "acme-lnk-00004 latency keeps climbing, should we upgrade it?",
+        "room for 2G more on acme-lnk-00008 without adding jitter?",
+    ],
+)
+def test_an_unobserved_metric_beside_an_answerable_request_is_no_veto(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "metric_unobserved" not in features.signals and not features.note
+    assert max(features.votes.values()) > 0

@@ -148,9 +148,27 @@ _CHANGE = re.compile(
     r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
     r"(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
-    r"|install|uninstall|remove|rename|create|modify|escalate"
+    r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
+    r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order"
+    # "add" a thing, not a rate ("add 10G to <link>?" is the capacity check's question)
+    r"|add(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
+    r"|set(?!\s+of)|update(?!\s+(?:me|us)\b)|correct(?!\s+me\b)"
+    r"|change(?!\s+(?:request|record|ticket|window|log|id|number|ref)\b)"
+    r"|clear\s+(?:the\s+)?(?:\w+\s+)?counters|(?:turn|bring)\s+(?:\w+\s+)?(?:up|down|on|off)"
     r"|push\s+(?:the\s+|a\s+)?(?:new\s+)?(?:acl|config\w*|polic\w+|change|route|filter|template)"
+    # a message to others than the caller: "send the weekly report to the management list"
+    r"|(?:send|forward|e-?mail|mail|post)\s+(?!(?:me|us)\b)(?:[\w'-]+\s+){1,6}?to\s+"
+    r"(?!(?:me|us)\b)(?:the|a|an|our|my|his|her|their|all|every|each)\b"
+    r"|(?:e-?mail|notify|page|ping|alert)\s+(?:the|our|all|every)\s+(?:[\w-]+\s+)?"
+    r"(?:team|teams|list|group|channel|on-?call|noc|engineers?|managers?|management|customers?)"
     r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
+)
+_SOFTWARE_CHANGE = re.compile(
+    # a change of what a device runs, wherever it is asked ("upgrade the firmware on <device>",
+    # "should we patch junos on ...?"): no link upgrade, and no skill here makes it
+    r"(?<![\w-])(?:upgrad\w*|updat\w*|patch\w*|flash\w*|downgrad\w*|reimag\w*|install\w*)\s+"
+    r"(?:(?:the|its|their|a|an|new|latest)\s+)*(?:[\w.-]+\s+)?(?:firmware|software|os|image|code"
+    r"|junos|eos|ios|ios-xe|ios-xr|nx-?os|bios|release|microcode|patch)(?![\w-])"
 )
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
@@ -180,6 +198,10 @@ _THEORY = re.compile(
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
+CHANGE_NOTE = (
+    "This agent makes no changes: its skills only read the network's inventory and telemetry "
+    "(and recommend upgrades)."
+)
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
     r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
@@ -427,10 +449,11 @@ class NetworkFeatures:
         if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if _CHANGE.search(masked) and not runbook:
+        if (_CHANGE.search(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
+            note = CHANGE_NOTE
         asks: tuple[str, ...] = ()
         joins = [m.start() for m in _AND.finditer(masked)]
         if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:

@@ -560,3 +560,27 @@ def test_a_metric_no_skill_observes_is_asked_about_with_a_note(router: Router, t
     decision = route(router, text, PAULA)
     assert decision.action is Action.CLARIFY, decision
     assert "not a metric this agent observes" in decision.note
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add an ospf area 0 adjacency between lon1-core-01 and lon1-core-02",
+        "Update the firmware of sfo1-access-01 after hours.",
+        "please modify the cmdb entry of nyc1-agg-02: new rack",
+        "forward the monthly capacity digest to all the site leads",
+    ],
+)
+def test_a_change_request_runs_no_skill(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert "no changes" in decision.note
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["should we upgrade acme-lnk-00021 to 100G?", "plan an upgrade of acme-lnk-00021 to 400G"],
+)
+def test_an_upgrade_of_a_link_asked_about_is_still_a_plan(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"

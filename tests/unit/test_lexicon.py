@@ -297,3 +297,40 @@ def test_an_unobserved_metric_beside_an_answerable_request_is_no_veto(text: str)
     features = LEXICON.features(text)
     assert "metric_unobserved" not in features.signals and not features.note
     assert max(features.votes.values()) > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add a static route to 198.51.100.0/24 on sfo1-edge-02",
+        "upgrade junos on lon1-agg-02 this weekend",
+        "set the mtu of xe-0/0/2 on nyc1-core-01 to 9000",
+        "please update the site of fra1-access-01 in the cmdb",
+        "email the capacity summary for acme-lnk-00007 to the planning team",
+        "could you edit the description of acme-lnk-00007",
+        "should we patch the firmware on sin1-edge-01 before friday?",
+        "clear the error counters on xe-0/0/1 of lon1-core-02",
+    ],
+)
+def test_a_change_to_a_device_or_a_record_is_no_skills(text: str) -> None:
+    """No skill here changes anything: an imperative change (or a software upgrade, asked in
+    any form) votes against every skill, and the caller is told the agent makes no changes."""
+    features = LEXICON.features(text)
+    assert "change" in features.signals, features
+    assert features.votes and max(features.votes.values()) < 0
+    assert "no changes" in features.note
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("should we upgrade acme-lnk-00009 to 400G?", UPGRADE),
+        ("add 5G to acme-lnk-00003, does it fit?", CAPACITY),
+        ("send me every edge router at fra1", INVENTORY),
+        ("what software release is lon1-core-02 running", INVENTORY),
+    ],
+)
+def test_a_read_phrased_near_a_change_verb_is_no_change(text: str, skill: str) -> None:
+    features = LEXICON.features(text)
+    assert "change" not in features.signals and not features.note
+    assert features.votes[skill] > 0

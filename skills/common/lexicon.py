@@ -23,8 +23,10 @@ reads lives here, in one place:
     ``fit``, a bare ``headroom``, a bandwidth with a link or two devices) for
     ``check_link_capacity``; a headroom in percent for the deprecated ``link_headroom`` (its
     own answer, which it keeps: the router lets a replaced skill lose otherwise);
-  - attribute words (model, hardware, software version, vendor, serial, endpoints, which ports,
-    status, site) about one resource, for ``lookup_inventory``; strongly for its parts (``ports
+  - attribute words (model, hardware, software version or release, vendor or a vendor's name,
+    serial, endpoints, which ports, status, up or down, site, whether it exists) about one
+    resource (named, or described by its site and role: "the sfo1 edge box"), for
+    ``lookup_inventory``; strongly for its parts (``ports
     on <device>``, ``links from <device>``) or a link's ends (``A and Z ends``); a set of the
     inventory's things (``every access switch``, ``list the links``) too;
   - upgrade phrasing about a link, for ``plan_link_upgrade`` (strongly, of a named link alone);
@@ -149,7 +151,7 @@ _CHANGE = re.compile(
     r"(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
-    r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order"
+    r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
     # "add" a thing, not a rate ("add 10G to <link>?" is the capacity check's question)
     r"|add(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
     r"|set(?!\s+of)|update(?!\s+(?:me|us)\b)|correct(?!\s+me\b)"
@@ -202,6 +204,15 @@ CHANGE_NOTE = (
     "This agent makes no changes: its skills only read the network's inventory and telemetry "
     "(and recommend upgrades)."
 )
+_VENDOR = (
+    r"(?:juniper|cisco|arista|nokia|huawei|ericsson|ciena|extreme|mikrotik|fortinet|dell|hpe"
+    r"|aruba|brocade|mellanox|palo\s+alto|checkpoint|zte|ubiquiti)"
+)
+_SOFTWARE = re.compile(
+    r"(?<![\w-])(?:software|firmware|image|os|code|release|version|junos|eos|ios|nx-?os)(?![\w-])"
+)
+_LOADED = re.compile(r"load(?:ed)?")
+"""What a device has loaded, beside a software word, is its image, not its utilization."""
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
     r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
@@ -219,7 +230,12 @@ _ATTRIBUTE = re.compile(
     r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?"
     # who made it, and its life-cycle state: "who makes", "planned or live"
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
-    r"|online)(?![\w-])"
+    r"|online|release|releases|build"
+    # the makers themselves: "<device> - juniper or cisco?"
+    rf"|{_VENDOR}"
+    # its recorded state and its existence: "up or down", "listed as", "a device called ..."
+    r"|up\s+or\s+down|down\s+or\s+up|up/down|listed|exists?|existence|called|named"
+    r"|(?:in|according\s+to|from|per)\s+(?:the\s+|our\s+)?(?:inventory|cmdb|records?))(?![\w-])"
 )
 _PARTS = re.compile(
     # the parts and links of a named thing: "ports on <device>", "links from <device>"
@@ -234,14 +250,21 @@ _ENDS = re.compile(
 )
 _ROLE = r"(?:core|edge|access|aggregation|agg|distribution|spine|leaf|border)"
 _KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
+_DESCRIBED = re.compile(
+    # a device named by its site and role: "the sfo1 edge box", "lon1's core router"
+    rf"(?<![\w\-/:.])[a-z]{{3}}\d{{1,2}}(?:'s)?\s+{_ROLE}\s+{_KIND}(?![\w-])"
+)
 _LISTING = re.compile(
     # a set of the inventory's things: "every access switch", "the edge routers", "list links"
     rf"(?<![\w-])(?:(?:every|all|each|any)\s+(?:the\s+|our\s+)?{_ROLE}\s+{_KIND}"
     rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
     r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
     r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits)"
-    r"|(?:list|show|give\s+me)\s+(?:every|each)\s+(?:\w+\s+)?"
-    r"(?:link|device|site|interface|port|router|switch|circuit))(?![\w-])"
+    r"|(?:list|show|give\s+me|enumerate)\s+(?:every|each)\s+(?:\w+\s+)?"
+    r"(?:link|device|site|interface|port|router|switch|circuit)"
+    # every one of a kind, each with what the inventory records: "for every device at lon1"
+    r"|(?:every|all|each)\s+(?:the\s+|our\s+|of\s+the\s+)?(?:links?|devices?|sites?|routers?"
+    r"|switch(?:es)?|circuits?))(?![\w-])"
 )
 _OWN_ATTRIBUTE = re.compile(
     # an attribute of the thing already named ("and its serial number"), not any word of the
@@ -357,6 +380,12 @@ class NetworkFeatures:
         if site and not devices:
             signals.append("resource:site")
         metrics = _metrics(masked)
+        if (
+            metrics == ["utilization"]
+            and _SOFTWARE.search(masked)
+            and all(_LOADED.fullmatch(m[0]) for m in _METRIC.finditer(masked))
+        ):
+            metrics = []  # "which image is loaded on <device>": its software, not its load
         if metrics:
             terms += [name for name in metrics if name not in masked]
             signals += [f"metric:{name}" for name in metrics]
@@ -401,7 +430,8 @@ class NetworkFeatures:
         # its parts ("ports on <device>", "links from <device>") or its ends ("the A and Z
         # ends of <link>") are a listing, however few words ask for it
         parts = _of_named(_PARTS, masked, folded) or bool(links and _ENDS.search(masked))
-        if (parts or _ATTRIBUTE.search(masked)) and resource and alone:
+        named = resource or _DESCRIBED.search(masked) is not None
+        if (parts or _ATTRIBUTE.search(masked)) and named and alone:
             signals.append("attribute")
             votes[INVENTORY] = 0.8 if parts else 0.6
             votes.setdefault(CAPACITY, -0.2)

@@ -584,3 +584,20 @@ def test_a_change_request_runs_no_skill(router: Router, text: str) -> None:
 def test_an_upgrade_of_a_link_asked_about_is_still_a_plan(router: Router, text: str) -> None:
     decision = route(router, text, PAULA)
     assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nyc1-agg-02 - is it a cisco or a juniper box?",
+        "fra1-core-01: huawei or nokia",
+        "what model is the lon1 core router",
+        "what os does the sin1 edge router run",
+        "is globex-lnk-00002 up or down",
+        "the firmware version loaded on each device at sfo1",
+    ],
+)
+def test_an_attribute_of_the_inventory_is_looked_up(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None, decision
+    assert decision.capability.id == "lookup_inventory"

@@ -334,3 +334,34 @@ def test_a_read_phrased_near_a_change_verb_is_no_change(text: str, skill: str) -
     features = LEXICON.features(text)
     assert "change" not in features.signals and not features.note
     assert features.votes[skill] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fra1-edge-02: arista or nokia?",
+        "what release is lon1-agg-01 on",
+        "what firmware image is loaded onto sin1-access-02",
+        "do we have a router named sfo1-core-07 in the inventory",
+        "is acme-lnk-00031 listed as up or down?",
+        "what hardware is the lon1 agg switch",
+    ],
+)
+def test_an_attribute_of_a_device_or_link_votes_for_the_inventory(text: str) -> None:
+    """Its maker by name, its software (what it has loaded is its image, not its load), its
+    existence or recorded up/down state, of a device named by id or by site and role."""
+    features = LEXICON.features(text)
+    assert "attribute" in features.signals, features
+    assert features.votes[INVENTORY] > 0 and features.votes.get(EVALUATE, 0) <= 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the serial and model of each router at sfo1",
+        "enumerate every circuit of globex and its a/z ends",
+    ],
+)
+def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.votes[INVENTORY] > 0, features

@@ -601,3 +601,53 @@ def test_an_attribute_of_the_inventory_is_looked_up(router: Router, text: str) -
     decision = route(router, text, PAULA)
     assert decision.capability is not None, decision
     assert decision.capability.id == "lookup_inventory"
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("what version of lookup_inventory is live, and what is its interface digest?", None),
+        ("input schema of the capacity skill, please", "check_link_capacity"),
+        ("what does the lookup skill send back?", "lookup_inventory"),
+    ],
+)
+def test_a_skills_version_digest_or_schema_is_described(
+    router: Router, text: str, skill: str | None
+) -> None:
+    """Two questions of one description are one request; a word of one skill's id, called a
+    skill ('the capacity skill'), names it for describe_skill."""
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None, decision
+    assert decision.capability.id == "describe_skill"
+    assert decision.arguments["skill_id"] == (skill or "lookup_inventory")
+
+
+def test_a_bid_to_run_a_named_skill_after_a_sentence_runs_it(router: Router) -> None:
+    """The bid is the first word of a sentence, not only of the text: the skill runs however
+    describe_skill scores (its utterances have ids)."""
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("describe_skill", 0.7, 0.7, 0.0, 0.0),
+            Score("link_headroom", 0.3, 0.2, 0.1, 0.0),
+        ],
+    )
+    text = "Context: our dashboard still reads link_headroom; run it on acme-lnk-00012 for me."
+    decision = fixed.route(text_message(text), PAULA)
+    assert decision.capability is not None and decision.capability.id == "link_headroom"
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        ("the upgrade skill", {"describe_skill", "plan_link_upgrade"}),
+        ("is check_link_capacity the right one?", {"describe_skill", "check_link_capacity"}),
+        ("should I use lookup_inventory here?", {"describe_skill", "lookup_inventory"}),
+    ],
+)
+def test_a_skill_only_mentioned_asks_whether_to_describe_or_run_it(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == offered

@@ -30,6 +30,7 @@ reads lives here, in one place:
     on <device>``, ``links from <device>``) or a link's ends (``A and Z ends``); a set of the
     inventory's things (``every access switch``, ``list the links``) too;
   - upgrade phrasing about a link, for ``plan_link_upgrade`` (strongly, of a named link alone);
+    the rates it moves to or from (``a bump to 100G``) are its targets, no traffic to fit;
   - against the evaluation: a metric of no named resource and no threshold (``crc errs??``,
     ``is <site> congested``), a resource said to be full without a threshold (``is <link>
     saturated``: a threshold, or no room left?);
@@ -38,8 +39,16 @@ reads lives here, in one place:
     caller is told so (``TextFeatures.note``); a change bid (``shut down``, ``reboot``,
     ``push the config``, ``open a ticket``: no skill makes changes), an inspection verb with
     nothing to measure or know (``verify the link between ...``: which check?), advice on a
-    symptom (``what do we do?``) and a question about networking in general (``explain OSPF
-    vs IS-IS``), so the router asks.
+    symptom (``what do we do?``), a watch kept (``keep an eye on <device>``), a health asked in
+    no measure (``<link> - is it fine?``) and a question about networking in general
+    (``explain OSPF vs IS-IS``), so the router asks.
+
+* **Asks** between two skills one request fits alike (``TextFeatures.asks``): a topic, a few
+  words with none that asks, naming a resource and a metric without a threshold (``<device>
+  interface errors``) or its bare status (``status of <link>?``): the inventory's record, or
+  an evaluation?; a rate in question (``is 10G enough for <link>``) or more bandwidth needed
+  with no figure: the capacity check, or the upgrade planner? A question (``how busy is
+  <link>?``, ``what is the status of <link>``) is no topic: it keeps its skill.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.
@@ -175,7 +184,42 @@ _SOFTWARE_CHANGE = re.compile(
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
-    r"|sanity[\s-]check|eyeball|diagnose)(?![\w-])"
+    r"|sanity[\s-]check|eyeball|diagnose"
+    # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
+    r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
+    r"(?![\w-])"
+)
+_HEALTH = re.compile(
+    # whether a thing is well, in no measure: "is <link> fine?", "is it healthy", "health of"
+    r"(?<![\w-])(?:(?:is|are|was|looks?|seems?|running|doing|still)\s+(?:\S+\s+){0,6}?"
+    r"(?:fine|ok|okay|alright|all\s+right|healthy|happy|good|normal|sane|behaving|up\s+to\s+the\s+job)"
+    r"|health(?:y|\s+of|\s+check)?)(?![\w-])"
+)
+_ASKING = re.compile(
+    # a word that asks or bids: without one, "<thing> <word>" is a topic ("<link> status")
+    r"(?<![\w-])(?:how|what|what'?s|whats|which|who|where|when|why|is|are|was|were|does|do|did"
+    r"|can|could|will|would|should|has|have|show|list|give|get|tell|find|check|confirm|verify"
+    r"|report|pull|fetch|display|look\s+up|lookup|evaluate|compare|need|want)(?![\w-])"
+)
+TOPIC_WORDS = 4
+"""A topic is this many words at most, ids aside ("status of <link>?", "<device> interface
+errors"): a longer text without a word that asks is a request in other words."""
+_TOPIC_WORD = re.compile(r"[a-z]{2,}")
+_BARE_STATE = frozenset(("status", "state"))
+"""Attribute words that alone, in a topic, may be the record's or the thing's health."""
+_RATE_ENOUGH = re.compile(
+    # a rate in question, not a rate to add: "is 10G enough for <link>"
+    r"\d(?:\.\d+)?\s*(?:[kmgt]|gig|gigs|gbps|mbps|tbps|gbit|gbe|ge)?(?:\s+(?:link|circuit|pipe))?"
+    r"\s+(?:be\s+|is\s+|still\s+)?(?:enough|sufficient|adequate|plenty)(?![\w-])"
+)
+_NEED_MORE = re.compile(
+    r"(?<![\w-])(?:need|needs|require|requires|want)\s+(?:more|extra|additional|a\s+lot\s+more)\s+"
+    r"(?:bandwidth|capacity|bw|room|headroom|throughput)(?![\w-])"
+)
+_TARGET = re.compile(
+    # a rate a link would be upgraded to (or from): "a bump to 100G", "from 10G to 40G"
+    r"(?<![\w-])(?:to|into|from)\s+(?:an?\s+)?\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps"
+    r"|m|mbps)(?![\w/])"
 )
 _ADVICE = re.compile(
     # advice on a symptom, which no skill gives: "<link> is congested, what do we do?"
@@ -276,6 +320,9 @@ _UPGRADE = re.compile(
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
     r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
     r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
+    # a rate a link would move to: "a move to 400G", "jump to 100G"
+    r"|(?:move|go|jump|step|migrat\w*)\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    r"(?:g|gig|gigs|gbps|gbe|ge|t|tbps)(?![\w/])"
     r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
 )
 _NETWORK = re.compile(
@@ -357,6 +404,33 @@ def _threshold_number(masked: str, after: int) -> bool:
 class NetworkFeatures:
     """The network deployment's :class:`agent.sdk.FeatureProvider` (see the module notes)."""
 
+    @staticmethod
+    def _either(
+        masked: str, signals: list[str], attributes: set[str], rated: bool, resource: bool
+    ) -> tuple[str, ...]:
+        """Two skills one request fits alike, which the router asks between.
+
+        A topic (no word that asks or bids) naming a resource and a metric, with no threshold
+        ("<device> interface errors"), or its status alone ("status of <link>?"): its record,
+        or its measure? A rate in question ("is 10G enough for <link>"), or more bandwidth
+        needed with no figure: will the traffic fit, or should the link be upgraded?
+        """
+        if _RATE_ENOUGH.search(masked) or (_NEED_MORE.search(masked) and not rated):
+            signals.append("sufficiency")
+            return (CAPACITY, UPGRADE)
+        if not resource or _ASKING.search(masked) or "upgrade" in signals:
+            return ()
+        bare = _INTERFACE.sub(lambda m: " " * len(m[0]), masked)
+        if len(_TOPIC_WORD.findall(bare)) > TOPIC_WORDS:
+            return ()
+        if "metric_of_resource" in signals and not numbers(bare):
+            signals.append("topic")
+            return (EVALUATE, INVENTORY)
+        if "attribute" in signals and attributes and attributes <= _BARE_STATE:
+            signals.append("topic")
+            return (INVENTORY, EVALUATE)
+        return ()
+
     def features(self, text: str) -> TextFeatures:
         """Terms, votes and signals for one message text; never raises."""
         try:
@@ -412,7 +486,12 @@ class NetworkFeatures:
             signals.append("metric_of_resource")
             votes[EVALUATE] = 0.55 if metrics[0] != "errors" or _QUESTION.search(masked) else 0.4
         capacity = capacity and bool(resource or bandwidths or _NETWORK.search(masked))
-        if capacity or (bandwidths and (links or len(devices) >= 2)):
+        upgrade = _UPGRADE.search(masked) is not None and bool(
+            links or "link" in masked or "circuit" in masked
+        )
+        # the rates of an upgrade ("is a bump to 100G warranted") are its targets, no traffic
+        targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked))
+        if capacity or (bandwidths and (links or len(devices) >= 2) and not targets):
             signals.append("capacity")
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
@@ -423,9 +502,6 @@ class NetworkFeatures:
             # ("headroom % for <link>")
             signals.append("headroom_percent")
             votes[LEGACY] = 0.8 if links else 0.6
-        upgrade = _UPGRADE.search(masked) is not None and bool(
-            links or "link" in masked or "circuit" in masked
-        )
         alone = EVALUATE not in votes and not capacity and not upgrade
         # its parts ("ports on <device>", "links from <device>") or its ends ("the A and Z
         # ends of <link>") are a listing, however few words ask for it
@@ -479,6 +555,19 @@ class NetworkFeatures:
         if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
+        attributes = {m[0] for m in _ATTRIBUTE.finditer(masked)}
+        if (
+            _HEALTH.search(masked)
+            and not metrics
+            and not bandwidths
+            and not capacity
+            and not upgrade
+            and not parts
+            and "listing" not in signals
+            and attributes <= _BARE_STATE
+        ):
+            signals.append("health")  # "<link> - is it fine?": by which measure?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
         if (_CHANGE.search(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
@@ -509,6 +598,8 @@ class NetworkFeatures:
             asks = _split_asks(evidence, joins, states)
             if asks:
                 signals.append("two_requests")
+        if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
+            asks = self._either(masked, signals, attributes, bool(bandwidths), resource)
         return TextFeatures(
             tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note
         )

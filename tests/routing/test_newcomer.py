@@ -651,3 +651,40 @@ def test_a_skill_only_mentioned_asks_whether_to_describe_or_run_it(
     decision = route(router, text, PAULA)
     assert decision.action is Action.CLARIFY, decision
     assert {c.id for c in decision.candidates} == offered
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        ("fra1-agg-01 interface drops", {"evaluate_resource_condition", "lookup_inventory"}),
+        ("state of acme-lnk-00044?", {"evaluate_resource_condition", "lookup_inventory"}),
+        ("would 100G be enough for acme-lnk-00005", {"check_link_capacity", "plan_link_upgrade"}),
+        (
+            "do we need more capacity on acme-lnk-00018?",
+            {"check_link_capacity", "plan_link_upgrade"},
+        ),
+    ],
+)
+def test_one_request_two_skills_fit_alike_asks_between_them(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == offered
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is the link between lon1-core-01 and lon1-edge-02 fine",
+        "the link between sfo1-core-01 and sfo1-edge-02 - is it ok?",
+        "keep an eye on the link between nyc1-core-01 and nyc1-agg-01",
+    ],
+)
+def test_a_health_or_a_watch_runs_no_skill(router: Router, text: str) -> None:
+    assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+def test_a_rate_an_upgrade_moves_to_is_the_planners(router: Router) -> None:
+    decision = route(router, "is a jump to 400G justified for acme-lnk-00040?", PAULA)
+    assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"

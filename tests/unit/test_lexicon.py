@@ -365,3 +365,53 @@ def test_an_attribute_of_a_device_or_link_votes_for_the_inventory(text: str) -> 
 def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
     features = LEXICON.features(text)
     assert features.votes[INVENTORY] > 0, features
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("lon1-agg-02 port errors", {EVALUATE, INVENTORY}),
+        ("fra1-core-01 memory, quick", {EVALUATE, INVENTORY}),
+        ("state of globex-lnk-00004", {INVENTORY, EVALUATE}),
+        ("would 40G be enough on acme-lnk-00009", {CAPACITY, UPGRADE}),
+        ("the sin1 to fra1 path needs more capacity", {CAPACITY, UPGRADE}),
+    ],
+)
+def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> None:
+    """A topic (no word that asks, a few words) naming a resource and a metric with no
+    threshold, or its bare status: the record, or a measure? A rate in question, or more
+    bandwidth needed with no figure: does traffic fit, or should the link be upgraded?"""
+    assert set(LEXICON.features(text).asks) == asks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what is the state of globex-lnk-00004",
+        "is cpu on fra1-core-01 above 80%?",
+        "Give me the upgrade proposal for acme-lnk-00006 from its peak usage",
+        "is there room for 5G more on acme-lnk-00009",
+    ],
+)
+def test_a_question_or_a_request_is_no_topic(text: str) -> None:
+    assert LEXICON.features(text).asks == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        ("uplink from sfo1-edge-01 to sfo1-core-01: is it healthy?", "health"),
+        ("is globex-lnk-00002 looking ok today", "health"),
+        ("please keep an eye on fra1-agg-01 overnight", "inspection"),
+        ("monitor acme-lnk-00030 for me", "inspection"),
+    ],
+)
+def test_a_health_asked_in_no_measure_or_a_watch_kept_is_no_skills(text: str, signal: str) -> None:
+    features = LEXICON.features(text)
+    assert signal in features.signals, features
+    assert features.votes and max(features.votes.values()) < 0
+
+
+def test_the_rate_of_an_upgrade_is_its_target_not_traffic() -> None:
+    votes = LEXICON.features("would a move to 400G be justified for acme-lnk-00040?").votes
+    assert votes[UPGRADE] >= 0.8 and votes.get(CAPACITY, 0) <= 0

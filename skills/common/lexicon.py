@@ -9,8 +9,9 @@ reads lives here, in one place:
   saturated, congested...), cpu (processor, control plane), memory (ram, heap), errors (crc,
   fcs, discards, drops), and those the trade asks about that no skill here observes
   (:data:`OBSERVED` is the four): packet loss, latency (delay, rtt), jitter, temperature,
-  optical power (light levels, dBm, rx/tx power), power draw (watts, kW), fan speed. Each adds
-  its canonical word to the text the router reads, plus ``metric``.
+  optical power (light levels, dBm, rx/tx power), power draw (watts, kW), fan speed, uptime,
+  voltage, humidity, bit error rate (BER, SNR). Each adds its canonical word to the text the
+  router reads, plus ``metric``.
 * **Resource kinds recognized structurally**: a device name (``nyc1-core-01``) or resource id
   adds ``device``; an interface name (``xe-0/0/1``, ``ge-0/0/0``, ``Ethernet1/1``, ``et-0/0/2``)
   ``interface``; a link id (``acme-lnk-00002``) ``link``; a site slug (``nyc1``) ``site``.
@@ -97,6 +98,11 @@ METRIC_SYNONYMS: dict[str, str] = {
     "power draw": r"power\s+(?:draw|drawn|consumption|usage|use|budget|load)|drawing\s+power"
     r"|wattage|watts?|kilowatts?|\d+(?:\.\d+)?\s*kw",
     "fan speed": r"fans?(?:\s+(?:speeds?|rpms?|trays?))?|rpms?",
+    "uptime": r"uptime|up[\s-]time|time\s+since\s+(?:the\s+)?(?:last\s+)?(?:reboot|boot|restart)",
+    "voltage": r"voltages?|volts?|\d+(?:\.\d+)?\s*v",
+    "humidity": r"humidity|relative\s+humidity",
+    "bit error rate": r"bit[\s-]error[\s-]rate|ber|(?:pre|post)[\s-]fec(?:\s+ber)?|snr"
+    r"|signal[\s-]to[\s-]noise(?:\s+ratio)?|osnr",
 }
 """Canonical metric -> the words operators use for it (regular expression, lower case)."""
 OBSERVED = frozenset(METRIC_UNITS)
@@ -161,6 +167,12 @@ _CHANGE = re.compile(
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
     r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
+    r"|cut\s*over|fail\s*over|re-?route|block|unblock|isolate|quarantine"
+    # a setting raised or lowered, not a link's rate ("increase the capacity of <link>": a plan)
+    r"|(?:increase|decrease|raise|lower|reduce)"
+    r"(?!\s+(?:the\s+|its\s+)?(?:capacity|bandwidth|bw|speed|rate|size)\b)"
+    # traffic moved, not a rate moved onto a link ("move 6 Gbps onto <link>": will it fit?)
+    r"|(?:move|shift|steer)(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
     # "add" a thing, not a rate ("add 10G to <link>?" is the capacity check's question)
     r"|add(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
     r"|set(?!\s+of)|update(?!\s+(?:me|us)\b)|correct(?!\s+me\b)"
@@ -275,6 +287,10 @@ _ATTRIBUTE = re.compile(
     # who made it, and its life-cycle state: "who makes", "planned or live"
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
     r"|online|release|releases|build"
+    # the inventory's other fields: a site's region, a port's mtu and admin or oper state, a
+    # link's kind and label
+    r"|region|mtu|label|kind|type|enabled|disabled|admin(?:istrative)?\s+(?:status|state|up|down)"
+    r"|oper(?:ational)?\s+(?:status|state|up|down)"
     # the makers themselves: "<device> - juniper or cisco?"
     rf"|{_VENDOR}"
     # its recorded state and its existence: "up or down", "listed as", "a device called ..."
@@ -315,11 +331,18 @@ _OWN_ATTRIBUTE = re.compile(
     # list ("the vendor asked us")
     rf"(?<![\w-])(?:its|their)\s+(?:\w+\s+)?(?:{_ATTRIBUTE.pattern})"
 )
+_RAISED = re.compile(
+    # a link's rate raised: "increase the capacity of <link>", "boost its bandwidth" (the
+    # capacity word is the upgrade's object here, no capacity question)
+    r"(?:increas\w*|rais\w*|boost\w*|grow\w*)\s+(?:the\s+|its\s+)?(?:capacity|bandwidth|bw|speed"
+    r"|rate|size)"
+)
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
     r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
     r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
+    rf"|{_RAISED.pattern}"
     # a rate a link would move to: "a move to 400G", "jump to 100G"
     r"|(?:move|go|jump|step|migrat\w*)\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gigs|gbps|gbe|ge|t|tbps)(?![\w/])"
@@ -468,8 +491,9 @@ class NetworkFeatures:
         # percent: the deprecated headroom skill's own answer, which it keeps
         in_percent = _PERCENT.search(masked) is not None
         headroom = _HEADROOM.search(masked) is not None
-        capacity = _CAPACITY.search(masked) is not None or (
-            (headroom or _LEFT.search(masked) is not None) and not in_percent
+        asked = _RAISED.sub(lambda m: " " * len(m[0]), masked)  # its capacity raised: a plan
+        capacity = _CAPACITY.search(asked) is not None or (
+            (headroom or _LEFT.search(asked) is not None) and not in_percent
         )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         resource = bool(links or devices or interface)

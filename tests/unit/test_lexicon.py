@@ -272,6 +272,9 @@ def test_a_plea_beside_a_request_of_its_own_is_no_advice() -> None:
         ("are the fans of lon1-core-02 spinning below 3000 rpm", "fan speed"),
         ("tx light level of xe-0/0/4 on fra1-core-01 under -9 dbm?", "optical power"),
         ("what is the pdv on globex-lnk-00003 right now", "jitter"),
+        ("uptime of sfo1-agg-01 more than 300 days?", "uptime"),
+        ("psu voltage on lon1-core-02 below 11.8V", "voltage"),
+        ("pre-fec ber on et-0/0/1 of sin1-core-01 above 1e-5?", "bit error rate"),
     ],
 )
 def test_a_metric_no_skill_observes_is_no_skills_and_the_caller_is_told(
@@ -310,6 +313,9 @@ def test_an_unobserved_metric_beside_an_answerable_request_is_no_veto(text: str)
         "could you edit the description of acme-lnk-00007",
         "should we patch the firmware on sin1-edge-01 before friday?",
         "clear the error counters on xe-0/0/1 of lon1-core-02",
+        "shift traffic away from acme-lnk-00012 before the maintenance",
+        "Raise the MTU of ae1 on fra1-agg-02 to 9100",
+        "cut over the sin1 uplinks to the new core tonight",
     ],
 )
 def test_a_change_to_a_device_or_a_record_is_no_skills(text: str) -> None:
@@ -328,6 +334,8 @@ def test_a_change_to_a_device_or_a_record_is_no_skills(text: str) -> None:
         ("add 5G to acme-lnk-00003, does it fit?", CAPACITY),
         ("send me every edge router at fra1", INVENTORY),
         ("what software release is lon1-core-02 running", INVENTORY),
+        ("move 3G onto acme-lnk-00010, will it fit?", CAPACITY),
+        ("increase the bandwidth of acme-lnk-00010 to 40G?", UPGRADE),
     ],
 )
 def test_a_read_phrased_near_a_change_verb_is_no_change(text: str, skill: str) -> None:
@@ -345,6 +353,8 @@ def test_a_read_phrased_near_a_change_verb_is_no_change(text: str, skill: str) -
         "do we have a router named sfo1-core-07 in the inventory",
         "is acme-lnk-00031 listed as up or down?",
         "what hardware is the lon1 agg switch",
+        "what kind of link is globex-lnk-00009",
+        "admin status of ge-0/0/2 on sfo1-access-01?",
     ],
 )
 def test_an_attribute_of_a_device_or_link_votes_for_the_inventory(text: str) -> None:

@@ -171,8 +171,10 @@ _CHANGE = re.compile(
     # a setting raised or lowered, not a link's rate ("increase the capacity of <link>": a plan)
     r"|(?:increase|decrease|raise|lower|reduce)"
     r"(?!\s+(?:the\s+|its\s+)?(?:capacity|bandwidth|bw|speed|rate|size)\b)"
-    # traffic moved, not a rate moved onto a link ("move 6 Gbps onto <link>": will it fit?)
+    # traffic moved, not a rate moved onto a link ("move 6 Gbps onto <link>": will it fit?),
+    # nor a link moved to a rate ("move to 400G": an upgrade)
     r"|(?:move|shift|steer)(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
+    r"(?!\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d)"
     # "add" a thing, not a rate ("add 10G to <link>?" is the capacity check's question)
     r"|add(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
     r"|set(?!\s+of)|update(?!\s+(?:me|us)\b)|correct(?!\s+me\b)"
@@ -185,6 +187,9 @@ _CHANGE = re.compile(
     r"|(?:e-?mail|notify|page|ping|alert)\s+(?:the|our|all|every)\s+(?:[\w-]+\s+)?"
     r"(?:team|teams|list|group|channel|on-?call|noc|engineers?|managers?|management|customers?)"
     r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
+    # a noun, not a bid ("lower than 50%?", "change in util", "increase of errors"), nor a
+    # label ("Update: ...")
+    r"(?!\s+(?:than|in|of)\b)(?!\s*:)"
 )
 _SOFTWARE_CHANGE = re.compile(
     # a change of what a device runs, wherever it is asked ("upgrade the firmware on <device>",

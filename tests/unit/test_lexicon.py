@@ -336,6 +336,8 @@ def test_a_change_to_a_device_or_a_record_is_no_skills(text: str) -> None:
         ("what software release is lon1-core-02 running", INVENTORY),
         ("move 3G onto acme-lnk-00010, will it fit?", CAPACITY),
         ("increase the bandwidth of acme-lnk-00010 to 40G?", UPGRADE),
+        ("Update: what model is nyc1-core-02 now?", INVENTORY),
+        ("move to 400G on acme-lnk-00003?", UPGRADE),
     ],
 )
 def test_a_read_phrased_near_a_change_verb_is_no_change(text: str, skill: str) -> None:

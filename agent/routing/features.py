@@ -14,7 +14,12 @@ returns :class:`TextFeatures`:
 * ``signals``: the names of what was recognized, for the task's routing metadata.
 * ``asks``: the skills of two requests joined in one text, by id, when the provider sees them
   apart (the evidence of one before the join, of the other after it: "<link> utilization and
-  an upgrade recommendation"). The router asks which is meant among those the caller may use.
+  an upgrade recommendation"), or of one request that fits either alike (a bare "status of
+  <link>": its record, or its health?). The router asks which is meant among those the caller
+  may use.
+* ``note``: a sentence for the caller when the router asks: what the domain knows no skill of
+  it does for this text (a metric it does not observe, a change it does not make). It is said
+  before the question and carried in the question's data as ``note``; it decides nothing.
 
 A provider must be cheap (it runs on every text message) and total (never raise).
 """
@@ -35,6 +40,7 @@ class TextFeatures:
     votes: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     signals: tuple[str, ...] = ()
     asks: tuple[str, ...] = ()
+    note: str = ""
 
 
 NO_FEATURES = TextFeatures()

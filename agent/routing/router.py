@@ -93,6 +93,16 @@ _VAGUE = frozenset(
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
 ``acme-lnk-00009, need numbers`` is a topic, not a request."""
+_APPLIES = frozenset(
+    re.findall(
+        r"\S+",
+        "use us using used here right correct suitable appropriate applicable work works one "
+        "should ",
+    )
+)
+"""Words asking only whether a named skill applies (``can I use <skill> here?``): as a text
+naming the skill and nothing else, describing it and running it fit alike (stemmed as
+``tokens`` stems them)."""
 _INTERFACE_WORDS = re.compile(
     r"(?<![\w-])(?:schemas?|arguments?|args|params?|parameters?|fields?|specs?|specification"
     r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
@@ -104,10 +114,12 @@ _INTERFACE_WORDS = re.compile(
 """What a text asks of a skill's interface rather than of its work (``describe_skill``'s); an
 "interface" or an "input" alone is also the trade's word (a device's, a counter's)."""
 _RUN = re.compile(
-    r"(?:^\W*|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you|go\s+ahead\s+and|now)\s+)"
+    r"(?:^\W*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"|go\s+ahead\s+and|now)\s+)"
     r"(?:run|execute|invoke|call|trigger|launch|use)(?![\w-])"
 )
-"""A bid to run a skill (an imperative, not "how do I call ...")."""
+"""A bid to run a skill (an imperative, the text's or a sentence's first word; not "how do I
+call ...")."""
 _RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
@@ -174,6 +186,8 @@ class Decision:
     signals: tuple[str, ...] = ()
     replaced: str | None = None
     """The replaced skill that scored best, when its replacement was chosen instead."""
+    note: str = ""
+    """The domain's word to the caller in a clarification (``TextFeatures.note``)."""
 
     def routing_metadata(self) -> dict[str, Any]:
         """Why the message went where it went (task metadata under ``routing``)."""
@@ -501,7 +515,7 @@ class Router:
             and top.classifier < UNSUPPORTED
         )
         too_little = says_too_little(read) and not strong
-        second = self._second_ask(best, scores, by_id, read) if replaced is None else []
+        second = self._second_ask(best, scores, by_id, read, described) if replaced is None else []
         asked = [s for s in scores if s.skill_id in features.asks]
         if best is not None and len(asked) >= 2 and not second:  # the domain saw two requests
             second = [s for s in asked if s.skill_id != best.skill_id][: MAX_OFFERED - 1]
@@ -548,6 +562,7 @@ class Router:
                 arguments=_argument_parts(message),
                 scores=tuple(scores),
                 signals=features.signals,
+                note=features.note,
             )
         decision = self._resolve(
             by_id[best.skill_id], message, text, _layer_of(best, self.threshold)
@@ -619,16 +634,32 @@ class Router:
 
     @staticmethod
     def _second_ask(
-        best: Score | None, scores: Sequence[Score], by_id: dict[str, Capability], text: str
+        best: Score | None,
+        scores: Sequence[Score],
+        by_id: dict[str, Capability],
+        text: str,
+        described: Capability | None = None,
     ) -> list[Score]:
         """The other skills a text joining two requests asks of (``... and how loaded they
         are``, ``... and tell me what inputs it takes``): those that fit it, or that it names;
-        none when it joins no second request."""
-        if best is None or _SECOND_ASK.search(text.lower()) is None:
+        none when it joins no second request. The skill ``describe_skill`` is describing, when
+        it leads, is no second request unless the text bids to run it (``which version of
+        <skill> is deployed, and what is its digest?`` asks two things of one description)."""
+        lowered = text.lower()
+        if best is None or _SECOND_ASK.search(lowered) is None:
             return []
+        about = (
+            described.id
+            if described is not None
+            and best.skill_id == DESCRIBE_SKILL_ID
+            and _RUN.search(lowered) is None
+            else None
+        )
         by_skill = {s.skill_id: s for s in scores}
         found: list[Score] = []
         for rank, score in enumerate(scores[1:], start=1):
+            if score.skill_id == about:
+                continue
             manifest = by_id[score.skill_id].manifest
             named = names_skill(text, manifest)  # a named skill counts, however it ranks
             if (score.score < FITS or rank >= MAX_OFFERED) and not named:
@@ -751,7 +782,8 @@ class Router:
 def names_skill(text: str, manifest: Any) -> bool:
     """Whether ``text`` names the skill: its id (``link_headroom``, ``link-headroom``), its
     name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
-    an ordinary word of the trade, not a name)."""
+    an ordinary word of the trade, not a name, unless it is called a skill: ``the headroom
+    skill``)."""
     said = f" {' '.join(_WORDS.findall(text.lower()))} "
     return any(f" {words} " in said for words in _names_of(manifest))
 
@@ -767,6 +799,8 @@ def _names_of(manifest: Any) -> tuple[str, ...]:
         return cached[1]
     names = [manifest.id, str(thawed(manifest.skill).get("name", ""))]
     names += [a for a in manifest.aliases if len(a.split()) > 1]
+    # a one-word alias is a name when it is said to be one: "the inventory skill"
+    names += [f"{a} skill" for a in manifest.aliases if len(a.split()) == 1]
     found = tuple(w for w in (" ".join(_WORDS.findall(n.lower())) for n in names) if w)
     if len(_NAMES) >= 1024:  # registries are few; tests build many
         _NAMES.clear()
@@ -776,22 +810,25 @@ def _names_of(manifest: Any) -> tuple[str, ...]:
 
 def names_only(text: str, *capabilities: Capability) -> bool:
     """Whether ``text`` names the skills (``names_skill``) and says nothing else: no other
-    content word, no identifier (``lookup_inventory``, ``what about check_link_capacity?``:
-    describing it and running it fit alike; ``check_link_capacity or plan_link_upgrade``)."""
+    content word, no identifier (``lookup_inventory``, ``what about check_link_capacity?``,
+    ``can I use plan_link_upgrade here?``: describing it and running it fit alike;
+    ``check_link_capacity or plan_link_upgrade``)."""
     if not capabilities or not all(names_skill(text, c.manifest) for c in capabilities):
+        return False
+    if _RUN.search(text.lower()):  # "use lookup_inventory": a bid to run it, not a mention
         return False
     said = f" {' '.join(_WORDS.findall(text.lower()))} "
     names: list[str] = []
     for capability in capabilities:
         manifest = capability.manifest
-        names += [manifest.id, str(thawed(manifest.skill).get("name", "")), *manifest.aliases]
+        names += [*_names_of(manifest), *manifest.aliases]
     for name in sorted(names, key=len, reverse=True):
         words = " ".join(_WORDS.findall(name.lower()))
         if words:
             said = said.replace(f" {words} ", " ")
     if any(ch.isdigit() for ch in said):
         return False
-    return not [t for t in tokens(said) if t not in _VAGUE]
+    return not [t for t in tokens(said) if t not in _VAGUE and t not in _APPLIES]
 
 
 def _close(score: Score, best: Score) -> bool:
@@ -843,9 +880,10 @@ def _refuse(layer: Layer, error: SkillError) -> Decision:
     return Decision(Action.REFUSE, layer, error=error)
 
 
-def clarification_text(candidates: Iterable[Capability]) -> str:
-    """The question put to the caller when the router is unsure."""
-    lines = ["Which of these did you mean?"]
+def clarification_text(candidates: Iterable[Capability], note: str = "") -> str:
+    """The question put to the caller when the router is unsure; the domain's ``note`` (what
+    no skill does for the text) first, when it gave one."""
+    lines = [note, "Or did you mean one of these?"] if note else ["Which of these did you mean?"]
     for index, capability in enumerate(candidates, start=1):
         skill = thawed(capability.manifest.skill)
         first = skill["description"].split(". ")[0].rstrip(".")

@@ -327,13 +327,15 @@ class SkillExecutor(AgentExecutor):
                 arguments=decision.arguments,
                 text=decision.text,
             )
-            question = clarification_text(decision.candidates)
+            question = clarification_text(decision.candidates, decision.note)
             data: dict[str, Any] = {
                 "candidates": [
                     {"skill_id": c.id, "name": c.manifest.skill["name"]}
                     for c in decision.candidates
                 ]
             }
+            if decision.note:
+                data["note"] = decision.note
         else:
             capability = decision.capability
             assert capability is not None and capability.interface is not None

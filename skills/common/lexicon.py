@@ -7,9 +7,11 @@ reads lives here, in one place:
 
 * **Metrics and their synonyms** (:data:`METRIC_SYNONYMS`): utilization (load, busy, hot,
   saturated, congested...), cpu (processor, control plane), memory (ram, heap), errors (crc,
-  fcs, discards, drops, packet loss), latency (delay, rtt), jitter, temperature, optical power
-  (light levels, dBm, rx/tx power). Each adds its canonical word to the text the router reads,
-  plus ``metric``.
+  fcs, discards, drops), and those the trade asks about that no skill here observes
+  (:data:`OBSERVED` is the four): packet loss, latency (delay, rtt), jitter, temperature,
+  optical power (light levels, dBm, rx/tx power), power draw (watts, kW), fan speed, uptime,
+  voltage, humidity, bit error rate (BER, SNR). Each adds its canonical word to the text the
+  router reads, plus ``metric``.
 * **Resource kinds recognized structurally**: a device name (``nyc1-core-01``) or resource id
   adds ``device``; an interface name (``xe-0/0/1``, ``ge-0/0/0``, ``Ethernet1/1``, ``et-0/0/2``)
   ``interface``; a link id (``acme-lnk-00002``) ``link``; a site slug (``nyc1``) ``site``.
@@ -22,19 +24,32 @@ reads lives here, in one place:
     ``fit``, a bare ``headroom``, a bandwidth with a link or two devices) for
     ``check_link_capacity``; a headroom in percent for the deprecated ``link_headroom`` (its
     own answer, which it keeps: the router lets a replaced skill lose otherwise);
-  - attribute words (model, hardware, software version, vendor, serial, endpoints, which ports,
-    status, site) about one resource, for ``lookup_inventory``; strongly for its parts (``ports
+  - attribute words (model, hardware, software version or release, vendor or a vendor's name,
+    serial, endpoints, which ports, status, up or down, site, whether it exists) about one
+    resource (named, or described by its site and role: "the sfo1 edge box"), for
+    ``lookup_inventory``; strongly for its parts (``ports
     on <device>``, ``links from <device>``) or a link's ends (``A and Z ends``); a set of the
     inventory's things (``every access switch``, ``list the links``) too;
   - upgrade phrasing about a link, for ``plan_link_upgrade`` (strongly, of a named link alone);
+    the rates it moves to or from (``a bump to 100G``) are its targets, no traffic to fit;
   - against the evaluation: a metric of no named resource and no threshold (``crc errs??``,
     ``is <site> congested``), a resource said to be full without a threshold (``is <link>
     saturated``: a threshold, or no room left?);
-  - against every skill here: a change bid (``shut down``, ``reboot``, ``push the config``,
-    ``open a ticket``: no skill makes changes), an inspection verb with nothing to measure
-    or know (``verify the link between ...``: which check?), advice on a symptom (``what do we
-    do?``) and a question about networking in general (``explain OSPF vs IS-IS``), so the
-    router asks.
+  - against every skill here: a metric no skill observes, with no other metric (``packet loss
+    on <link> over 1%?``), unless it is the reason of an upgrade or capacity question; the
+    caller is told so (``TextFeatures.note``); a change bid (``shut down``, ``reboot``,
+    ``push the config``, ``open a ticket``: no skill makes changes), an inspection verb with
+    nothing to measure or know (``verify the link between ...``: which check?), advice on a
+    symptom (``what do we do?``), a watch kept (``keep an eye on <device>``), a health asked in
+    no measure (``<link> - is it fine?``) and a question about networking in general
+    (``explain OSPF vs IS-IS``), so the router asks.
+
+* **Asks** between two skills one request fits alike (``TextFeatures.asks``): a topic, a few
+  words with none that asks, naming a resource and a metric without a threshold (``<device>
+  interface errors``) or its bare status (``status of <link>?``): the inventory's record, or
+  an evaluation?; a rate in question (``is 10G enough for <link>``) or more bandwidth needed
+  with no figure: the capacity check, or the upgrade planner? A question (``how busy is
+  <link>?``, ``what is the status of <link>``) is no topic: it keeps its skill.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.
@@ -47,6 +62,7 @@ from types import MappingProxyType
 
 from agent.sdk import TextFeatures
 from skills.common.text import (
+    METRIC_UNITS,
     clean,
     device_refs,
     find_bandwidths,
@@ -70,16 +86,28 @@ METRIC_SYNONYMS: dict[str, str] = {
     r"|running\s+hot|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used",
     "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
     "memory": r"memory|mem|ram|heap",
-    "errors": r"errors?|errs?|crcs?|fcs|discards?|discarding|drops?|dropping|dropped"
-    r"|packet\s+loss|loss|runts|giants",
+    "errors": r"errors?|errs?|crcs?|fcs|discards?|discarding|drops?|dropping|dropped|runts|giants",
+    "packet loss": r"packet[\s-]loss|pkt[\s-]loss|loss|lossy|losing\s+packets",
     "latency": r"latency|latencies|delay|delays|rtt|round[\s-]trip(?:\s+time)?|response\s+time",
     "jitter": r"jitter|pdv",
     "temperature": r"temperature|temp|temps|degrees|celsius|fahrenheit|thermal|overheat(?:ing|ed)?"
     r"|hotter|warmer|cooler|colder|heat|\d+(?:\.\d+)?\s*(?:°\s*)?[cf]|\d+(?:\.\d+)?\s*°",
-    "optical power": r"optical\s+(?:power|levels?)|light\s+levels?|dbm|rx\s+power|tx\s+power"
-    r"|receive\s+power|transmit\s+power|optics?\s+levels?|light",
+    "optical power": r"optical\s+(?:power|levels?)|light\s+(?:levels?|readings?)|dbm"
+    r"|(?:rx|tx|receive|transmit|received|transmitted)\s+(?:optical\s+)?(?:power|light)"
+    r"|optics?\s+levels?",
+    "power draw": r"power\s+(?:draw|drawn|consumption|usage|use|budget|load)|drawing\s+power"
+    r"|wattage|watts?|kilowatts?|\d+(?:\.\d+)?\s*kw",
+    "fan speed": r"fans?(?:\s+(?:speeds?|rpms?|trays?))?|rpms?",
+    "uptime": r"uptime|up[\s-]time|time\s+since\s+(?:the\s+)?(?:last\s+)?(?:reboot|boot|restart)",
+    "voltage": r"voltages?|volts?|\d+(?:\.\d+)?\s*v",
+    "humidity": r"humidity|relative\s+humidity",
+    "bit error rate": r"bit[\s-]error[\s-]rate|ber|(?:pre|post)[\s-]fec(?:\s+ber)?|snr"
+    r"|signal[\s-]to[\s-]noise(?:\s+ratio)?|osnr",
 }
 """Canonical metric -> the words operators use for it (regular expression, lower case)."""
+OBSERVED = frozenset(METRIC_UNITS)
+"""The metrics the inventory observes (``skills.common.text.METRIC_UNITS``): the others above
+are known, so that a request about one is told it, not run by a skill that cannot answer it."""
 
 _METRIC = re.compile(
     "|".join(
@@ -137,14 +165,78 @@ _CHANGE = re.compile(
     r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
     r"(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
-    r"|install|uninstall|remove|rename|create|modify|escalate"
+    r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
+    r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
+    r"|cut\s*over|fail\s*over|re-?route|block|unblock|isolate|quarantine"
+    # a setting raised or lowered, not a link's rate ("increase the capacity of <link>": a plan)
+    r"|(?:increase|decrease|raise|lower|reduce)"
+    r"(?!\s+(?:the\s+|its\s+)?(?:capacity|bandwidth|bw|speed|rate|size)\b)"
+    # traffic moved, not a rate moved onto a link ("move 6 Gbps onto <link>": will it fit?),
+    # nor a link moved to a rate ("move to 400G": an upgrade)
+    r"|(?:move|shift|steer)(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
+    r"(?!\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d)"
+    # "add" a thing, not a rate ("add 10G to <link>?" is the capacity check's question)
+    r"|add(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
+    r"|set(?!\s+of)|update(?!\s+(?:me|us)\b)|correct(?!\s+me\b)"
+    r"|change(?!\s+(?:request|record|ticket|window|log|id|number|ref)\b)"
+    r"|clear\s+(?:the\s+)?(?:\w+\s+)?counters|(?:turn|bring)\s+(?:\w+\s+)?(?:up|down|on|off)"
     r"|push\s+(?:the\s+|a\s+)?(?:new\s+)?(?:acl|config\w*|polic\w+|change|route|filter|template)"
+    # a message to others than the caller: "send the weekly report to the management list"
+    r"|(?:send|forward|e-?mail|mail|post)\s+(?!(?:me|us)\b)(?:[\w'-]+\s+){1,6}?to\s+"
+    r"(?!(?:me|us)\b)(?:the|a|an|our|my|his|her|their|all|every|each)\b"
+    r"|(?:e-?mail|notify|page|ping|alert)\s+(?:the|our|all|every)\s+(?:[\w-]+\s+)?"
+    r"(?:team|teams|list|group|channel|on-?call|noc|engineers?|managers?|management|customers?)"
     r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
+    # a noun, not a bid ("lower than 50%?", "change in util", "increase of errors"), nor a
+    # label ("Update: ...")
+    r"(?!\s+(?:than|in|of)\b)(?!\s*:)"
+)
+_SOFTWARE_CHANGE = re.compile(
+    # a change of what a device runs, wherever it is asked ("upgrade the firmware on <device>",
+    # "should we patch junos on ...?"): no link upgrade, and no skill here makes it
+    r"(?<![\w-])(?:upgrad\w*|updat\w*|patch\w*|flash\w*|downgrad\w*|reimag\w*|install\w*)\s+"
+    r"(?:(?:the|its|their|a|an|new|latest)\s+)*(?:[\w.-]+\s+)?(?:firmware|software|os|image|code"
+    r"|junos|eos|ios|ios-xe|ios-xr|nx-?os|bios|release|microcode|patch)(?![\w-])"
 )
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
-    r"|sanity[\s-]check|eyeball|diagnose)(?![\w-])"
+    r"|sanity[\s-]check|eyeball|diagnose"
+    # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
+    r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
+    r"(?![\w-])"
+)
+_HEALTH = re.compile(
+    # whether a thing is well, in no measure: "is <link> fine?", "is it healthy", "health of"
+    r"(?<![\w-])(?:(?:is|are|was|looks?|seems?|running|doing|still)\s+(?:\S+\s+){0,6}?"
+    r"(?:fine|ok|okay|alright|all\s+right|healthy|happy|good|normal|sane|behaving|up\s+to\s+the\s+job)"
+    r"|health(?:y|\s+of|\s+check)?)(?![\w-])"
+)
+_ASKING = re.compile(
+    # a word that asks or bids: without one, "<thing> <word>" is a topic ("<link> status")
+    r"(?<![\w-])(?:how|what|what'?s|whats|which|who|where|when|why|is|are|was|were|does|do|did"
+    r"|can|could|will|would|should|has|have|show|list|give|get|tell|find|check|confirm|verify"
+    r"|report|pull|fetch|display|look\s+up|lookup|evaluate|compare|need|want)(?![\w-])"
+)
+TOPIC_WORDS = 4
+"""A topic is this many words at most, ids aside ("status of <link>?", "<device> interface
+errors"): a longer text without a word that asks is a request in other words."""
+_TOPIC_WORD = re.compile(r"[a-z]{2,}")
+_BARE_STATE = frozenset(("status", "state"))
+"""Attribute words that alone, in a topic, may be the record's or the thing's health."""
+_RATE_ENOUGH = re.compile(
+    # a rate in question, not a rate to add: "is 10G enough for <link>"
+    r"\d(?:\.\d+)?\s*(?:[kmgt]|gig|gigs|gbps|mbps|tbps|gbit|gbe|ge)?(?:\s+(?:link|circuit|pipe))?"
+    r"\s+(?:be\s+|is\s+|still\s+)?(?:enough|sufficient|adequate|plenty)(?![\w-])"
+)
+_NEED_MORE = re.compile(
+    r"(?<![\w-])(?:need|needs|require|requires|want)\s+(?:more|extra|additional|a\s+lot\s+more)\s+"
+    r"(?:bandwidth|capacity|bw|room|headroom|throughput)(?![\w-])"
+)
+_TARGET = re.compile(
+    # a rate a link would be upgraded to (or from): "a bump to 100G", "from 10G to 40G"
+    r"(?<![\w-])(?:to|into|from)\s+(?:an?\s+)?\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps"
+    r"|m|mbps)(?![\w/])"
 )
 _ADVICE = re.compile(
     # advice on a symptom, which no skill gives: "<link> is congested, what do we do?"
@@ -169,6 +261,19 @@ _THEORY = re.compile(
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
+CHANGE_NOTE = (
+    "This agent makes no changes: its skills only read the network's inventory and telemetry "
+    "(and recommend upgrades)."
+)
+_VENDOR = (
+    r"(?:juniper|cisco|arista|nokia|huawei|ericsson|ciena|extreme|mikrotik|fortinet|dell|hpe"
+    r"|aruba|brocade|mellanox|palo\s+alto|checkpoint|zte|ubiquiti)"
+)
+_SOFTWARE = re.compile(
+    r"(?<![\w-])(?:software|firmware|image|os|code|release|version|junos|eos|ios|nx-?os)(?![\w-])"
+)
+_LOADED = re.compile(r"load(?:ed)?")
+"""What a device has loaded, beside a software word, is its image, not its utilization."""
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
     r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
@@ -186,7 +291,16 @@ _ATTRIBUTE = re.compile(
     r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?"
     # who made it, and its life-cycle state: "who makes", "planned or live"
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
-    r"|online)(?![\w-])"
+    r"|online|release|releases|build"
+    # the inventory's other fields: a site's region, a port's mtu and admin or oper state, a
+    # link's kind and label
+    r"|region|mtu|label|kind|type|enabled|disabled|admin(?:istrative)?\s+(?:status|state|up|down)"
+    r"|oper(?:ational)?\s+(?:status|state|up|down)"
+    # the makers themselves: "<device> - juniper or cisco?"
+    rf"|{_VENDOR}"
+    # its recorded state and its existence: "up or down", "listed as", "a device called ..."
+    r"|up\s+or\s+down|down\s+or\s+up|up/down|listed|exists?|existence|called|named"
+    r"|(?:in|according\s+to|from|per)\s+(?:the\s+|our\s+)?(?:inventory|cmdb|records?))(?![\w-])"
 )
 _PARTS = re.compile(
     # the parts and links of a named thing: "ports on <device>", "links from <device>"
@@ -201,25 +315,42 @@ _ENDS = re.compile(
 )
 _ROLE = r"(?:core|edge|access|aggregation|agg|distribution|spine|leaf|border)"
 _KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
+_DESCRIBED = re.compile(
+    # a device named by its site and role: "the sfo1 edge box", "lon1's core router"
+    rf"(?<![\w\-/:.])[a-z]{{3}}\d{{1,2}}(?:'s)?\s+{_ROLE}\s+{_KIND}(?![\w-])"
+)
 _LISTING = re.compile(
     # a set of the inventory's things: "every access switch", "the edge routers", "list links"
     rf"(?<![\w-])(?:(?:every|all|each|any)\s+(?:the\s+|our\s+)?{_ROLE}\s+{_KIND}"
     rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
     r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
     r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits)"
-    r"|(?:list|show|give\s+me)\s+(?:every|each)\s+(?:\w+\s+)?"
-    r"(?:link|device|site|interface|port|router|switch|circuit))(?![\w-])"
+    r"|(?:list|show|give\s+me|enumerate)\s+(?:every|each)\s+(?:\w+\s+)?"
+    r"(?:link|device|site|interface|port|router|switch|circuit)"
+    # every one of a kind, each with what the inventory records: "for every device at lon1"
+    r"|(?:every|all|each)\s+(?:the\s+|our\s+|of\s+the\s+)?(?:links?|devices?|sites?|routers?"
+    r"|switch(?:es)?|circuits?))(?![\w-])"
 )
 _OWN_ATTRIBUTE = re.compile(
     # an attribute of the thing already named ("and its serial number"), not any word of the
     # list ("the vendor asked us")
     rf"(?<![\w-])(?:its|their)\s+(?:\w+\s+)?(?:{_ATTRIBUTE.pattern})"
 )
+_RAISED = re.compile(
+    # a link's rate raised: "increase the capacity of <link>", "boost its bandwidth" (the
+    # capacity word is the upgrade's object here, no capacity question)
+    r"(?:increas\w*|rais\w*|boost\w*|grow\w*)\s+(?:the\s+|its\s+)?(?:capacity|bandwidth|bw|speed"
+    r"|rate|size)"
+)
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
     r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
     r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
+    rf"|{_RAISED.pattern}"
+    # a rate a link would move to: "a move to 400G", "jump to 100G"
+    r"|(?:move|go|jump|step|migrat\w*)\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    r"(?:g|gig|gigs|gbps|gbe|ge|t|tbps)(?![\w/])"
     r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
 )
 _NETWORK = re.compile(
@@ -235,6 +366,21 @@ def _metrics(masked: str) -> list[str]:
         if m.lastgroup is not None and _METRIC_NAMES[m.lastgroup] not in found:
             found.append(_METRIC_NAMES[m.lastgroup])
     return found
+
+
+def _spoken(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def unobserved_note(metrics: list[str]) -> str:
+    """What the caller is told of metrics no skill here observes."""
+    said = _spoken(metrics)
+    one = len(metrics) == 1
+    return (
+        f"{said[0].upper()}{said[1:]} {'is not a metric' if one else 'are not metrics'} this "
+        f"agent observes: its skills read {_spoken(list(METRIC_UNITS))} only."
+    )
 
 
 def _of_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
@@ -286,6 +432,33 @@ def _threshold_number(masked: str, after: int) -> bool:
 class NetworkFeatures:
     """The network deployment's :class:`agent.sdk.FeatureProvider` (see the module notes)."""
 
+    @staticmethod
+    def _either(
+        masked: str, signals: list[str], attributes: set[str], rated: bool, resource: bool
+    ) -> tuple[str, ...]:
+        """Two skills one request fits alike, which the router asks between.
+
+        A topic (no word that asks or bids) naming a resource and a metric, with no threshold
+        ("<device> interface errors"), or its status alone ("status of <link>?"): its record,
+        or its measure? A rate in question ("is 10G enough for <link>"), or more bandwidth
+        needed with no figure: will the traffic fit, or should the link be upgraded?
+        """
+        if _RATE_ENOUGH.search(masked) or (_NEED_MORE.search(masked) and not rated):
+            signals.append("sufficiency")
+            return (CAPACITY, UPGRADE)
+        if not resource or _ASKING.search(masked) or "upgrade" in signals:
+            return ()
+        bare = _INTERFACE.sub(lambda m: " " * len(m[0]), masked)
+        if len(_TOPIC_WORD.findall(bare)) > TOPIC_WORDS:
+            return ()
+        if "metric_of_resource" in signals and not numbers(bare):
+            signals.append("topic")
+            return (EVALUATE, INVENTORY)
+        if "attribute" in signals and attributes and attributes <= _BARE_STATE:
+            signals.append("topic")
+            return (INVENTORY, EVALUATE)
+        return ()
+
     def features(self, text: str) -> TextFeatures:
         """Terms, votes and signals for one message text; never raises."""
         try:
@@ -309,6 +482,12 @@ class NetworkFeatures:
         if site and not devices:
             signals.append("resource:site")
         metrics = _metrics(masked)
+        if (
+            metrics == ["utilization"]
+            and _SOFTWARE.search(masked)
+            and all(_LOADED.fullmatch(m[0]) for m in _METRIC.finditer(masked))
+        ):
+            metrics = []  # "which image is loaded on <device>": its software, not its load
         if metrics:
             terms += [name for name in metrics if name not in masked]
             signals += [f"metric:{name}" for name in metrics]
@@ -317,8 +496,9 @@ class NetworkFeatures:
         # percent: the deprecated headroom skill's own answer, which it keeps
         in_percent = _PERCENT.search(masked) is not None
         headroom = _HEADROOM.search(masked) is not None
-        capacity = _CAPACITY.search(masked) is not None or (
-            (headroom or _LEFT.search(masked) is not None) and not in_percent
+        asked = _RAISED.sub(lambda m: " " * len(m[0]), masked)  # its capacity raised: a plan
+        capacity = _CAPACITY.search(asked) is not None or (
+            (headroom or _LEFT.search(asked) is not None) and not in_percent
         )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         resource = bool(links or devices or interface)
@@ -335,7 +515,12 @@ class NetworkFeatures:
             signals.append("metric_of_resource")
             votes[EVALUATE] = 0.55 if metrics[0] != "errors" or _QUESTION.search(masked) else 0.4
         capacity = capacity and bool(resource or bandwidths or _NETWORK.search(masked))
-        if capacity or (bandwidths and (links or len(devices) >= 2)):
+        upgrade = _UPGRADE.search(masked) is not None and bool(
+            links or "link" in masked or "circuit" in masked
+        )
+        # the rates of an upgrade ("is a bump to 100G warranted") are its targets, no traffic
+        targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked))
+        if capacity or (bandwidths and (links or len(devices) >= 2) and not targets):
             signals.append("capacity")
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
@@ -346,14 +531,12 @@ class NetworkFeatures:
             # ("headroom % for <link>")
             signals.append("headroom_percent")
             votes[LEGACY] = 0.8 if links else 0.6
-        upgrade = _UPGRADE.search(masked) is not None and bool(
-            links or "link" in masked or "circuit" in masked
-        )
         alone = EVALUATE not in votes and not capacity and not upgrade
         # its parts ("ports on <device>", "links from <device>") or its ends ("the A and Z
         # ends of <link>") are a listing, however few words ask for it
         parts = _of_named(_PARTS, masked, folded) or bool(links and _ENDS.search(masked))
-        if (parts or _ATTRIBUTE.search(masked)) and resource and alone:
+        named = resource or _DESCRIBED.search(masked) is not None
+        if (parts or _ATTRIBUTE.search(masked)) and named and alone:
             signals.append("attribute")
             votes[INVENTORY] = 0.8 if parts else 0.6
             votes.setdefault(CAPACITY, -0.2)
@@ -381,6 +564,15 @@ class NetworkFeatures:
             # "is <site> congested"): which check, of what?
             signals.append("metric_alone")
             votes[EVALUATE] = -0.5
+        note = ""
+        unobserved = [m for m in metrics if m not in OBSERVED]
+        if unobserved and len(unobserved) == len(metrics) and not capacity and not upgrade:
+            # a metric the trade knows and no skill here observes ("packet loss on <link> over
+            # 1%?", "fan speed of <device>"): no skill answers it, and the caller is told why
+            # (an upgrade or a capacity question with it in passing is still the planner's)
+            signals.append("metric_unobserved")
+            votes = dict.fromkeys(READ_ONLY, -0.6)
+            note = unobserved_note(unobserved)
         if max(votes.values(), default=0.0) < 0.6 and _ADVICE.search(masked):
             # (beside a request of its own, "list the devices at nyc1, please help", it is
             # only a plea)
@@ -392,10 +584,24 @@ class NetworkFeatures:
         if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if _CHANGE.search(masked) and not runbook:
+        attributes = {m[0] for m in _ATTRIBUTE.finditer(masked)}
+        if (
+            _HEALTH.search(masked)
+            and not metrics
+            and not bandwidths
+            and not capacity
+            and not upgrade
+            and not parts
+            and "listing" not in signals
+            and attributes <= _BARE_STATE
+        ):
+            signals.append("health")  # "<link> - is it fine?": by which measure?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        if (_CHANGE.search(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
+            note = CHANGE_NOTE
         asks: tuple[str, ...] = ()
         joins = [m.start() for m in _AND.finditer(masked)]
         if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:
@@ -421,4 +627,8 @@ class NetworkFeatures:
             asks = _split_asks(evidence, joins, states)
             if asks:
                 signals.append("two_requests")
-        return TextFeatures(tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks)
+        if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
+            asks = self._either(masked, signals, attributes, bool(bandwidths), resource)
+        return TextFeatures(
+            tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note
+        )

@@ -104,6 +104,18 @@ async def test_ambiguous_text_asks_and_the_reply_continues_the_same_task(agent) 
     assert routing(reply)["layer"] == "task_binding"
 
 
+async def test_a_metric_no_skill_observes_is_asked_about_and_the_question_says_why(agent) -> None:
+    first = await send(
+        agent.base_url, agent.token("alice"), text_message("jitter on acme-lnk-00002 over 4 ms?")
+    )
+    assert first.state == "TASK_STATE_INPUT_REQUIRED", first.task.status
+    assert routing(first)["layer"] == "clarification"
+    text, data = question(first)
+    assert data["note"].startswith("Jitter is not a metric this agent observes")
+    assert text.startswith(data["note"]) and "Reply with" in text
+    assert [c["skill_id"] for c in data["candidates"]] == routing(first)["candidates"]
+
+
 async def test_missing_arguments_are_named_and_a_data_part_reply_completes(agent) -> None:
     token = agent.token("alice")
     first = await send(

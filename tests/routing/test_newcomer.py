@@ -20,6 +20,7 @@ from agent.routing.router import (
     Layer,
     Router,
     Score,
+    clarification_text,
     names_only,
     names_skill,
     says_too_little,
@@ -523,3 +524,167 @@ def test_the_replaced_skill_is_still_offered_when_the_text_names_it(router: Rout
     decision = route(router, "link_headroom?")
     offered = [c.id for c in decision.candidates]
     assert decision.action is Action.RUN or "link_headroom" in offered, decision
+
+
+def test_the_domains_note_is_said_before_the_question(router: Router) -> None:
+    """A provider's ``note`` (what no skill does for the text) is carried to the clarification
+    and said first; a decision that runs a skill carries none."""
+
+    class Noting:
+        def features(self, text: str) -> TextFeatures:
+            votes = dict.fromkeys(("lookup_inventory", "evaluate_resource_condition"), -0.6)
+            return TextFeatures(votes=votes, signals=("odd",), note="Nobody here bakes bread.")
+
+    noting = Router(load_registry(SKILLS_DIR), classifier=router.classifier, features=Noting())
+    decision = noting.route(text_message("list the devices in lon1"), PAULA)
+    assert decision.action is Action.CLARIFY and decision.note == "Nobody here bakes bread."
+    question = clarification_text(decision.candidates, decision.note)
+    assert question.splitlines()[0] == "Nobody here bakes bread."
+    assert all(c.id in question for c in decision.candidates)
+    assert clarification_text(decision.candidates).startswith("Which of these")
+    ran = route(router, "list the devices in lon1", PAULA)
+    assert ran.action is Action.RUN and ran.note == ""
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is packet loss on acme-lnk-00002 worse than 0.2%?",
+        "sfo1-edge-01 inlet temp above 40C?",
+        "what does lon1-core-01 draw in watts",
+    ],
+)
+def test_a_metric_no_skill_observes_is_asked_about_with_a_note(router: Router, text: str) -> None:
+    """evaluate_resource_condition reads utilization, cpu, memory and errors only: it must not
+    run (and refuse the metric); the caller is asked, told which metric is not observed."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert "not a metric this agent observes" in decision.note
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add an ospf area 0 adjacency between lon1-core-01 and lon1-core-02",
+        "Update the firmware of sfo1-access-01 after hours.",
+        "please modify the cmdb entry of nyc1-agg-02: new rack",
+        "forward the monthly capacity digest to all the site leads",
+    ],
+)
+def test_a_change_request_runs_no_skill(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert "no changes" in decision.note
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["should we upgrade acme-lnk-00021 to 100G?", "plan an upgrade of acme-lnk-00021 to 400G"],
+)
+def test_an_upgrade_of_a_link_asked_about_is_still_a_plan(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nyc1-agg-02 - is it a cisco or a juniper box?",
+        "fra1-core-01: huawei or nokia",
+        "what model is the lon1 core router",
+        "what os does the sin1 edge router run",
+        "is globex-lnk-00002 up or down",
+        "the firmware version loaded on each device at sfo1",
+    ],
+)
+def test_an_attribute_of_the_inventory_is_looked_up(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None, decision
+    assert decision.capability.id == "lookup_inventory"
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("what version of lookup_inventory is live, and what is its interface digest?", None),
+        ("input schema of the capacity skill, please", "check_link_capacity"),
+        ("what does the lookup skill send back?", "lookup_inventory"),
+    ],
+)
+def test_a_skills_version_digest_or_schema_is_described(
+    router: Router, text: str, skill: str | None
+) -> None:
+    """Two questions of one description are one request; a word of one skill's id, called a
+    skill ('the capacity skill'), names it for describe_skill."""
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None, decision
+    assert decision.capability.id == "describe_skill"
+    assert decision.arguments["skill_id"] == (skill or "lookup_inventory")
+
+
+def test_a_bid_to_run_a_named_skill_after_a_sentence_runs_it(router: Router) -> None:
+    """The bid is the first word of a sentence, not only of the text: the skill runs however
+    describe_skill scores (its utterances have ids)."""
+    fixed = _fixed_scores(
+        router,
+        [
+            Score("describe_skill", 0.7, 0.7, 0.0, 0.0),
+            Score("link_headroom", 0.3, 0.2, 0.1, 0.0),
+        ],
+    )
+    text = "Context: our dashboard still reads link_headroom; run it on acme-lnk-00012 for me."
+    decision = fixed.route(text_message(text), PAULA)
+    assert decision.capability is not None and decision.capability.id == "link_headroom"
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        ("the upgrade skill", {"describe_skill", "plan_link_upgrade"}),
+        ("is check_link_capacity the right one?", {"describe_skill", "check_link_capacity"}),
+        ("should I use lookup_inventory here?", {"describe_skill", "lookup_inventory"}),
+    ],
+)
+def test_a_skill_only_mentioned_asks_whether_to_describe_or_run_it(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == offered
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        ("fra1-agg-01 interface drops", {"evaluate_resource_condition", "lookup_inventory"}),
+        ("state of acme-lnk-00044?", {"evaluate_resource_condition", "lookup_inventory"}),
+        ("would 100G be enough for acme-lnk-00005", {"check_link_capacity", "plan_link_upgrade"}),
+        (
+            "do we need more capacity on acme-lnk-00018?",
+            {"check_link_capacity", "plan_link_upgrade"},
+        ),
+    ],
+)
+def test_one_request_two_skills_fit_alike_asks_between_them(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == offered
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is the link between lon1-core-01 and lon1-edge-02 fine",
+        "the link between sfo1-core-01 and sfo1-edge-02 - is it ok?",
+        "keep an eye on the link between nyc1-core-01 and nyc1-agg-01",
+    ],
+)
+def test_a_health_or_a_watch_runs_no_skill(router: Router, text: str) -> None:
+    assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+def test_a_rate_an_upgrade_moves_to_is_the_planners(router: Router) -> None:
+    decision = route(router, "is a jump to 400G justified for acme-lnk-00040?", PAULA)
+    assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"

@@ -27,7 +27,9 @@ LEXICON = NetworkFeatures()
         ("processor on nyc1-core-01", "cpu"),
         ("ram on lon1-agg-01", "memory"),
         ("discards on xe-0/0/1", "errors"),
-        ("packet loss on acme-lnk-00008", "errors"),
+        ("packet loss on acme-lnk-00008", "packet loss"),
+        ("power consumption of sin1-agg-02", "power draw"),
+        ("fan rpm on fra1-edge-01", "fan speed"),
         ("rtt to lon1", "latency"),
         ("jitter on the circuit", "jitter"),
         ("chassis temperature", "temperature"),
@@ -258,3 +260,170 @@ def test_a_word_of_the_attribute_list_in_passing_is_no_second_request() -> None:
 def test_a_plea_beside_a_request_of_its_own_is_no_advice() -> None:
     features = LEXICON.features("list the devices at lon1, please help")
     assert "advice" not in features.signals and features.votes[INVENTORY] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "metric"),
+    [
+        ("does lon1-agg-01 lose more than 2% of packets? packet loss check", "packet loss"),
+        ("has the rtt from nyc1-edge-02 to sin1 gone past 180 ms", "latency"),
+        ("exhaust temp on sfo1-core-02 over 50 degrees?", "temperature"),
+        ("is sin1-core-02 drawing more than 2.5 kW", "power draw"),
+        ("are the fans of lon1-core-02 spinning below 3000 rpm", "fan speed"),
+        ("tx light level of xe-0/0/4 on fra1-core-01 under -9 dbm?", "optical power"),
+        ("what is the pdv on globex-lnk-00003 right now", "jitter"),
+        ("uptime of sfo1-agg-01 more than 300 days?", "uptime"),
+        ("psu voltage on lon1-core-02 below 11.8V", "voltage"),
+        ("pre-fec ber on et-0/0/1 of sin1-core-01 above 1e-5?", "bit error rate"),
+    ],
+)
+def test_a_metric_no_skill_observes_is_no_skills_and_the_caller_is_told(
+    text: str, metric: str
+) -> None:
+    """The trade's metrics beyond the four the inventory observes are known, so that a request
+    about one (threshold or none) is asked about, with a note naming it, not run."""
+    features = LEXICON.features(text)
+    assert "metric_unobserved" in features.signals
+    assert features.votes and all(v < 0 for v in features.votes.values())
+    assert metric in features.note.lower() and "utilization" in features.note
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is cpu on nyc1-core-02 above 90% while the chassis temperature climbs",
+        "acme-lnk-00004 latency keeps climbing, should we upgrade it?",
+        "room for 2G more on acme-lnk-00008 without adding jitter?",
+    ],
+)
+def test_an_unobserved_metric_beside_an_answerable_request_is_no_veto(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "metric_unobserved" not in features.signals and not features.note
+    assert max(features.votes.values()) > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add a static route to 198.51.100.0/24 on sfo1-edge-02",
+        "upgrade junos on lon1-agg-02 this weekend",
+        "set the mtu of xe-0/0/2 on nyc1-core-01 to 9000",
+        "please update the site of fra1-access-01 in the cmdb",
+        "email the capacity summary for acme-lnk-00007 to the planning team",
+        "could you edit the description of acme-lnk-00007",
+        "should we patch the firmware on sin1-edge-01 before friday?",
+        "clear the error counters on xe-0/0/1 of lon1-core-02",
+        "shift traffic away from acme-lnk-00012 before the maintenance",
+        "Raise the MTU of ae1 on fra1-agg-02 to 9100",
+        "cut over the sin1 uplinks to the new core tonight",
+    ],
+)
+def test_a_change_to_a_device_or_a_record_is_no_skills(text: str) -> None:
+    """No skill here changes anything: an imperative change (or a software upgrade, asked in
+    any form) votes against every skill, and the caller is told the agent makes no changes."""
+    features = LEXICON.features(text)
+    assert "change" in features.signals, features
+    assert features.votes and max(features.votes.values()) < 0
+    assert "no changes" in features.note
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("should we upgrade acme-lnk-00009 to 400G?", UPGRADE),
+        ("add 5G to acme-lnk-00003, does it fit?", CAPACITY),
+        ("send me every edge router at fra1", INVENTORY),
+        ("what software release is lon1-core-02 running", INVENTORY),
+        ("move 3G onto acme-lnk-00010, will it fit?", CAPACITY),
+        ("increase the bandwidth of acme-lnk-00010 to 40G?", UPGRADE),
+        ("Update: what model is nyc1-core-02 now?", INVENTORY),
+        ("move to 400G on acme-lnk-00003?", UPGRADE),
+    ],
+)
+def test_a_read_phrased_near_a_change_verb_is_no_change(text: str, skill: str) -> None:
+    features = LEXICON.features(text)
+    assert "change" not in features.signals and not features.note
+    assert features.votes[skill] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fra1-edge-02: arista or nokia?",
+        "what release is lon1-agg-01 on",
+        "what firmware image is loaded onto sin1-access-02",
+        "do we have a router named sfo1-core-07 in the inventory",
+        "is acme-lnk-00031 listed as up or down?",
+        "what hardware is the lon1 agg switch",
+        "what kind of link is globex-lnk-00009",
+        "admin status of ge-0/0/2 on sfo1-access-01?",
+    ],
+)
+def test_an_attribute_of_a_device_or_link_votes_for_the_inventory(text: str) -> None:
+    """Its maker by name, its software (what it has loaded is its image, not its load), its
+    existence or recorded up/down state, of a device named by id or by site and role."""
+    features = LEXICON.features(text)
+    assert "attribute" in features.signals, features
+    assert features.votes[INVENTORY] > 0 and features.votes.get(EVALUATE, 0) <= 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the serial and model of each router at sfo1",
+        "enumerate every circuit of globex and its a/z ends",
+    ],
+)
+def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.votes[INVENTORY] > 0, features
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("lon1-agg-02 port errors", {EVALUATE, INVENTORY}),
+        ("fra1-core-01 memory, quick", {EVALUATE, INVENTORY}),
+        ("state of globex-lnk-00004", {INVENTORY, EVALUATE}),
+        ("would 40G be enough on acme-lnk-00009", {CAPACITY, UPGRADE}),
+        ("the sin1 to fra1 path needs more capacity", {CAPACITY, UPGRADE}),
+    ],
+)
+def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> None:
+    """A topic (no word that asks, a few words) naming a resource and a metric with no
+    threshold, or its bare status: the record, or a measure? A rate in question, or more
+    bandwidth needed with no figure: does traffic fit, or should the link be upgraded?"""
+    assert set(LEXICON.features(text).asks) == asks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what is the state of globex-lnk-00004",
+        "is cpu on fra1-core-01 above 80%?",
+        "Give me the upgrade proposal for acme-lnk-00006 from its peak usage",
+        "is there room for 5G more on acme-lnk-00009",
+    ],
+)
+def test_a_question_or_a_request_is_no_topic(text: str) -> None:
+    assert LEXICON.features(text).asks == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        ("uplink from sfo1-edge-01 to sfo1-core-01: is it healthy?", "health"),
+        ("is globex-lnk-00002 looking ok today", "health"),
+        ("please keep an eye on fra1-agg-01 overnight", "inspection"),
+        ("monitor acme-lnk-00030 for me", "inspection"),
+    ],
+)
+def test_a_health_asked_in_no_measure_or_a_watch_kept_is_no_skills(text: str, signal: str) -> None:
+    features = LEXICON.features(text)
+    assert signal in features.signals, features
+    assert features.votes and max(features.votes.values()) < 0
+
+
+def test_the_rate_of_an_upgrade_is_its_target_not_traffic() -> None:
+    votes = LEXICON.features("would a move to 400G be justified for acme-lnk-00040?").votes
+    assert votes[UPGRADE] >= 0.8 and votes.get(CAPACITY, 0) <= 0

@@ -1,11 +1,13 @@
 """Arguments of ``describe_skill`` from plain text: which skill the caller wants described.
 
 The skill is named by its id (``check_link_capacity``, also ``check-link-capacity`` or
-``checkLinkCapacity``) or by a plain name its manifest lists in ``routing.aliases`` (``link
-capacity``, ``headroom``). An id anywhere in the text beats a name; among ids, and then among
-names, the first mentioned wins. The ids and names are the registry's, bound at start-up
-(:func:`bind`), removed skills included: describing them explains why they are gone. So a new
-skill is describable by text the moment its folder exists, and no other skill's file changes.
+``checkLinkCapacity``), by a plain name its manifest lists in ``routing.aliases`` (``link
+capacity``, ``headroom``), or by a word of its id that no other skill's id or aliases has,
+called a skill (``the evaluate skill``). An id anywhere in the text beats a name; among ids,
+and then among names, the first mentioned wins (the aliases before the words of ids). The ids
+and names are the registry's, bound at start-up (:func:`bind`), removed skills included:
+describing them explains why they are gone. So a new skill is describable by text the moment
+its folder exists, and no other skill's file changes.
 """
 
 from __future__ import annotations
@@ -47,6 +49,22 @@ def bind(manifests: Iterable[Named]) -> Extract:
     )
     phrases = sorted(
         ((plain(alias), m.id) for m in listed for alias in m.aliases if m.id != "describe_skill"),
+        key=lambda item: len(item[0]),
+        reverse=True,
+    )
+    # "the evaluate skill": a word of one skill's id (of no other's id nor alias), called a skill
+    owners: dict[str, set[str]] = {}
+    for m in listed:
+        for word in set(m.id.split("_")) | {w for a in m.aliases for w in plain(a).split()}:
+            owners.setdefault(word, set()).add(m.id)
+    phrases += sorted(
+        (
+            (f"{word} skill", m.id)
+            for m in listed
+            if m.id != "describe_skill"
+            for word in dict.fromkeys(m.id.split("_"))
+            if word != "skill" and owners.get(word) == {m.id}
+        ),
         key=lambda item: len(item[0]),
         reverse=True,
     )

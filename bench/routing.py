@@ -3,7 +3,8 @@ deployment's, network routing features included), and how an evaluation set rout
 (accuracy per skill, clarifications, out-of-scope handling, the confusion matrix and every
 miss). Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.routing [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|dev|PATH]
+    .venv/bin/python -m bench.routing
+        [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|heldout_v5|dev|PATH]
         [--repeat 20] [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
@@ -16,6 +17,9 @@ second was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``d
 ``--set heldout_v4`` is ``tests/routing/heldout_v4.json``, a fourth held-out set written after
 the third was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
 ``dev`` and ``eval``;
+``--set heldout_v5`` is ``tests/routing/heldout_v5.json``, a fifth held-out set written after
+the fourth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
+``heldout_v4``, ``dev`` and ``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant).
@@ -45,6 +49,7 @@ SETS = {
     "heldout_v2": ROUTING_TESTS / "heldout_v2.json",
     "heldout_v3": ROUTING_TESTS / "heldout_v3.json",
     "heldout_v4": ROUTING_TESTS / "heldout_v4.json",
+    "heldout_v5": ROUTING_TESTS / "heldout_v5.json",
     "dev": ROUTING_TESTS / "dev_set.json",
 }
 CALLER = Principal(

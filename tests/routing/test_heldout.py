@@ -1,12 +1,14 @@
 """The held-out routing sets stay held out: none of their text is in what the router trains on.
 
-``heldout.json``, ``heldout_v2.json``, ``heldout_v3.json`` and ``heldout_v4.json`` measure the
-router on phrasing it has never seen (``python -m bench.routing --set heldout`` / ``--set
-heldout_v2`` / ``--set heldout_v3`` / ``--set heldout_v4``). The second was written after the
+``heldout.json``, ``heldout_v2.json``, ``heldout_v3.json``, ``heldout_v4.json`` and
+``heldout_v5.json`` measure the router on phrasing it has never seen (``python -m bench.routing
+--set heldout`` / ``--set heldout_v2`` / ``--set heldout_v3`` / ``--set heldout_v4`` / ``--set
+heldout_v5``). The second was written after the
 first was spent (looked at while changing the router), so it must share no text with the first
 nor with the tuning sets (``dev_set.json``, ``eval_set.json``) either; the third, written after
 the second was spent too, must share no text with any of the four; the fourth, written after the
-third was spent, must share no text with any of the five. A held-out set
+third was spent, must share no text with any of the five; the fifth, written after the fourth
+was spent, must share no text with any of the six. A held-out set
 only means something while (a) no held-out request is, up to case, spacing and punctuation, a
 training text or a piece of one, and (b) nothing the agent runs reads the file. The training
 texts are collected through the same code the classifier uses (``training_texts`` per
@@ -40,6 +42,7 @@ HELDOUT_FILE = HERE / "heldout.json"
 HELDOUT_V2_FILE = HERE / "heldout_v2.json"
 HELDOUT_V3_FILE = HERE / "heldout_v3.json"
 HELDOUT_V4_FILE = HERE / "heldout_v4.json"
+HELDOUT_V5_FILE = HERE / "heldout_v5.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -65,6 +68,7 @@ SETS = {
     "heldout_v2": HeldOut(HELDOUT_V2_FILE, frozenset(SOURCES_V2), 170, 35, 25, 230),
     "heldout_v3": HeldOut(HELDOUT_V3_FILE, frozenset(SOURCES_V2), 200, 40, 30, 270),
     "heldout_v4": HeldOut(HELDOUT_V4_FILE, frozenset(SOURCES_V2), 230, 50, 40, 320),
+    "heldout_v5": HeldOut(HELDOUT_V5_FILE, frozenset(SOURCES_V2), 230, 50, 40, 320),
 }
 EARLIER_SETS = {
     "heldout_v2": ("heldout.json", "dev_set.json", "eval_set.json"),
@@ -73,6 +77,14 @@ EARLIER_SETS = {
         "heldout.json",
         "heldout_v2.json",
         "heldout_v3.json",
+        "dev_set.json",
+        "eval_set.json",
+    ),
+    "heldout_v5": (
+        "heldout.json",
+        "heldout_v2.json",
+        "heldout_v3.json",
+        "heldout_v4.json",
         "dev_set.json",
         "eval_set.json",
     ),

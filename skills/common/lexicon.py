@@ -124,7 +124,8 @@ _INTERFACE = re.compile(
 )
 _SITE = re.compile(r"(?<![\w\-/:.])(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:])")
 _CAPACITY = re.compile(
-    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare|slack"
+    # ("spares" are parts kept for a failure, no room)
+    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare(?!s\b)|slack"
     r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
     # the check named by its object: "check <link> capacity", "the bandwidth check on <link>"
@@ -303,9 +304,10 @@ _ATTRIBUTE = re.compile(
     r"|(?:in|according\s+to|from|per)\s+(?:the\s+|our\s+)?(?:inventory|cmdb|records?))(?![\w-])"
 )
 _PARTS = re.compile(
-    # the parts and links of a named thing: "ports on <device>", "links from <device>"
+    # the parts and links of a named thing: "ports on <device>", "links from <device>"; its
+    # record itself: "inventory for <device>", "the cmdb entry of <link>"
     r"(?<![\w-])(?:ports|interfaces|intfs|links|circuits|lags|bundles|members|neighbou?rs|uplinks"
-    r"|cables)(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+    r"|cables|inventory|records?|cmdb(?:\s+(?:entry|record))?)(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
 )
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
@@ -330,6 +332,18 @@ _LISTING = re.compile(
     # every one of a kind, each with what the inventory records: "for every device at lon1"
     r"|(?:every|all|each)\s+(?:the\s+|our\s+|of\s+the\s+)?(?:links?|devices?|sites?|routers?"
     r"|switch(?:es)?|circuits?))(?![\w-])"
+)
+_IDENTITY = re.compile(
+    # what a device is, which only its record says: its model, maker, serial, software
+    rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|make|brand"
+    rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os\s+version"
+    rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR})(?![\w-])"
+)
+_RECORDED = re.compile(
+    # what the records say, not what the network carries: "a 10G link according to our
+    # records", "the speed recorded for <link>"
+    r"(?<![\w-])(?:(?:according\s+to|in|per|from)\s+(?:the\s+|our\s+)?(?:inventory|cmdb"
+    r"|records?)|recorded|on\s+record)(?![\w-])"
 )
 _OWN_ATTRIBUTE = re.compile(
     # an attribute of the thing already named ("and its serial number"), not any word of the
@@ -520,7 +534,12 @@ class NetworkFeatures:
         )
         # the rates of an upgrade ("is a bump to 100G warranted") are its targets, no traffic
         targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked))
-        if capacity or (bandwidths and (links or len(devices) >= 2) and not targets):
+        # the rates the records give a link ("a 10G or 100G link according to our records") are
+        # its recorded speed, no traffic to fit
+        recorded = _RECORDED.search(masked) is not None
+        if capacity or (
+            bandwidths and (links or len(devices) >= 2) and not targets and not recorded
+        ):
             signals.append("capacity")
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
@@ -538,7 +557,10 @@ class NetworkFeatures:
         named = resource or _DESCRIBED.search(masked) is not None
         if (parts or _ATTRIBUTE.search(masked)) and named and alone:
             signals.append("attribute")
-            votes[INVENTORY] = 0.8 if parts else 0.6
+            # what a named thing is (its model, maker, serial, software) is a request however
+            # short ("<device> vendor pls"): no other skill knows it
+            identity = _IDENTITY.search(masked) is not None and resource
+            votes[INVENTORY] = 0.8 if parts or identity else 0.6
             votes.setdefault(CAPACITY, -0.2)
         elif (
             resource

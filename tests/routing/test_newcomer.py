@@ -688,3 +688,25 @@ def test_a_health_or_a_watch_runs_no_skill(router: Router, text: str) -> None:
 def test_a_rate_an_upgrade_moves_to_is_the_planners(router: Router) -> None:
     decision = route(router, "is a jump to 400G justified for acme-lnk-00040?", PAULA)
     assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a device of the aggregation role named as the inventory's extractor reads it
+        "what software is ams1-dist-05 running",
+        # what a device is, however short: its maker, its serial
+        "lon1-edge-03 manufacturer pls",
+        "fra1-core-02 serial #",
+        # its record itself
+        "the inventory for sin1-agg-04, please",
+        # the rates the records give a link are its recorded speed, no traffic to fit
+        "is acme-lnk-00071 a 40G or a 100G circuit per the inventory?",
+        # spares are parts kept for a failure, no room on anything
+        "which chassis type is nyc1-access-05? it is for the spares shelf",
+    ],
+)
+def test_what_a_named_thing_is_or_is_recorded_as_is_looked_up(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None, decision
+    assert decision.capability.id == "lookup_inventory"

@@ -307,7 +307,8 @@ _PARTS = re.compile(
     # the parts and links of a named thing: "ports on <device>", "links from <device>"; its
     # record itself: "inventory for <device>", "the cmdb entry of <link>"
     r"(?<![\w-])(?:ports|interfaces|intfs|links|circuits|lags|bundles|members|neighbou?rs|uplinks"
-    r"|cables|inventory|records?|cmdb(?:\s+(?:entry|record))?)(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+    # ("record the result": a verb)
+    r"|cables|inventory|cmdb(?:\s+(?:entry|record))?|records?(?=\s+(?:for|of|on)\b))(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
 )
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"

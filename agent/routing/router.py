@@ -106,6 +106,7 @@ naming the skill and nothing else, describing it and running it fit alike (stemm
 _INTERFACE_WORDS = re.compile(
     r"(?<![\w-])(?:schemas?|arguments?|args|params?|parameters?|fields?|specs?|specification"
     r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
+    r"|versions?"
     r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
     r"|(?:what|which|the|its|as|an?)\s+(?:inputs?|outputs?)(?:\s+(?:of|for|it|does|do|looks?))?"
     r"(?=\s*(?:$|[?.,;:!)]|of\b|for\b|it\b|does\b|do\b|looks?\b|like\b|are\b|is\b)))"
@@ -619,9 +620,17 @@ class Router:
         if own is None or describe is None or not names_skill(text, target.manifest):
             return scores, target
         lowered = text.lower()
-        if _INTERFACE_WORDS.search(lowered):  # its interface asked about: describe it
-            by_skill[DESCRIBE_SKILL_ID] = replace(describe, score=max(describe.score, own.score))
-            by_skill[target.id] = replace(own, score=own.score * DESCRIBES_NOTHING)
+        itself = target.id == DESCRIBE_SKILL_ID  # "arguments for describe_skill?": its own
+        called = not itself and names_skill(text, by_id[DESCRIBE_SKILL_ID].manifest)
+        if _INTERFACE_WORDS.search(lowered) or (called and _RUN.search(lowered)):
+            # its interface or version asked about ("which version is <skill> on"), or
+            # describe_skill bid to describe it: a request for describe_skill as good as a bid
+            lead = max(describe.score, own.score, self.threshold)
+            by_skill[DESCRIBE_SKILL_ID] = replace(describe, score=lead)
+            if not itself:
+                by_skill[target.id] = replace(own, score=own.score * DESCRIBES_NOTHING)
+        elif itself:
+            return scores, target
         elif _RUN.search(lowered):  # "run lookup_inventory for sin1": as good as a request
             lead = max(describe.score, own.score, self.threshold)
             by_skill[target.id] = replace(own, score=lead)

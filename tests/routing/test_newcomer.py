@@ -710,3 +710,23 @@ def test_what_a_named_thing_is_or_is_recorded_as_is_looked_up(router: Router, te
     decision = route(router, text, PAULA)
     assert decision.capability is not None, decision
     assert decision.capability.id == "lookup_inventory"
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a named skill's version asked: its description
+        ("which version of link_headroom do we run now", "link_headroom"),
+        # describe_skill's own interface: it describes itself
+        ("the parameters describe_skill takes?", "describe_skill"),
+        # describe_skill called for another skill: that one is described
+        ("please call describe_skill on evaluate_resource_condition", "evaluate_resource_condition"),
+    ],
+)
+def test_a_skills_version_or_describe_skill_itself_is_described(
+    router: Router, text: str, skill: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None, decision
+    assert decision.capability.id == "describe_skill"
+    assert decision.arguments["skill_id"] == skill

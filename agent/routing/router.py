@@ -77,7 +77,8 @@ _REQUEST_WORDS = frozenset(
 )
 
 _SECOND_ASK = re.compile(
-    r"\b(?:and|plus|also|as well as|then)\s+(?:also\s+)?(?:how|what|whether|which|if|when"
+    # ("whether and how far ...": two words of one question)
+    r"\b(?<!whether )(?<!if )(?:and|plus|also|as well as|then)\s+(?:also\s+)?(?:how|what|whether|which|if|when"
     r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would|plan|recommend"
     r"|suggest|propose|advise|estimate)\b"
 )
@@ -121,6 +122,9 @@ _RUN = re.compile(
 )
 """A bid to run a skill (an imperative, the text's or a sentence's first word; not "how do I
 call ...")."""
+_FOR_THING = r" (?:for|on|against|of) (?:the |a )?(?:[a-z]+ ){0,2}[a-z]*[0-9]"
+"""After a skill's name, a thing named by an identifier (``plan_link_upgrade for <link>``): a
+bid to run the skill on it, not a mention of the skill."""
 _RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
@@ -631,7 +635,9 @@ class Router:
                 by_skill[target.id] = replace(own, score=own.score * DESCRIBES_NOTHING)
         elif itself:
             return scores, target
-        elif _RUN.search(lowered):  # "run lookup_inventory for sin1": as good as a request
+        elif _RUN.search(lowered) or bids_on_a_thing(text, target.manifest):
+            # "run lookup_inventory for sin1", "plan_link_upgrade for <link>": as good as a
+            # request
             lead = max(describe.score, own.score, self.threshold)
             by_skill[target.id] = replace(own, score=lead)
             by_skill[DESCRIBE_SKILL_ID] = replace(
@@ -795,6 +801,14 @@ def names_skill(text: str, manifest: Any) -> bool:
     skill``)."""
     said = f" {' '.join(_WORDS.findall(text.lower()))} "
     return any(f" {words} " in said for words in _names_of(manifest))
+
+
+def bids_on_a_thing(text: str, manifest: Any) -> bool:
+    """Whether ``text`` names the skill right before a thing named by an identifier
+    (``plan_link_upgrade for <link>``, ``<skill> on <id>``): a bid to run it on that thing
+    (describing a skill needs no thing)."""
+    said = " ".join(_WORDS.findall(text.lower()))
+    return any(re.search(rf"(?<![a-z0-9]){name}{_FOR_THING}", said) for name in _names_of(manifest))
 
 
 _NAMES: dict[int, tuple[Any, tuple[str, ...]]] = {}

@@ -239,6 +239,11 @@ _TARGET = re.compile(
     r"(?<![\w-])(?:to|into|from)\s+(?:an?\s+)?\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps"
     r"|m|mbps)(?![\w/])"
 )
+_CHOICES = re.compile(
+    # rates offered as choices: "40G or 100G", "a 100G or a 400G"
+    r"(?<![\w-])\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)\s+or\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
+)
 _ADVICE = re.compile(
     # advice on a symptom, which no skill gives: "<link> is congested, what do we do?"
     r"(?<![\w-])(?:what\s+(?:do|should|can|shall|must)\s+(?:we|i)\s+do|what\s+now|what\s+to\s+do"
@@ -260,6 +265,7 @@ _THEORY = re.compile(
     rf"|primer\s+on)\s+(?:\w+\s+){{0,3}}?{_PROTOCOL}(?![\w-])"
 )
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
+_WHETHER = re.compile(r"(?<![\w-])(?:whether|if)\s+$")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
 CHANGE_NOTE = (
@@ -439,6 +445,12 @@ def _split_asks(
     return ()
 
 
+def _joins(masked: str) -> list[int]:
+    """Where ``masked`` joins two requests ("and", "plus"...); "whether and how far" is two words
+    of one question, no join."""
+    return [m.start() for m in _AND.finditer(masked) if not _WHETHER.search(masked, 0, m.start())]
+
+
 def _threshold_number(masked: str, after: int) -> bool:
     """A number after the comparison (the threshold), not a bandwidth's."""
     return any(n.start >= after for n in numbers(masked))
@@ -534,7 +546,10 @@ class NetworkFeatures:
             links or "link" in masked or "circuit" in masked
         )
         # the rates of an upgrade ("is a bump to 100G warranted") are its targets, no traffic
-        targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked))
+        # (rates offered as choices, "40G or 100G upgrade?", are its targets too)
+        targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked)) + 2 * len(
+            _CHOICES.findall(masked)
+        )
         # the rates the records give a link ("a 10G or 100G link according to our records") are
         # its recorded speed, no traffic to fit
         recorded = _RECORDED.search(masked) is not None
@@ -580,7 +595,7 @@ class NetworkFeatures:
             # the verb of a plan, of a named link and nothing else, is a request, however
             # short ("upsize <link>?")
             votes[UPGRADE] = 0.8 if links and not votes else 0.6
-            if CAPACITY in votes and not _AND.search(masked):
+            if CAPACITY in votes and not _joins(masked):
                 votes[CAPACITY] = 0.2  # "upgrade, given whether the bandwidth fit": a plan
         if metrics and not resource and comparison is None and not votes:
             # a metric of no named resource (a site is none) and no threshold ("crc errs??",
@@ -626,7 +641,7 @@ class NetworkFeatures:
             votes = dict.fromkeys(READ_ONLY, -0.6)
             note = CHANGE_NOTE
         asks: tuple[str, ...] = ()
-        joins = [m.start() for m in _AND.finditer(masked)]
+        joins = _joins(masked)
         if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:
             # two requests in one text, one before the join and one after it: "its interfaces
             # and their utilization", "free bw on <link> and an upgrade plan"

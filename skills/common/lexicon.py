@@ -244,6 +244,9 @@ _CHOICES = re.compile(
     r"(?<![\w-])\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)\s+or\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
 )
+_CARRIED = re.compile(
+    r"(?<![\w-])(?:carry(?:ing)?|carries|carried|traffic|throughput|flowing|passing)(?![\w-])"
+)
 _ADVICE = re.compile(
     # advice on a symptom, which no skill gives: "<link> is congested, what do we do?"
     r"(?<![\w-])(?:what\s+(?:do|should|can|shall|must)\s+(?:we|i)\s+do|what\s+now|what\s+to\s+do"
@@ -478,7 +481,8 @@ class NetworkFeatures:
         bare = _INTERFACE.sub(lambda m: " " * len(m[0]), masked)
         if len(_TOPIC_WORD.findall(bare)) > TOPIC_WORDS:
             return ()
-        if "metric_of_resource" in signals and not numbers(bare):
+        # (a metric said full, "<device> memory full?", is its state asked, not a topic)
+        if "metric_of_resource" in signals and not numbers(bare) and not _FULL.search(bare):
             signals.append("topic")
             return (EVALUATE, INVENTORY)
         if "attribute" in signals and attributes and attributes <= _BARE_STATE:
@@ -528,14 +532,32 @@ class NetworkFeatures:
             (headroom or _LEFT.search(asked) is not None) and not in_percent
         )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
+        carried = False
+        if not metrics and bandwidths and (links or interface) and not capacity:
+            # a rate compared with what an interface or a link carries ("carrying more than 8
+            # Gbps of traffic"): its utilization against a threshold, no traffic to fit
+            comparison = find_comparison(masked) if _CARRIED.search(masked) else None
+            if comparison is not None:
+                carried = True
+                metrics = ["utilization"]
+                terms.append("utilization")
+                signals.append("metric:utilization")
         resource = bool(links or devices or interface)
         votes: dict[str, float] = {}
         if metrics and comparison is not None and not capacity:
             threshold = _threshold_number(masked, comparison.start if comparison.postfix else 0)
             signals.append("threshold" if threshold else "comparison")
             votes[EVALUATE] = 0.85 if threshold else 0.55
-        elif metrics and resource and not bandwidths and not capacity and _FULL.search(masked):
-            # "is <link> saturated": a threshold crossed, or no room left? which, is asked
+        elif (
+            metrics
+            and resource
+            and not bandwidths
+            and not capacity
+            and _FULL.search(masked)
+            and set(metrics) <= {"utilization"}
+        ):
+            # "is <link> saturated": a threshold crossed, or no room left? which, is asked (a
+            # device's cpu or memory maxed out is a condition of that metric: no room to fit)
             signals.append("full")
             votes[EVALUATE] = -0.4
         elif metrics and resource and not bandwidths and not capacity:
@@ -554,7 +576,11 @@ class NetworkFeatures:
         # its recorded speed, no traffic to fit
         recorded = _RECORDED.search(masked) is not None
         if capacity or (
-            bandwidths and (links or len(devices) >= 2) and not targets and not recorded
+            bandwidths
+            and (links or len(devices) >= 2)
+            and not targets
+            and not recorded
+            and not carried
         ):
             signals.append("capacity")
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6

@@ -761,3 +761,22 @@ def test_an_upgrade_asked_among_rates_or_a_skill_named_for_a_thing_runs(
     decision = route(router, text, PAULA)
     assert decision.capability is not None, decision
     assert decision.capability.id == skill
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a device's cpu or memory said to be full is a condition of that metric
+        "is the processor on fra1-agg-03 pegged",
+        "sin1-core-04 memory full?",
+        # a rate compared with what an interface or a link carries: its utilization
+        "is acme-lnk-00044 passing over 30 Gbps of traffic right now?",
+        "ge-0/0/7 on lon1-edge-02 carrying under 1 Gbps these days?",
+    ],
+)
+def test_a_full_device_metric_or_a_carried_rate_threshold_is_evaluated(
+    router: Router, text: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None, decision
+    assert decision.capability.id == "evaluate_resource_condition"

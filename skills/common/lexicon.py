@@ -38,7 +38,9 @@ reads lives here, in one place:
   - against every skill here: a metric no skill observes, with no other metric (``packet loss
     on <link> over 1%?``), unless it is the reason of an upgrade or capacity question; the
     caller is told so (``TextFeatures.note``); a change bid (``shut down``, ``reboot``,
-    ``push the config``, ``open a ticket``: no skill makes changes), an inspection verb with
+    ``push the config``, ``roll out``, ``open a ticket``: no skill makes changes), a test run on
+    the network (``ping the far end of <link>``, ``traceroute``: the caller is told no skill
+    runs one), an inspection verb with
     nothing to measure or know (``verify the link between ...``: which check?), advice on a
     symptom (``what do we do?``), a watch kept (``keep an eye on <device>``), a health asked in
     no measure (``<link> - is it fine?``) and a question about networking in general
@@ -162,9 +164,9 @@ _CHANGE = re.compile(
     # a change to the network, which no read-only skill makes: asked about, never run; bid
     # (the text's first verb, or after "please", "can you"...), not a later step ("before we
     # push the config")
-    r"(?:^\s*|[.;!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"(?:^\s*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
     r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
-    r"(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
+    r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
     r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
@@ -190,7 +192,17 @@ _CHANGE = re.compile(
     r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
     # a noun, not a bid ("lower than 50%?", "change in util", "increase of errors"), nor a
     # label ("Update: ...")
-    r"(?!\s+(?:than|in|of)\b)(?!\s*:)"
+    # (one space: a named thing blanked between them is the verb's object, "decommission <link>
+    # in the records")
+    r"(?!\s(?:than|in|of)\b)(?!\s*:)"
+)
+_PROBE = re.compile(
+    # a test run on the network, which no skill runs: "ping the far end of <link>", "can you
+    # traceroute to <device>" (bid as a change is)
+    r"(?:^\s*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s)\s+)"
+    r"(?:ping|traceroute|trace\s*route|tracert|mtr|iperf|run\s+(?:a\s+|an\s+)?(?:ping|traceroute"
+    r"|iperf|speed\s*test|loopback\s+test|bert))(?![\w-])(?!\s*:)"
 )
 _SOFTWARE_CHANGE = re.compile(
     # a change of what a device runs, wherever it is asked ("upgrade the firmware on <device>",
@@ -271,6 +283,10 @@ _AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
 _WHETHER = re.compile(r"(?<![\w-])(?:whether|if)\s+$")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
+PROBE_NOTE = (
+    "This agent runs no tests on the network (ping, traceroute): its skills only read the "
+    "network's inventory and telemetry (and recommend upgrades)."
+)
 CHANGE_NOTE = (
     "This agent makes no changes: its skills only read the network's inventory and telemetry "
     "(and recommend upgrades)."
@@ -666,6 +682,10 @@ class NetworkFeatures:
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
             note = CHANGE_NOTE
+        elif _PROBE.search(masked):
+            signals.append("probe")  # "ping the far end of <link>": no skill runs a test
+            votes = dict.fromkeys(READ_ONLY, -0.6)
+            note = PROBE_NOTE
         asks: tuple[str, ...] = ()
         joins = _joins(masked)
         if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:

@@ -780,3 +780,23 @@ def test_a_full_device_metric_or_a_carried_rate_threshold_is_evaluated(
     decision = route(router, text, PAULA)
     assert decision.capability is not None, decision
     assert decision.capability.id == "evaluate_resource_condition"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # a change bid after a ticket's label
+        ("INC-7781: disable port ge-0/0/3 on sfo1-edge-01", "makes no changes"),
+        # a change whose object is a named thing ("in the inventory" is no noun's)
+        ("could you decommission sin1-agg-02 in the inventory tonight", "makes no changes"),
+        ("roll out the new syslog config to all edge routers at ams1", "makes no changes"),
+        # a test run on the network
+        ("traceroute from nyc1-core-01 to the far side of acme-lnk-00009", "runs no tests"),
+    ],
+)
+def test_a_change_or_a_test_on_the_network_is_no_skills_and_the_caller_is_told(
+    router: Router, text: str, says: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert says in decision.note

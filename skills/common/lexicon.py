@@ -242,6 +242,13 @@ _RATE_ENOUGH = re.compile(
     r"\d(?:\.\d+)?\s*(?:[kmgt]|gig|gigs|gbps|mbps|tbps|gbit|gbe|ge)?(?:\s+(?:link|circuit|pipe))?"
     r"\s+(?:be\s+|is\s+|still\s+)?(?:enough|sufficient|adequate|plenty)(?![\w-])"
 )
+_UNSIZED = re.compile(
+    # whether a thing can take more, of no size: "can <device> take more?", "is there space on
+    # <link>", "can <link> cope?", "is <device> ready for the extra load"
+    r"(?<![\w-])(?:take\s+(?:on\s+)?more|(?:any\s+|is\s+there\s+(?:any\s+)?)(?:space|room)\s+on"
+    r"|cope|coping|ready\s+for\s+(?:the\s+|more\s+|extra\s+|additional\s+)+(?:load|traffic))"
+    r"\s*[?.!]*\s*$"
+)
 _NEED_MORE = re.compile(
     r"(?<![\w-])(?:need|needs|require|requires|want)\s+(?:more|extra|additional|a\s+lot\s+more)\s+"
     r"(?:bandwidth|capacity|bw|room|headroom|throughput)(?![\w-])"
@@ -492,6 +499,11 @@ class NetworkFeatures:
         if _RATE_ENOUGH.search(masked) or (_NEED_MORE.search(masked) and not rated):
             signals.append("sufficiency")
             return (CAPACITY, UPGRADE)
+        if resource and _UNSIZED.search(masked) and not numbers(masked):
+            # more of no size ("can <device> take more?", "can <link> cope?"): a rate to fit,
+            # or its load against a threshold?
+            signals.append("unsized")
+            return (CAPACITY, EVALUATE)
         if not resource or _ASKING.search(masked) or "upgrade" in signals:
             return ()
         bare = _INTERFACE.sub(lambda m: " " * len(m[0]), masked)

@@ -800,3 +800,24 @@ def test_a_change_or_a_test_on_the_network_is_no_skills_and_the_caller_is_told(
     decision = route(router, text, PAULA)
     assert decision.action is Action.CLARIFY, decision
     assert says in decision.note
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "could sin1-agg-01 take on more?",
+        "any room on acme-lnk-00066?",
+        "will acme-lnk-00012 cope",
+        "is lon1-core-02 ready for additional traffic?",
+    ],
+)
+def test_more_of_no_size_asks_between_the_capacity_check_and_the_evaluation(
+    router: Router, text: str
+) -> None:
+    """Whether a thing can take more, of no size: a rate to fit, or its load against a
+    threshold? Neither skill can answer without the caller's figure."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {"check_link_capacity", "evaluate_resource_condition"} <= {
+        c.id for c in decision.candidates
+    }

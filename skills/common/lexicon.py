@@ -249,6 +249,10 @@ _UNSIZED = re.compile(
     r"|cope|coping|ready\s+for\s+(?:the\s+|more\s+|extra\s+|additional\s+)+(?:load|traffic))"
     r"\s*[?.!]*\s*$"
 )
+_STORY = re.compile(
+    r"(?<![\w-])(?:tell\s+me\s+about|story|picture|situation|rundown|lowdown)(?![\w-])"
+)
+_BETWEEN = re.compile(r"^\W*(?:the\s+)?(?:link|links|circuit|path)\s+between\s+and\W*$")
 _NEED_MORE = re.compile(
     r"(?<![\w-])(?:need|needs|require|requires|want)\s+(?:more|extra|additional|a\s+lot\s+more)\s+"
     r"(?:bandwidth|capacity|bw|room|headroom|throughput)(?![\w-])"
@@ -487,7 +491,12 @@ class NetworkFeatures:
 
     @staticmethod
     def _either(
-        masked: str, signals: list[str], attributes: set[str], rated: bool, resource: bool
+        masked: str,
+        signals: list[str],
+        attributes: set[str],
+        rated: bool,
+        resource: bool,
+        pair: bool = False,
     ) -> tuple[str, ...]:
         """Two skills one request fits alike, which the router asks between.
 
@@ -504,6 +513,11 @@ class NetworkFeatures:
             # or its load against a threshold?
             signals.append("unsized")
             return (CAPACITY, EVALUATE)
+        if "metric_of_resource" in signals and _STORY.search(masked):
+            # its usage told as a story ("tell me about <link>'s usage", "the load story on
+            # <link>"): against a threshold, or the room left?
+            signals.append("story")
+            return (EVALUATE, CAPACITY)
         if not resource or _ASKING.search(masked) or "upgrade" in signals:
             return ()
         bare = _INTERFACE.sub(lambda m: " " * len(m[0]), masked)
@@ -513,6 +527,11 @@ class NetworkFeatures:
         if "metric_of_resource" in signals and not numbers(bare) and not _FULL.search(bare):
             signals.append("topic")
             return (EVALUATE, INVENTORY)
+        if pair and _BETWEEN.search(bare) and not rated and not numbers(bare):
+            # the link between two devices, and no more ("link between <a> and <b>"): its
+            # record, or its room?
+            signals.append("topic")
+            return (INVENTORY, CAPACITY)
         if "attribute" in signals and attributes and attributes <= _BARE_STATE:
             signals.append("topic")
             return (INVENTORY, EVALUATE)
@@ -724,7 +743,9 @@ class NetworkFeatures:
             if asks:
                 signals.append("two_requests")
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
-            asks = self._either(masked, signals, attributes, bool(bandwidths), resource)
+            asks = self._either(
+                masked, signals, attributes, bool(bandwidths), resource, len(devices) >= 2
+            )
         return TextFeatures(
             tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note
         )

@@ -720,7 +720,10 @@ def test_what_a_named_thing_is_or_is_recorded_as_is_looked_up(router: Router, te
         # describe_skill's own interface: it describes itself
         ("the parameters describe_skill takes?", "describe_skill"),
         # describe_skill called for another skill: that one is described
-        ("please call describe_skill on evaluate_resource_condition", "evaluate_resource_condition"),
+        (
+            "please call describe_skill on evaluate_resource_condition",
+            "evaluate_resource_condition",
+        ),
     ],
 )
 def test_a_skills_version_or_describe_skill_itself_is_described(
@@ -821,3 +824,26 @@ def test_more_of_no_size_asks_between_the_capacity_check_and_the_evaluation(
     assert {"check_link_capacity", "evaluate_resource_condition"} <= {
         c.id for c in decision.candidates
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # the link between two devices, and no more: its record, or its room?
+        (
+            "the circuit between ams1-edge-01 and ams1-core-02",
+            {"lookup_inventory", "check_link_capacity"},
+        ),
+        # a resource's usage told as a story: against a threshold, or the room left?
+        (
+            "give me the rundown on acme-lnk-00081 utilization",
+            {"evaluate_resource_condition", "check_link_capacity"},
+        ),
+    ],
+)
+def test_a_bare_link_between_two_devices_or_a_usage_story_is_asked_about(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert offered <= {c.id for c in decision.candidates}

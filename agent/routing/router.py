@@ -78,9 +78,9 @@ _REQUEST_WORDS = frozenset(
 
 _SECOND_ASK = re.compile(
     # ("whether and how far ...": two words of one question)
-    r"\b(?<!whether )(?<!if )(?:and|plus|also|as well as|then)\s+(?:also\s+)?(?:how|what|whether|which|if|when"
-    r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would|plan|recommend"
-    r"|suggest|propose|advise|estimate)\b"
+    r"\b(?<!whether )(?<!if )(?:and|plus|also|as well as|then)\s+(?:also\s+)?"
+    r"(?:how|what|whether|which|if|when|where|who|tell|show|give|list|check|is|are|does|do|can"
+    r"|could|should|would|plan|recommend|suggest|propose|advise|estimate)\b"
 )
 """A second request joined to the first ("... interfaces and how loaded they are")."""
 _VAGUE = frozenset(

@@ -77,9 +77,10 @@ _REQUEST_WORDS = frozenset(
 )
 
 _SECOND_ASK = re.compile(
-    r"\b(?:and|plus|also|as well as|then)\s+(?:also\s+)?(?:how|what|whether|which|if|when"
-    r"|where|who|tell|show|give|list|check|is|are|does|do|can|could|should|would|plan|recommend"
-    r"|suggest|propose|advise|estimate)\b"
+    # ("whether and how far ...": two words of one question)
+    r"\b(?<!whether )(?<!if )(?:and|plus|also|as well as|then)\s+(?:also\s+)?"
+    r"(?:how|what|whether|which|if|when|where|who|tell|show|give|list|check|is|are|does|do|can"
+    r"|could|should|would|plan|recommend|suggest|propose|advise|estimate)\b"
 )
 """A second request joined to the first ("... interfaces and how loaded they are")."""
 _VAGUE = frozenset(
@@ -106,6 +107,7 @@ naming the skill and nothing else, describing it and running it fit alike (stemm
 _INTERFACE_WORDS = re.compile(
     r"(?<![\w-])(?:schemas?|arguments?|args|params?|parameters?|fields?|specs?|specification"
     r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
+    r"|versions?"
     r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
     r"|(?:what|which|the|its|as|an?)\s+(?:inputs?|outputs?)(?:\s+(?:of|for|it|does|do|looks?))?"
     r"(?=\s*(?:$|[?.,;:!)]|of\b|for\b|it\b|does\b|do\b|looks?\b|like\b|are\b|is\b)))"
@@ -120,6 +122,9 @@ _RUN = re.compile(
 )
 """A bid to run a skill (an imperative, the text's or a sentence's first word; not "how do I
 call ...")."""
+_FOR_THING = r" (?:for|on|against|of) (?:the |a )?(?:[a-z]+ ){0,2}[a-z]*[0-9]"
+"""After a skill's name, a thing named by an identifier (``plan_link_upgrade for <link>``): a
+bid to run the skill on it, not a mention of the skill."""
 _RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
@@ -619,10 +624,20 @@ class Router:
         if own is None or describe is None or not names_skill(text, target.manifest):
             return scores, target
         lowered = text.lower()
-        if _INTERFACE_WORDS.search(lowered):  # its interface asked about: describe it
-            by_skill[DESCRIBE_SKILL_ID] = replace(describe, score=max(describe.score, own.score))
-            by_skill[target.id] = replace(own, score=own.score * DESCRIBES_NOTHING)
-        elif _RUN.search(lowered):  # "run lookup_inventory for sin1": as good as a request
+        itself = target.id == DESCRIBE_SKILL_ID  # "arguments for describe_skill?": its own
+        called = not itself and names_skill(text, by_id[DESCRIBE_SKILL_ID].manifest)
+        if _INTERFACE_WORDS.search(lowered) or (called and _RUN.search(lowered)):
+            # its interface or version asked about ("which version is <skill> on"), or
+            # describe_skill bid to describe it: a request for describe_skill as good as a bid
+            lead = max(describe.score, own.score, self.threshold)
+            by_skill[DESCRIBE_SKILL_ID] = replace(describe, score=lead)
+            if not itself:
+                by_skill[target.id] = replace(own, score=own.score * DESCRIBES_NOTHING)
+        elif itself:
+            return scores, target
+        elif _RUN.search(lowered) or bids_on_a_thing(text, target.manifest):
+            # "run lookup_inventory for sin1", "plan_link_upgrade for <link>": as good as a
+            # request
             lead = max(describe.score, own.score, self.threshold)
             by_skill[target.id] = replace(own, score=lead)
             by_skill[DESCRIBE_SKILL_ID] = replace(
@@ -786,6 +801,14 @@ def names_skill(text: str, manifest: Any) -> bool:
     skill``)."""
     said = f" {' '.join(_WORDS.findall(text.lower()))} "
     return any(f" {words} " in said for words in _names_of(manifest))
+
+
+def bids_on_a_thing(text: str, manifest: Any) -> bool:
+    """Whether ``text`` names the skill right before a thing named by an identifier
+    (``plan_link_upgrade for <link>``, ``<skill> on <id>``): a bid to run it on that thing
+    (describing a skill needs no thing)."""
+    said = " ".join(_WORDS.findall(text.lower()))
+    return any(re.search(rf"(?<![a-z0-9]){name}{_FOR_THING}", said) for name in _names_of(manifest))
 
 
 _NAMES: dict[int, tuple[Any, tuple[str, ...]]] = {}

@@ -38,7 +38,9 @@ reads lives here, in one place:
   - against every skill here: a metric no skill observes, with no other metric (``packet loss
     on <link> over 1%?``), unless it is the reason of an upgrade or capacity question; the
     caller is told so (``TextFeatures.note``); a change bid (``shut down``, ``reboot``,
-    ``push the config``, ``open a ticket``: no skill makes changes), an inspection verb with
+    ``push the config``, ``roll out``, ``open a ticket``: no skill makes changes), a test run on
+    the network (``ping the far end of <link>``, ``traceroute``: the caller is told no skill
+    runs one), an inspection verb with
     nothing to measure or know (``verify the link between ...``: which check?), advice on a
     symptom (``what do we do?``), a watch kept (``keep an eye on <device>``), a health asked in
     no measure (``<link> - is it fine?``) and a question about networking in general
@@ -124,7 +126,8 @@ _INTERFACE = re.compile(
 )
 _SITE = re.compile(r"(?<![\w\-/:.])(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:])")
 _CAPACITY = re.compile(
-    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare|slack"
+    # ("spares" are parts kept for a failure, no room)
+    r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare(?!s\b)|slack"
     r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
     # the check named by its object: "check <link> capacity", "the bandwidth check on <link>"
@@ -161,9 +164,9 @@ _CHANGE = re.compile(
     # a change to the network, which no read-only skill makes: asked about, never run; bid
     # (the text's first verb, or after "please", "can you"...), not a later step ("before we
     # push the config")
-    r"(?:^\s*|[.;!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"(?:^\s*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
     r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
-    r"(?:shut(?:\s+down)?|no\s+shut|reboot|restart|reload|configure|commit|deploy"
+    r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
     r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
@@ -189,7 +192,17 @@ _CHANGE = re.compile(
     r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
     # a noun, not a bid ("lower than 50%?", "change in util", "increase of errors"), nor a
     # label ("Update: ...")
-    r"(?!\s+(?:than|in|of)\b)(?!\s*:)"
+    # (one space: a named thing blanked between them is the verb's object, "decommission <link>
+    # in the records")
+    r"(?!\s(?:than|in|of)\b)(?!\s*:)"
+)
+_PROBE = re.compile(
+    # a test run on the network, which no skill runs: "ping the far end of <link>", "can you
+    # traceroute to <device>" (bid as a change is)
+    r"(?:^\s*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s)\s+)"
+    r"(?:ping|traceroute|trace\s*route|tracert|mtr|iperf|run\s+(?:a\s+|an\s+)?(?:ping|traceroute"
+    r"|iperf|speed\s*test|loopback\s+test|bert))(?![\w-])(?!\s*:)"
 )
 _SOFTWARE_CHANGE = re.compile(
     # a change of what a device runs, wherever it is asked ("upgrade the firmware on <device>",
@@ -229,6 +242,17 @@ _RATE_ENOUGH = re.compile(
     r"\d(?:\.\d+)?\s*(?:[kmgt]|gig|gigs|gbps|mbps|tbps|gbit|gbe|ge)?(?:\s+(?:link|circuit|pipe))?"
     r"\s+(?:be\s+|is\s+|still\s+)?(?:enough|sufficient|adequate|plenty)(?![\w-])"
 )
+_UNSIZED = re.compile(
+    # whether a thing can take more, of no size: "can <device> take more?", "is there space on
+    # <link>", "can <link> cope?", "is <device> ready for the extra load"
+    r"(?<![\w-])(?:take\s+(?:on\s+)?more|(?:any\s+|is\s+there\s+(?:any\s+)?)(?:space|room)\s+on"
+    r"|cope|coping|ready\s+for\s+(?:the\s+|more\s+|extra\s+|additional\s+)+(?:load|traffic))"
+    r"\s*[?.!]*\s*$"
+)
+_STORY = re.compile(
+    r"(?<![\w-])(?:tell\s+me\s+about|story|picture|situation|rundown|lowdown)(?![\w-])"
+)
+_BETWEEN = re.compile(r"^\W*(?:the\s+)?(?:link|links|circuit|path)\s+between\s+and\W*$")
 _NEED_MORE = re.compile(
     r"(?<![\w-])(?:need|needs|require|requires|want)\s+(?:more|extra|additional|a\s+lot\s+more)\s+"
     r"(?:bandwidth|capacity|bw|room|headroom|throughput)(?![\w-])"
@@ -237,6 +261,14 @@ _TARGET = re.compile(
     # a rate a link would be upgraded to (or from): "a bump to 100G", "from 10G to 40G"
     r"(?<![\w-])(?:to|into|from)\s+(?:an?\s+)?\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps"
     r"|m|mbps)(?![\w/])"
+)
+_CHOICES = re.compile(
+    # rates offered as choices: "40G or 100G", "a 100G or a 400G"
+    r"(?<![\w-])\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)\s+or\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
+)
+_CARRIED = re.compile(
+    r"(?<![\w-])(?:carry(?:ing)?|carries|carried|traffic|throughput|flowing|passing)(?![\w-])"
 )
 _ADVICE = re.compile(
     # advice on a symptom, which no skill gives: "<link> is congested, what do we do?"
@@ -259,8 +291,13 @@ _THEORY = re.compile(
     rf"|primer\s+on)\s+(?:\w+\s+){{0,3}}?{_PROTOCOL}(?![\w-])"
 )
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
+_WHETHER = re.compile(r"(?<![\w-])(?:whether|if)\s+$")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
+PROBE_NOTE = (
+    "This agent runs no tests on the network (ping, traceroute): its skills only read the "
+    "network's inventory and telemetry (and recommend upgrades)."
+)
 CHANGE_NOTE = (
     "This agent makes no changes: its skills only read the network's inventory and telemetry "
     "(and recommend upgrades)."
@@ -303,9 +340,11 @@ _ATTRIBUTE = re.compile(
     r"|(?:in|according\s+to|from|per)\s+(?:the\s+|our\s+)?(?:inventory|cmdb|records?))(?![\w-])"
 )
 _PARTS = re.compile(
-    # the parts and links of a named thing: "ports on <device>", "links from <device>"
+    # the parts and links of a named thing: "ports on <device>", "links from <device>"; its
+    # record itself: "inventory for <device>", "the cmdb entry of <link>"
     r"(?<![\w-])(?:ports|interfaces|intfs|links|circuits|lags|bundles|members|neighbou?rs|uplinks"
-    r"|cables)(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+    # ("record the result": a verb)
+    r"|cables|inventory|cmdb(?:\s+(?:entry|record))?|records?(?=\s+(?:for|of|on)\b))(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
 )
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
@@ -330,6 +369,18 @@ _LISTING = re.compile(
     # every one of a kind, each with what the inventory records: "for every device at lon1"
     r"|(?:every|all|each)\s+(?:the\s+|our\s+|of\s+the\s+)?(?:links?|devices?|sites?|routers?"
     r"|switch(?:es)?|circuits?))(?![\w-])"
+)
+_IDENTITY = re.compile(
+    # what a device is, which only its record says: its model, maker, serial, software
+    rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|make|brand"
+    rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os\s+version"
+    rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR})(?![\w-])"
+)
+_RECORDED = re.compile(
+    # what the records say, not what the network carries: "a 10G link according to our
+    # records", "the speed recorded for <link>"
+    r"(?<![\w-])(?:(?:according\s+to|in|per|from)\s+(?:the\s+|our\s+)?(?:inventory|cmdb"
+    r"|records?)|recorded|on\s+record)(?![\w-])"
 )
 _OWN_ATTRIBUTE = re.compile(
     # an attribute of the thing already named ("and its serial number"), not any word of the
@@ -424,6 +475,12 @@ def _split_asks(
     return ()
 
 
+def _joins(masked: str) -> list[int]:
+    """Where ``masked`` joins two requests ("and", "plus"...); "whether and how far" is two words
+    of one question, no join."""
+    return [m.start() for m in _AND.finditer(masked) if not _WHETHER.search(masked, 0, m.start())]
+
+
 def _threshold_number(masked: str, after: int) -> bool:
     """A number after the comparison (the threshold), not a bandwidth's."""
     return any(n.start >= after for n in numbers(masked))
@@ -434,7 +491,12 @@ class NetworkFeatures:
 
     @staticmethod
     def _either(
-        masked: str, signals: list[str], attributes: set[str], rated: bool, resource: bool
+        masked: str,
+        signals: list[str],
+        attributes: set[str],
+        rated: bool,
+        resource: bool,
+        pair: bool = False,
     ) -> tuple[str, ...]:
         """Two skills one request fits alike, which the router asks between.
 
@@ -446,14 +508,30 @@ class NetworkFeatures:
         if _RATE_ENOUGH.search(masked) or (_NEED_MORE.search(masked) and not rated):
             signals.append("sufficiency")
             return (CAPACITY, UPGRADE)
+        if resource and _UNSIZED.search(masked) and not numbers(masked):
+            # more of no size ("can <device> take more?", "can <link> cope?"): a rate to fit,
+            # or its load against a threshold?
+            signals.append("unsized")
+            return (CAPACITY, EVALUATE)
+        if "metric_of_resource" in signals and _STORY.search(masked):
+            # its usage told as a story ("tell me about <link>'s usage", "the load story on
+            # <link>"): against a threshold, or the room left?
+            signals.append("story")
+            return (EVALUATE, CAPACITY)
         if not resource or _ASKING.search(masked) or "upgrade" in signals:
             return ()
         bare = _INTERFACE.sub(lambda m: " " * len(m[0]), masked)
         if len(_TOPIC_WORD.findall(bare)) > TOPIC_WORDS:
             return ()
-        if "metric_of_resource" in signals and not numbers(bare):
+        # (a metric said full, "<device> memory full?", is its state asked, not a topic)
+        if "metric_of_resource" in signals and not numbers(bare) and not _FULL.search(bare):
             signals.append("topic")
             return (EVALUATE, INVENTORY)
+        if pair and _BETWEEN.search(bare) and not rated and not numbers(bare):
+            # the link between two devices, and no more ("link between <a> and <b>"): its
+            # record, or its room?
+            signals.append("topic")
+            return (INVENTORY, CAPACITY)
         if "attribute" in signals and attributes and attributes <= _BARE_STATE:
             signals.append("topic")
             return (INVENTORY, EVALUATE)
@@ -501,14 +579,32 @@ class NetworkFeatures:
             (headroom or _LEFT.search(asked) is not None) and not in_percent
         )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
+        carried = False
+        if not metrics and bandwidths and (links or interface) and not capacity:
+            # a rate compared with what an interface or a link carries ("carrying more than 8
+            # Gbps of traffic"): its utilization against a threshold, no traffic to fit
+            comparison = find_comparison(masked) if _CARRIED.search(masked) else None
+            if comparison is not None:
+                carried = True
+                metrics = ["utilization"]
+                terms.append("utilization")
+                signals.append("metric:utilization")
         resource = bool(links or devices or interface)
         votes: dict[str, float] = {}
         if metrics and comparison is not None and not capacity:
             threshold = _threshold_number(masked, comparison.start if comparison.postfix else 0)
             signals.append("threshold" if threshold else "comparison")
             votes[EVALUATE] = 0.85 if threshold else 0.55
-        elif metrics and resource and not bandwidths and not capacity and _FULL.search(masked):
-            # "is <link> saturated": a threshold crossed, or no room left? which, is asked
+        elif (
+            metrics
+            and resource
+            and not bandwidths
+            and not capacity
+            and _FULL.search(masked)
+            and set(metrics) <= {"utilization"}
+        ):
+            # "is <link> saturated": a threshold crossed, or no room left? which, is asked (a
+            # device's cpu or memory maxed out is a condition of that metric: no room to fit)
             signals.append("full")
             votes[EVALUATE] = -0.4
         elif metrics and resource and not bandwidths and not capacity:
@@ -519,8 +615,20 @@ class NetworkFeatures:
             links or "link" in masked or "circuit" in masked
         )
         # the rates of an upgrade ("is a bump to 100G warranted") are its targets, no traffic
-        targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked))
-        if capacity or (bandwidths and (links or len(devices) >= 2) and not targets):
+        # (rates offered as choices, "40G or 100G upgrade?", are its targets too)
+        targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked)) + 2 * len(
+            _CHOICES.findall(masked)
+        )
+        # the rates the records give a link ("a 10G or 100G link according to our records") are
+        # its recorded speed, no traffic to fit
+        recorded = _RECORDED.search(masked) is not None
+        if capacity or (
+            bandwidths
+            and (links or len(devices) >= 2)
+            and not targets
+            and not recorded
+            and not carried
+        ):
             signals.append("capacity")
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
             if EVALUATE not in votes:
@@ -538,7 +646,10 @@ class NetworkFeatures:
         named = resource or _DESCRIBED.search(masked) is not None
         if (parts or _ATTRIBUTE.search(masked)) and named and alone:
             signals.append("attribute")
-            votes[INVENTORY] = 0.8 if parts else 0.6
+            # what a named thing is (its model, maker, serial, software) is a request however
+            # short ("<device> vendor pls"): no other skill knows it
+            identity = _IDENTITY.search(masked) is not None and resource
+            votes[INVENTORY] = 0.8 if parts or identity else 0.6
             votes.setdefault(CAPACITY, -0.2)
         elif (
             resource
@@ -557,7 +668,7 @@ class NetworkFeatures:
             # the verb of a plan, of a named link and nothing else, is a request, however
             # short ("upsize <link>?")
             votes[UPGRADE] = 0.8 if links and not votes else 0.6
-            if CAPACITY in votes and not _AND.search(masked):
+            if CAPACITY in votes and not _joins(masked):
                 votes[CAPACITY] = 0.2  # "upgrade, given whether the bandwidth fit": a plan
         if metrics and not resource and comparison is None and not votes:
             # a metric of no named resource (a site is none) and no threshold ("crc errs??",
@@ -602,8 +713,12 @@ class NetworkFeatures:
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
             note = CHANGE_NOTE
+        elif _PROBE.search(masked):
+            signals.append("probe")  # "ping the far end of <link>": no skill runs a test
+            votes = dict.fromkeys(READ_ONLY, -0.6)
+            note = PROBE_NOTE
         asks: tuple[str, ...] = ()
-        joins = [m.start() for m in _AND.finditer(masked)]
+        joins = _joins(masked)
         if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:
             # two requests in one text, one before the join and one after it: "its interfaces
             # and their utilization", "free bw on <link> and an upgrade plan"
@@ -628,7 +743,9 @@ class NetworkFeatures:
             if asks:
                 signals.append("two_requests")
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
-            asks = self._either(masked, signals, attributes, bool(bandwidths), resource)
+            asks = self._either(
+                masked, signals, attributes, bool(bandwidths), resource, len(devices) >= 2
+            )
         return TextFeatures(
             tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note
         )

@@ -205,7 +205,10 @@ def fold(text: Any) -> str:
 
 _LINK_ID = re.compile(r"(?<![a-z0-9_.\-])([a-z][a-z0-9]*)[-_]lnk[-_](\d{5,})(?![a-z0-9_])", re.I)
 _DEVICE = re.compile(
-    r"(?<![a-z0-9_.\-])([a-z]{2,5}\d{1,3})-(core|agg|edge|access)-(\d{1,3})(?![a-z0-9_]|-\w)",
+    # site, role, number: the inventory's roles, the aggregation one also as the inventory's
+    # extractor reads it ("agg", "aggr", "dist": skills/lookup_inventory/extract.py)
+    r"(?<![a-z0-9_.\-])([a-z]{2,5}\d{1,3})-(core|agg|aggr|dist|edge|access)"
+    r"-(\d{1,3})(?![a-z0-9_]|-\w)",
     re.I,
 )
 _RESOURCE = re.compile(

@@ -297,6 +297,8 @@ def test_link_ids(text: str, expected: list[str]) -> None:
         ("nyc1-access-100", ["nyc1-access-100"]),
         ("nyc1-core-01:et-0/0/1", ["nyc1-core-01"]),
         ("nyc1-core-01's ports", ["nyc1-core-01"]),
+        # the aggregation role in the words the inventory's extractor reads it by
+        ("tok1-dist-04 and ams1-aggr-02", ["tok1-dist-04", "ams1-aggr-02"]),
         ("nyc1-spine-01", []),
         ("nyc1-core-01-old", []),
         ("", []),

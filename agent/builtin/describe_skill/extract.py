@@ -4,7 +4,9 @@ The skill is named by its id (``check_link_capacity``, also ``check-link-capacit
 ``checkLinkCapacity``), by a plain name its manifest lists in ``routing.aliases`` (``link
 capacity``, ``headroom``), or by a word of its id that no other skill's id or aliases has,
 called a skill (``the evaluate skill``). An id anywhere in the text beats a name; among ids,
-and then among names, the first mentioned wins (the aliases before the words of ids). The ids
+and then among names, the first mentioned wins (the aliases before the words of ids), except
+``describe_skill``'s own, which another id beats (``call describe_skill with the name
+lookup_inventory``: it is called to describe the other). The ids
 and names are the registry's, bound at start-up (:func:`bind`), removed skills included:
 describing them explains why they are gone. So a new skill is describable by text the moment
 its folder exists, and no other skill's file changes.
@@ -27,6 +29,9 @@ class Named(Protocol):
 
     @property
     def aliases(self) -> tuple[str, ...]: ...
+
+
+SELF = "describe_skill"
 
 
 def _id_forms(skill_id: str) -> list[str]:
@@ -82,7 +87,12 @@ def bind(manifests: Iterable[Named]) -> Extract:
     def extract(text: str) -> dict[str, Any]:
         """``{"skill_id": ...}`` for the skill ``text`` asks about, else ``{}``."""
         folded = plain(text)
-        found = id_pattern.search(folded)
+        # describe_skill's own id beside another's is the skill called, not the one described
+        # ("call describe_skill with the name lookup_inventory"): the other is described
+        found = next(
+            (m for m in id_pattern.finditer(folded) if by_group.get(m.lastgroup or "") != SELF),
+            None,
+        ) or id_pattern.search(folded)
         if found is not None and found.lastgroup is not None:
             return {"skill_id": by_group[found.lastgroup]}
         alias = alias_pattern.search(folded)

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from agent.registry.loader import load_registry
@@ -1108,3 +1110,32 @@ def test_a_tfidf_classifier_on_the_utterances_routes_each_skills_examples_home()
     predicted = model.predict([e for _, e in examples])
     wrong = [(s, e, p) for (s, e), p in zip(examples, predicted, strict=True) if p != s]
     assert not wrong
+
+
+def _search_from_every_letter(text: str) -> t.Comparison | None:
+    """find_comparison as it was: the whole operator pattern searched across the text."""
+    found = t._OPERATOR.search(text)
+    if found is None or found.lastgroup is None:
+        return None
+    phrase = t._OPERATOR_NAMES[found.lastgroup]
+    op = t._OPERATOR_PHRASES[phrase]
+    return t.Comparison(op, found.start(), found.end(), phrase in t._POSTFIX)
+
+
+_ATOMS = [*t._PHRASES_LONGEST_FIRST, "<", ">", "=", "-", "/", "x", "90%", "at"]
+_ATOMS += ["the last hour", "over the past", "10", "gbps", "<=>", "=<>", "-->", "no", "cpu"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_ATOMS), st.sampled_from(["", " ", "  ", "-", "/", "\t"])),
+        min_size=1,
+        max_size=7,
+    )
+)
+def test_find_comparison_tries_the_pattern_only_where_a_phrase_can_start(
+    pieces: list[tuple[str, str]],
+) -> None:
+    text = "".join(atom + glue for atom, glue in pieces)
+    assert t.find_comparison(text) == _search_from_every_letter(text)

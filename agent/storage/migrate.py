@@ -14,8 +14,11 @@ from pathlib import Path
 from agent.storage.history import MigrationHistory
 
 VERSION_TABLE = "alembic_version_core"
+HEAD = "core_0004"
+"""The newest revision in ``migrations/versions/``: a new revision changes it too
+(``tests/storage/test_heads.py`` fails otherwise)."""
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-CORE = MigrationHistory(MIGRATIONS_DIR, VERSION_TABLE)
+CORE = MigrationHistory(MIGRATIONS_DIR, VERSION_TABLE, HEAD)
 
 alembic_config = CORE.config
 head_revision = CORE.head_revision

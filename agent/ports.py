@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agent.security.credentials import ToolTokenVerifier
     from agent.settings import Settings
     from agent.storage.audit import AuditLog
+    from agent.storage.history import MigrationHistory
 
 TokenSupplier = Callable[[], Awaitable[str]]
 """Returns a tool token exchanged for the caller, each time the tool client needs one."""
@@ -93,6 +94,11 @@ class Deployment:
     tools: Sequence[ToolPort] = ()
     migrate: StorageHook | None = None
     """Bring the deployment's tables to its schema; run at every start and by storage commands."""
+    migrated: Sequence[MigrationHistory] = ()
+    """The histories ``migrate`` brings to their heads, each naming its ``head``: a command
+    that only reads (``netagent audit``, ``usage``, ``chain list``) skips ``migrate`` when the
+    database records every one at its head. None given with a ``migrate``: it cannot tell, and
+    always runs ``migrate`` first."""
     seed: StorageHook | None = None
     """Fill an empty database with demo data (NETAGENT_SEED); must leave existing data alone."""
     topology: TopologyFactory | None = None

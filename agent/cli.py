@@ -1175,19 +1175,17 @@ def _read_database(
     which refuses a revision it does not know.
     """
     from agent.errors import ConfigurationError
-    from agent.storage.migrate import CORE
     from agent.storage.sqlite_file import reading, sqlite_path
 
     settings = cli_settings(database_url=database_url)
     path = sqlite_path(settings.resolved_database_url)
     if path is None:
         return asyncio.run(_on_database(on_engine, database_url))
-    deployment = _deployment()
-    known = deployment.migrate is None or bool(deployment.migrated)
+    histories = _deployment().histories()
     try:
-        if known and path.exists():
-            with reading(path) as database:
-                if database.at_heads([CORE, *deployment.migrated]):
+        if histories is not None and path.exists():
+            with reading(path) as database:  # one transaction: the check and the rows
+                if database.at_heads(histories):
                     return on_file(database)
         _refuse_unwritable(path)
         asyncio.run(_migrate(settings))

@@ -107,6 +107,16 @@ class Deployment:
     routing_features: FeatureProvider | None = None
     """Domain knowledge the text router reads as features (``agent/routing/features.py``)."""
 
+    def histories(self) -> Sequence[MigrationHistory] | None:
+        """The histories a database of this deployment is migrated by: the core's, then those
+        ``migrate`` brings to their heads; None when it migrates without naming them (only
+        running the migrations can then tell whether a database is current)."""
+        from agent.storage.migrate import CORE
+
+        if self.migrate is not None and not self.migrated:
+            return None
+        return [CORE, *self.migrated]
+
     def tool(self, name: str) -> ToolPort | None:
         """The port named ``name``, if this deployment has one."""
         return next((port for port in self.tools if port.name == name), None)

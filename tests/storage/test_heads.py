@@ -8,6 +8,7 @@ forgot to move it would have them read a schema they were not written for.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import subprocess
 import sys
@@ -15,11 +16,16 @@ from pathlib import Path
 
 import pytest
 from alembic.script import ScriptDirectory
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent import app
 from agent.errors import ConfigurationError
+from agent.settings import Settings
 from agent.storage import migrate as core
+from agent.storage.engine import make_engine
 from agent.storage.history import MigrationHistory, UnknownRevisionError
 from db import migrate as inventory
+from netops.deployment import network_deployment
 from tests.storage.conftest import NewDatabase
 
 HISTORIES = {"core": core.CORE, "inventory": inventory.INVENTORY}
@@ -84,8 +90,6 @@ async def _record(url: str, version_table: str, revision: str) -> None:
         return
     from sqlalchemy import text
 
-    from agent.storage.engine import make_engine
-
     engine = make_engine(url)
     try:
         async with engine.begin() as connection:
@@ -95,3 +99,92 @@ async def _record(url: str, version_table: str, revision: str) -> None:
             )
     finally:
         await engine.dispose()
+
+
+# -- serve's start-up: a current SQLite file is not handed to Alembic ---------------------------
+
+
+class _Store:
+    """The SDK's task store as prepare_storage sees it: a table made on demand."""
+
+    def __init__(self) -> None:
+        self.initialized = 0
+
+    async def initialize(self) -> None:
+        self.initialized += 1
+
+
+async def _prepare(url: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int, int]:
+    """prepare_storage as serve runs it; how often the core's and the deployment's migrations
+    and the task store's initialisation ran."""
+    calls = {"core": 0, "deployment": 0}
+
+    async def upgrade_core(url: str) -> None:
+        calls["core"] += 1
+        await core.upgrade(url)
+
+    monkeypatch.setattr("agent.app.upgrade_core", upgrade_core)
+    deployment = network_deployment()
+    real_migrate = deployment.migrate
+    assert real_migrate is not None
+
+    async def migrate(settings: Settings, engine: AsyncEngine) -> None:
+        calls["deployment"] += 1
+        await real_migrate(settings, engine)
+
+    deployment = dataclasses.replace(deployment, migrate=migrate)
+    settings = Settings(home=home, database_url=url, seed_on_start=False)
+    engine = make_engine(url)
+    store = _Store()
+    try:
+        await app.prepare_storage(settings, engine, deployment, [store])
+    finally:
+        await engine.dispose()
+    return calls["core"], calls["deployment"], store.initialized
+
+
+async def test_serve_migrates_a_new_or_older_database_and_leaves_a_current_file_alone(
+    new_database: NewDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = new_database("start")
+    assert await _prepare(url, tmp_path, monkeypatch) == (1, 1, 1)  # a new database
+    current = (0, 0, 1) if url.startswith("sqlite") else (1, 1, 1)  # PostgreSQL: Alembic says
+    assert await _prepare(url, tmp_path, monkeypatch) == current
+    await core.downgrade(url, "core_0003")
+    assert await _prepare(url, tmp_path, monkeypatch) == (1, 1, 1)  # older: migrated again
+    assert await core.current_revision(url) == core.HEAD
+    await _record(url, inventory.VERSION_TABLE, "9999_from_the_future")
+    with pytest.raises(UnknownRevisionError):
+        await _prepare(url, tmp_path, monkeypatch)
+
+
+def test_a_restart_on_a_current_file_imports_no_alembic(tmp_path: Path) -> None:
+    """What serve does to its database before it listens, in a fresh interpreter, twice."""
+    code = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from agent.app import prepare_storage, task_store\n"
+        "from agent.settings import Settings\n"
+        "from agent.storage.engine import make_engine\n"
+        "from netops.deployment import network_deployment\n"
+        "async def main():\n"
+        f"    url = 'sqlite+aiosqlite:///{tmp_path / 'netagent.db'}'\n"
+        f"    settings = Settings(home=Path({str(tmp_path)!r}), seed_on_start=False)\n"
+        "    engine = make_engine(url)\n"
+        "    await prepare_storage(settings, engine, network_deployment(), [task_store(engine)])\n"
+        "    await engine.dispose()\n"
+        "asyncio.run(main())\n"
+        "print('alembic' in sys.modules)"
+    )
+
+    def start() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+
+    assert start() == "True"  # the first start migrates
+    assert start() == "False"  # a restart finds every history at its head

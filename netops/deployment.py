@@ -24,13 +24,14 @@ from agent.ports import (
     ToolPort,
 )
 from agent.registry.identity import AgentIdentity
-from agent.sdk import TopologySource
 from agent.settings import Settings
 from db.migrate import INVENTORY as INVENTORY_HISTORY
 from skills.common.lexicon import NetworkFeatures
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from agent.sdk import TopologySource
 
 log = logging.getLogger(__name__)
 

@@ -200,6 +200,16 @@ def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
     assert "sqlite3" in ran.modules
     if args != ["usage"]:  # usage lists the registry's skills beside their calls
         assert "agent.registry.loader" not in ran.modules
+        assert ran.imported(("jsonschema", "agent.interfaces")) == []  # nor the error codes
+
+
+def test_the_public_surface_imports_a_name_only_when_asked_for() -> None:
+    """``agent.sdk`` is what the deployment and every skill import: by itself it costs nothing,
+    and the deployment's text features bring no jsonschema with them."""
+    ours = {m for m in _imported_after("import agent.sdk") if m.split(".")[0] == "agent"}
+    assert ours == {"agent", "agent.lazy", "agent.sdk"}
+    modules = _imported_after("from agent.sdk import TextFeatures, total")
+    assert "jsonschema" not in modules
 
 
 CLIENT_COMMANDS = {

@@ -8,6 +8,7 @@ forgot to move it would have them read a schema they were not written for.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import sqlite3
 import subprocess
@@ -24,6 +25,7 @@ from agent.settings import Settings
 from agent.storage import migrate as core
 from agent.storage.engine import make_engine
 from agent.storage.history import MigrationHistory, UnknownRevisionError
+from agent.storage.migrate import at_heads
 from db import migrate as inventory
 from netops.deployment import network_deployment
 from tests.storage.conftest import NewDatabase
@@ -188,3 +190,24 @@ def test_a_restart_on_a_current_file_imports_no_alembic(tmp_path: Path) -> None:
 
     assert start() == "True"  # the first start migrates
     assert start() == "False"  # a restart finds every history at its head
+
+
+def test_a_deployment_that_migrates_without_naming_its_histories_is_always_migrated(
+    tmp_path: Path,
+) -> None:
+    network = network_deployment()
+    assert network.histories() == [core.CORE, inventory.INVENTORY]
+    assert dataclasses.replace(network, migrate=None, migrated=()).histories() == [core.CORE]
+    unnamed = dataclasses.replace(network, migrated=())
+    assert unnamed.histories() is None
+    path = tmp_path / "netagent.db"
+    asyncio.run(core.upgrade(f"sqlite+aiosqlite:///{path}"))
+    asyncio.run(inventory.upgrade(f"sqlite+aiosqlite:///{path}"))
+    url = f"sqlite+aiosqlite:///{path}"
+    assert at_heads(url, network.histories())
+    assert not at_heads(url, unnamed.histories())
+    assert not at_heads(f"sqlite+aiosqlite:///{tmp_path / 'missing.db'}", network.histories())
+    assert not (tmp_path / "missing.db").exists()
+    assert not at_heads("postgresql+asyncpg://u:p@localhost/x", network.histories())
+    (tmp_path / "garbage.db").write_bytes(b"not a database" * 100)
+    assert not at_heads(f"sqlite:///{tmp_path / 'garbage.db'}", network.histories())

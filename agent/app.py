@@ -83,6 +83,7 @@ from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine
 from agent.storage.group_commit import task_writer
 from agent.storage.leases import ReplicaLease
+from agent.storage.migrate import at_heads
 from agent.storage.migrate import upgrade as upgrade_core
 from agent.storage.reads import close_reader
 from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore
@@ -200,12 +201,17 @@ async def prepare_storage(
     (and seed) its own.
 
     Under one cluster-wide lock, so replicas starting together do this once, one at a time.
+    A SQLite file that records every history at its head (a restart) is not handed to Alembic,
+    which would find nothing to do after importing itself and reading every revision's script.
     """
     async with exclusively(engine, "prepare-storage"):
-        await upgrade_core(settings.resolved_database_url)
+        url = settings.resolved_database_url
+        current = at_heads(url, deployment.histories())
+        if not current:
+            await upgrade_core(url)
         for store in stores:
             await store.initialize()
-        if deployment.migrate is not None:
+        if deployment.migrate is not None and not current:
             await deployment.migrate(settings, engine)
         if settings.seed_on_start and deployment.seed is not None:
             await deployment.seed(settings, engine)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from agent.registry.cards import CardFactory
     from agent.registry.loader import Registry
     from agent.storage.audit import AuditLog
+    from agent.storage.sqlite_file import SqliteFile
 
 app = typer.Typer(
     help="netops-agent: a reference A2A network-management agent.", no_args_is_help=True
@@ -482,13 +483,10 @@ def _since(value: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _with_audit(work: Callable[[AuditLog], Awaitable[T]], database_url: str | None) -> T:
+def _audit_log(engine: AsyncEngine) -> AuditLog:
     from agent.storage.audit import DatabaseAuditLog
 
-    async def run(engine: AsyncEngine) -> T:
-        return await work(DatabaseAuditLog(engine))
-
-    return asyncio.run(_on_database(run, database_url))
+    return DatabaseAuditLog(engine)
 
 
 @app.command("audit")
@@ -505,11 +503,17 @@ def audit_command(
     from rich.table import Table
 
     moment = _since(since)
-    rows = _with_audit(
-        lambda log: log.query(
-            tenant=tenant, principal=principal, task_id=task, since=moment, limit=limit
-        ),
+    filters: dict[str, Any] = {
+        "tenant": tenant,
+        "principal": principal,
+        "task_id": task,
+        "since": moment,
+        "limit": limit,
+    }
+    rows = _read_database(
         database_url,
+        lambda database: database.audit(**filters),
+        lambda engine: _audit_log(engine).query(**filters),
     )
     if as_json:
         for row in rows:
@@ -562,7 +566,11 @@ def usage_command(
     from rich.table import Table
 
     moment = _since(since)
-    rows = _with_audit(lambda log: log.usage(since=moment), database_url)
+    rows = _read_database(
+        database_url,
+        lambda database: database.usage(since=moment),
+        lambda engine: _audit_log(engine).usage(since=moment),
+    )
     registry = _load_registry(cli_settings())
     table = Table(title="capability usage, from the audit trail")
     for column in ("skill", "state", "day", "calls", "refused", "callers", "last call"):
@@ -1121,20 +1129,90 @@ def invoke_command(
 async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url: str | None) -> T:
     """``work(engine)`` on the local database, migrated first (as ``netagent serve`` does)."""
     from agent.storage.engine import make_engine
-    from agent.storage.migrate import upgrade as upgrade_core
 
     settings = cli_settings(database_url=database_url)
-    if settings.database_url is None:
-        settings.home.mkdir(parents=True, exist_ok=True)
-    await upgrade_core(settings.resolved_database_url)
+    await _migrate(settings)
     engine = make_engine(settings.resolved_database_url)
     try:
-        migrate = _deployment().migrate
-        if migrate is not None:
-            await migrate(settings, engine)
         return await work(engine)
     finally:
         await engine.dispose()
+
+
+async def _migrate(settings: Settings) -> None:
+    """The core's history, then the deployment's ``migrate``, as ``netagent serve`` runs them
+    (a current database is left alone); a database this version cannot migrate is one line."""
+    from agent.errors import ConfigurationError
+    from agent.storage.engine import make_engine
+    from agent.storage.migrate import upgrade as upgrade_core
+
+    if settings.database_url is None:
+        settings.home.mkdir(parents=True, exist_ok=True)
+    try:
+        await upgrade_core(settings.resolved_database_url)
+        migrate = _deployment().migrate
+        if migrate is not None:
+            engine = make_engine(settings.resolved_database_url)
+            try:
+                await migrate(settings, engine)
+            finally:
+                await engine.dispose()
+    except ConfigurationError as exc:
+        raise fail(str(exc)) from None
+
+
+def _read_database(
+    database_url: str | None,
+    on_file: Callable[[SqliteFile], T],
+    on_engine: Callable[[AsyncEngine], Awaitable[T]],
+) -> T:
+    """What a command that only reads reads: ``on_file`` on a SQLite file, by sqlite3 alone,
+    ``on_engine`` on any other database (through SQLAlchemy, migrated first as ever).
+
+    The file is read at once when every history is recorded at its head (the core's and the
+    deployment's ``migrated``); otherwise (no file yet, an older revision, a deployment whose
+    heads are unknown, a newer version's database) it is migrated first, as ``serve`` does,
+    which refuses a revision it does not know.
+    """
+    from agent.errors import ConfigurationError
+    from agent.storage.sqlite_file import reading, sqlite_path
+
+    settings = cli_settings(database_url=database_url)
+    path = sqlite_path(settings.resolved_database_url)
+    if path is None:
+        return asyncio.run(_on_database(on_engine, database_url))
+    histories = _deployment().histories()
+    try:
+        if histories is not None and path.exists():
+            with reading(path) as database:  # one transaction: the check and the rows
+                if database.at_heads(histories):
+                    return on_file(database)
+        _refuse_unwritable(path)
+        asyncio.run(_migrate(settings))
+        with reading(path) as database:
+            return on_file(database)
+    except ConfigurationError as exc:
+        raise fail(str(exc)) from None
+
+
+def _refuse_unwritable(path: Path) -> None:
+    """A database to make or migrate where this process may not write: one line, not
+    SQLite's "unable to open database file" from inside the migration."""
+    from agent.errors import ConfigurationError
+
+    folder = path.parent
+    if not path.exists():
+        if folder.is_dir() and not os.access(folder, os.W_OK):
+            raise ConfigurationError(
+                f"the database {path} does not exist and {folder} cannot be written: "
+                "it cannot be made here"
+            )
+        return
+    if not (os.access(folder, os.W_OK) and os.access(path, os.W_OK)):
+        raise ConfigurationError(
+            f"the database {path} is not at the revisions this version reads (older, newer, "
+            f"or not made by it) and {folder} cannot be written: it cannot be migrated here"
+        )
 
 
 @app.command("chain")
@@ -1172,11 +1250,14 @@ def chain_command(
         if upstream or downstream or args is not None:
             raise fail("`chain list` takes --workflow and --task, not --from, --to or --args")
 
-        async def query(engine: AsyncEngine) -> list[dict[str, Any]]:
-            store = CorrelationStore(engine)
-            return await store.query(workflow_id=workflow, task_id=task, limit=limit)
-
-        _print_correlations(asyncio.run(_on_database(query, database_url)), as_json)
+        rows = _read_database(
+            database_url,
+            lambda database: database.correlations(workflow_id=workflow, task_id=task, limit=limit),
+            lambda engine: CorrelationStore(engine).query(
+                workflow_id=workflow, task_id=task, limit=limit
+            ),
+        )
+        _print_correlations(rows, as_json)
         return
     if task is not None:
         raise fail("--task only filters `chain list`")

@@ -11,6 +11,7 @@ the module that defines it and any second base in parentheses:
     - RegistryError                              agent.registry.loader
     - SeedError (RuntimeError)                   db.simulator
     - ScaffoldError                              netops.scaffold
+    - UnknownRevisionError                       agent.storage.history
   + SchemaInterfaceError                         agent.errors
     - InterfaceBuildError                        agent.interfaces.document
     - NotRepresentableError (ValueError)         agent.interfaces.digest

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agent.security.credentials import ToolTokenVerifier
     from agent.settings import Settings
     from agent.storage.audit import AuditLog
+    from agent.storage.history import MigrationHistory
 
 TokenSupplier = Callable[[], Awaitable[str]]
 """Returns a tool token exchanged for the caller, each time the tool client needs one."""
@@ -93,6 +94,11 @@ class Deployment:
     tools: Sequence[ToolPort] = ()
     migrate: StorageHook | None = None
     """Bring the deployment's tables to its schema; run at every start and by storage commands."""
+    migrated: Sequence[MigrationHistory] = ()
+    """The histories ``migrate`` brings to their heads, each naming its ``head``: a command
+    that only reads (``netagent audit``, ``usage``, ``chain list``) skips ``migrate`` when the
+    database records every one at its head. None given with a ``migrate``: it cannot tell, and
+    always runs ``migrate`` first."""
     seed: StorageHook | None = None
     """Fill an empty database with demo data (NETAGENT_SEED); must leave existing data alone."""
     topology: TopologyFactory | None = None
@@ -100,6 +106,16 @@ class Deployment:
     demo_callers: Sequence[DemoCaller] = ()
     routing_features: FeatureProvider | None = None
     """Domain knowledge the text router reads as features (``agent/routing/features.py``)."""
+
+    def histories(self) -> Sequence[MigrationHistory] | None:
+        """The histories a database of this deployment is migrated by: the core's, then those
+        ``migrate`` brings to their heads; None when it migrates without naming them (only
+        running the migrations can then tell whether a database is current)."""
+        from agent.storage.migrate import CORE
+
+        if self.migrate is not None and not self.migrated:
+            return None
+        return [CORE, *self.migrated]
 
     def tool(self, name: str) -> ToolPort | None:
         """The port named ``name``, if this deployment has one."""

@@ -24,12 +24,14 @@ from agent.ports import (
     ToolPort,
 )
 from agent.registry.identity import AgentIdentity
-from agent.sdk import TopologySource
 from agent.settings import Settings
+from db.migrate import INVENTORY as INVENTORY_HISTORY
 from skills.common.lexicon import NetworkFeatures
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from agent.sdk import TopologySource
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +70,7 @@ def connect_inventory(environment: ToolEnvironment) -> ToolClientFactory:
 
 async def migrate_inventory(settings: Settings, engine: AsyncEngine) -> None:
     """The inventory's own Alembic history (its version table is its own)."""
-    from db.migrate import upgrade
-
-    await upgrade(settings.resolved_database_url)
+    await INVENTORY_HISTORY.upgrade(settings.resolved_database_url)
 
 
 async def seed_demo_inventory(settings: Settings, engine: AsyncEngine) -> None:
@@ -133,6 +133,7 @@ def network_deployment() -> Deployment:
         skills_dir=SKILLS_DIR,
         tools=(ToolPort(INVENTORY, INVENTORY, connect_inventory),),
         migrate=migrate_inventory,
+        migrated=(INVENTORY_HISTORY,),
         seed=seed_demo_inventory,
         topology=_topology,
         services=_services,

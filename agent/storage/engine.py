@@ -11,9 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from agent.storage.inline_sqlite import inline_creator
-
-SQLITE_TIMEOUT_S = 30.0
-"""How long a writer waits for a lock: the agent and a seeding CLI may share the file."""
+from agent.storage.sqlite_file import SQLITE_TIMEOUT_S as SQLITE_TIMEOUT_S  # one busy timeout
 
 _ASYNC_DRIVERS = {
     "sqlite": "sqlite+aiosqlite",

@@ -6,25 +6,47 @@ one database, each with its own version table, so none needs to know the others.
 friends build the Alembic ``Config`` in code (no ini file, so it works from an installed wheel)
 and share one async connection with Alembic's synchronous API. :func:`run_environment` is the
 whole body of such a history's ``env.py``.
+
+A history also names its ``head``, the newest revision, as a constant: a command that only
+reads (``netagent audit``, ``usage``, ``chain list``) compares it with the version table and
+runs nothing of Alembic when they agree (``agent/storage/sqlite_file.py``). Alembic, SQLAlchemy
+and the engine are imported by the methods that use them, so this module costs nothing to
+import. ``tests/storage/test_heads.py`` holds each history's ``head`` to what Alembic computes
+from its scripts.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, MetaData
+from agent.errors import ConfigurationError
 
-from agent.storage.engine import async_url, make_engine
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy import Connection, MetaData
 
-_Action = Callable[[Config], None]
+_Action = Callable[["Config"], None]
+
+
+class UnknownRevisionError(ConfigurationError):
+    """The database records a revision this code does not ship: a newer version's database.
+
+    Nothing was migrated; run the version that made it, or point this one at its own database.
+    """
+
+    def __init__(self, version_table: str, revisions: Iterable[str]) -> None:
+        self.version_table = version_table
+        self.revisions = tuple(revisions)
+        named = ", ".join(repr(r) for r in self.revisions)
+        super().__init__(
+            f"the database records revision {named} in {version_table}, which this version "
+            "does not know (a newer version's database?): nothing was migrated; use the "
+            "version that made it, or another database"
+        )
 
 
 @dataclass(frozen=True)
@@ -33,9 +55,16 @@ class MigrationHistory:
 
     scripts: Path
     version_table: str
+    head: str | None = None
+    """The newest revision, known without Alembic (None: a reader cannot tell the database is
+    current, and runs the migrations)."""
 
     def config(self, url: str | None = None) -> Config:
         """Alembic configuration for this history, without an ini file."""
+        from alembic.config import Config
+
+        from agent.storage.engine import async_url
+
         cfg = Config()
         cfg.set_main_option("script_location", str(self.scripts))
         cfg.set_main_option("version_table", self.version_table)
@@ -45,22 +74,52 @@ class MigrationHistory:
         return cfg
 
     def head_revision(self) -> str:
-        """The newest revision shipped with this history."""
+        """The newest revision shipped with this history, as Alembic finds it in the scripts."""
+        from alembic.script import ScriptDirectory
+
         head = ScriptDirectory.from_config(self.config()).get_current_head()
         if head is None:  # pragma: no cover - every history ships its first revision
             raise RuntimeError(f"no migrations found in {self.scripts}")
         return head
 
     async def upgrade(self, url: str, revision: str = "head") -> None:
-        """``alembic upgrade <revision>`` (idempotent: a current database is left alone)."""
-        await self._run(url, lambda cfg: command.upgrade(cfg, revision))
+        """``alembic upgrade <revision>`` (idempotent: a current database is left alone).
+
+        Raises :class:`UnknownRevisionError`, migrating nothing, if the database records a
+        revision these scripts do not have.
+        """
+        from alembic import command
+
+        def upgrade(cfg: Config) -> None:
+            self._refuse_unknown(cfg)
+            command.upgrade(cfg, revision)
+
+        await self._run(url, upgrade)
 
     async def downgrade(self, url: str, revision: str = "base") -> None:
         """``alembic downgrade <revision>``; for tests and rollbacks."""
+        from alembic import command
+
         await self._run(url, lambda cfg: command.downgrade(cfg, revision))
+
+    def _refuse_unknown(self, cfg: Config) -> None:
+        """Alembic's own error for it is a CommandError naming only the revision."""
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        connection = cfg.attributes["connection"]
+        context = MigrationContext.configure(connection, opts={"version_table": self.version_table})
+        script = ScriptDirectory.from_config(cfg)
+        known = {revision.revision for revision in script.walk_revisions()}
+        unknown = [r for r in context.get_current_heads() if r not in known]
+        if unknown:
+            raise UnknownRevisionError(self.version_table, unknown)
 
     async def current_revision(self, url: str) -> str | None:
         """The revision recorded in the database, or None where this history never ran."""
+        from alembic.runtime.migration import MigrationContext
+
+        from agent.storage.engine import make_engine
 
         def read(connection: Connection) -> str | None:
             ctx = MigrationContext.configure(connection, opts={"version_table": self.version_table})
@@ -75,6 +134,8 @@ class MigrationHistory:
 
     async def _run(self, url: str, action: _Action) -> None:
         """env.py takes the open connection from ``cfg.attributes`` instead of opening one."""
+        from agent.storage.engine import make_engine
+
         cfg = self.config(url)
         engine = make_engine(url)
 
@@ -99,6 +160,8 @@ def run_environment(context: Any, metadata: MetaData, version_table: str) -> Non
     gets an async engine opened here. Tables of other components are ignored, so autogenerate
     compares this history's tables and nothing else.
     """
+    from agent.storage.engine import make_engine
+
     config = context.config
 
     def include_name(name: str | None, type_: str, parent_names: object) -> bool:

@@ -176,17 +176,40 @@ def test_the_extended_card_imports_the_token_library_and_nothing_heavier(
     assert ran.imported(SERVER + DATABASE + CLIENT) == []
 
 
-@pytest.mark.parametrize("args", [["audit"], ["usage"], ["chain", "list"]], ids=" ".join)
-def test_the_database_commands_import_no_server_client_nor_tokens(
-    home: Path, args: list[str]
-) -> None:
-    """They need SQLAlchemy and Alembic (the database is migrated first, as serve does it)."""
-    ran = _run_command(home, *args)
+@pytest.fixture(scope="module")
+def migrated_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home whose database the first command that reads it made: with SQLAlchemy and
+    Alembic, migrated as serve does it."""
+    home = tmp_path_factory.mktemp("cli-imports-database")
+    ran = _run_command(home, "audit")
     assert ran.code == 0, ran.stdout
     assert ran.imported(DATABASE) == ["alembic", "sqlalchemy"]
     assert ran.imported(SERVER + CLIENT + TOKENS) == []
+    return home
+
+
+@pytest.mark.parametrize("args", [["audit"], ["usage"], ["chain", "list"]], ids=" ".join)
+def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
+    migrated_home: Path, args: list[str]
+) -> None:
+    """Every history at its head: read with the standard library's sqlite3, without the
+    migrations (Alembic) or SQLAlchemy, a server, a client or the token library."""
+    ran = _run_command(migrated_home, *args)
+    assert ran.code == 0, ran.stdout
+    assert ran.imported(DATABASE + SERVER + CLIENT + TOKENS) == []
+    assert "sqlite3" in ran.modules
     if args != ["usage"]:  # usage lists the registry's skills beside their calls
         assert "agent.registry.loader" not in ran.modules
+        assert ran.imported(("jsonschema", "agent.interfaces")) == []  # nor the error codes
+
+
+def test_the_public_surface_imports_a_name_only_when_asked_for() -> None:
+    """``agent.sdk`` is what the deployment and every skill import: by itself it costs nothing,
+    and the deployment's text features bring no jsonschema with them."""
+    ours = {m for m in _imported_after("import agent.sdk") if m.split(".")[0] == "agent"}
+    assert ours == {"agent", "agent.lazy", "agent.sdk"}
+    modules = _imported_after("from agent.sdk import TextFeatures, total")
+    assert "jsonschema" not in modules
 
 
 CLIENT_COMMANDS = {

@@ -59,15 +59,16 @@ async def engine_for(
     engines: list[AsyncEngine] = []
 
     def make() -> AsyncEngine:
-        if form == "sqlite":
+        if form.startswith("sqlite"):  # also a form that reads the file by sqlite3 alone
             target = tmp_path / "store.db"
             shutil.copyfile(migrated_sqlite, target)
             url = f"sqlite+aiosqlite:///{target}"
         else:
             if migrated_postgres is None:
                 pytest.skip("no PostgreSQL cluster in this session (CI always has one)")
-            url = postgres_database(f"store_{uuid.uuid4().hex[:12]}", template=migrated_postgres)
-            assert url is not None
+            made = postgres_database(f"store_{uuid.uuid4().hex[:12]}", template=migrated_postgres)
+            assert made is not None
+            url = made
         engines.append(make_engine(url))
         return engines[-1]
 

@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import Dialect, Engine, Executable, Select, create_engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from agent.storage.group_commit import sqlite_in_memory
 
@@ -136,6 +137,46 @@ class InlineSqliteReader(Reader):
         return prepared
 
 
+class Parameters:
+    """How a compiled SELECT's positional parameters are filled from a call's values: each
+    through its type's own bind processor (through ``dialect_impl``: the dialect's own type,
+    e.g. SQLite's DATETIME), unset ones from the statement's defaults. Shared by the plain
+    paths of both backends (``_Prepared`` here, ``reads_postgres._Statement``)."""
+
+    def __init__(self, compiled: SQLCompiler, dialect: Dialect) -> None:
+        binds = compiled.binds
+        self._names = list(compiled.positiontup or [])
+        self._defaults = {name: b.value for name, b in binds.items() if not b.required}
+        self._required = frozenset(name for name, b in binds.items() if b.required)
+        self._binds = {
+            name: binds[name].type.dialect_impl(dialect).bind_processor(dialect)
+            for name in set(self._names)
+        }
+
+    @staticmethod
+    def plain(compiled: SQLCompiler) -> bool:
+        """Whether every parameter is a plain value: not an IN list (expanding), not
+        literal-rendered, not computed by a callable (SQLAlchemy's way runs those)."""
+        return not any(
+            b.expanding or b.literal_execute or b.callable is not None
+            for b in compiled.binds.values()
+        )
+
+    def covers(self, params: Mapping[str, Any] | None) -> bool:
+        """Whether ``params`` give every required value (else SQLAlchemy says what is missing)."""
+        return self._required <= set(params or ())
+
+    def values(self, params: Mapping[str, Any]) -> list[Any]:
+        """The positional values, processed."""
+        values = {**self._defaults, **params}
+        arguments = []
+        for name in self._names:
+            process = self._binds[name]
+            value = values[name]
+            arguments.append(value if process is None else process(value))
+        return arguments
+
+
 class _Prepared:
     """A SELECT compiled once and run on the sqlite3 connection directly, with the column
     types' own bind and result processors: SQLAlchemy's rows without its per-execution
@@ -149,18 +190,12 @@ class _Prepared:
     def __init__(
         self,
         sql: str,
-        names: list[str],
-        defaults: dict[str, Any],
-        required: frozenset[str],
-        binds: dict[str, Callable[[Any], Any] | None],
+        parameters: Parameters,
         keys: list[str],
         results: list[Callable[[Any], Any] | None],
     ) -> None:
         self._sql = sql
-        self._names = names
-        self._defaults = defaults
-        self._required = required
-        self._binds = binds
+        self._parameters = parameters
         self._keys = keys
         self._results = results
 
@@ -169,23 +204,14 @@ class _Prepared:
         if not isinstance(statement, Select):
             return None
         compiled = statement.compile(dialect=dialect)
-        names = list(compiled.positiontup or [])
-        binds = compiled.binds
-        if any(b.expanding or b.literal_execute or b.callable is not None for b in binds.values()):
+        if not Parameters.plain(compiled):
             return None
         keys = list(statement.selected_columns.keys())
         if len(set(keys)) != len(keys):
             return None
         return cls(
             str(compiled),
-            names,
-            {name: b.value for name, b in binds.items() if not b.required},
-            frozenset(name for name, b in binds.items() if b.required),
-            # through dialect_impl: the dialect's own type (SQLite's DATETIME parses strings)
-            {
-                name: binds[name].type.dialect_impl(dialect).bind_processor(dialect)
-                for name in set(names)
-            },
+            Parameters(compiled, dialect),
             keys,
             [
                 c.type.dialect_impl(dialect).result_processor(dialect, None)
@@ -195,16 +221,10 @@ class _Prepared:
 
     def covers(self, params: Mapping[str, Any] | None) -> bool:
         """Whether ``params`` give every required value (else SQLAlchemy says what is missing)."""
-        return self._required <= set(params or ())
+        return self._parameters.covers(params)
 
     def _execute(self, connection: sqlite3.Connection, params: Mapping[str, Any]) -> Any:
-        values = {**self._defaults, **params}
-        arguments = []
-        for name in self._names:
-            process = self._binds[name]
-            value = values[name]
-            arguments.append(value if process is None else process(value))
-        return connection.execute(self._sql, arguments)
+        return connection.execute(self._sql, self._parameters.values(params))
 
     def rows(
         self, connection: sqlite3.Connection, params: Mapping[str, Any]

@@ -26,7 +26,7 @@ import asyncpg
 from sqlalchemy import JSON, Dialect, Executable, Select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.storage.reads import EngineReader, Reader
+from agent.storage.reads import EngineReader, Parameters, Reader
 
 POOL_SIZE = 8
 """Connections per event loop. Reads are short; more would only add server processes."""
@@ -171,16 +171,9 @@ class _Statement:
 
     def __init__(self, statement: Select[Any], dialect: Dialect) -> None:
         compiled = statement.compile(dialect=dialect)
-        binds = compiled.binds
         self.sql = str(compiled)
         self._dialect = dialect
-        self._names = list(compiled.positiontup or [])
-        self._defaults = {name: b.value for name, b in binds.items() if not b.required}
-        self._required = frozenset(name for name, b in binds.items() if b.required)
-        self._binds: dict[str, Callable[[Any], Any] | None] = {
-            name: binds[name].type.dialect_impl(dialect).bind_processor(dialect)
-            for name in set(self._names)
-        }
+        self._parameters = Parameters(compiled, dialect)
         self._columns = list(statement.selected_columns)
         self._keys = list(statement.selected_columns.keys())
         self.results: list[Callable[[Any], Any] | None] | None = None
@@ -191,27 +184,22 @@ class _Statement:
         if not isinstance(statement, Select):
             return None
         compiled = statement.compile(dialect=dialect)
-        binds = compiled.binds.values()
-        if any(b.expanding or b.literal_execute or b.callable is not None for b in binds):
+        if not Parameters.plain(compiled):
             return None
         keys = list(statement.selected_columns.keys())
-        types = [b.type for b in binds] + [c.type for c in statement.selected_columns]
+        types = [b.type for b in compiled.binds.values()]
+        types += [c.type for c in statement.selected_columns]
         if len(set(keys)) != len(keys) or any(_json(t) for t in types):
             return None  # JSON: SQLAlchemy's connections carry codecs these have not
         return cls(statement, dialect)
 
     def covers(self, params: Mapping[str, Any] | None) -> bool:
         """Whether ``params`` give every required value (else SQLAlchemy says what is missing)."""
-        return self._required <= set(params or ())
+        return self._parameters.covers(params)
 
     def arguments(self, params: Mapping[str, Any]) -> list[Any]:
-        values = {**self._defaults, **params}
-        arguments = []
-        for name in self._names:
-            process = self._binds[name]
-            value = values[name]
-            arguments.append(value if process is None else process(value))
-        return arguments
+        """The positional values, processed."""
+        return self._parameters.values(params)
 
     def learn(self, oids: list[int]) -> None:
         """The result processors, which on asyncpg depend on the column's type OID."""

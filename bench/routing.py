@@ -4,7 +4,7 @@ deployment's, network routing features included), and how an evaluation set rout
 miss). Prints figures; asserts nothing.
 
     .venv/bin/python -m bench.routing
-        [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|heldout_v5|dev|PATH]
+        [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|heldout_v5|heldout_v6|dev|PATH]
         [--repeat 20] [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
@@ -20,6 +20,9 @@ the third was spent, checked to share no text with ``heldout``, ``heldout_v2``, 
 ``--set heldout_v5`` is ``tests/routing/heldout_v5.json``, a fifth held-out set written after
 the fourth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
 ``heldout_v4``, ``dev`` and ``eval``;
+``--set heldout_v6`` is ``tests/routing/heldout_v6.json``, a sixth held-out set written after
+the fifth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
+``heldout_v4``, ``heldout_v5``, ``dev`` and ``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant).
@@ -50,6 +53,7 @@ SETS = {
     "heldout_v3": ROUTING_TESTS / "heldout_v3.json",
     "heldout_v4": ROUTING_TESTS / "heldout_v4.json",
     "heldout_v5": ROUTING_TESTS / "heldout_v5.json",
+    "heldout_v6": ROUTING_TESTS / "heldout_v6.json",
     "dev": ROUTING_TESTS / "dev_set.json",
 }
 CALLER = Principal(

@@ -4,12 +4,15 @@ jsonschema walks a schema through generic machinery (evolve, descend, the type c
 generator per keyword) for every value, valid or not; validating 24 records and the answer
 was a third of ``check_link_capacity``'s CPU (bench.perf --profile). Almost every instance the
 agent validates is valid, and for those a yes is all it needs. ``compile_check`` turns a
-schema into nested closures for the keywords the shipped schemas use; anything it does not
-know (or any ``false``) makes it return None, and then jsonschema alone decides. A "no" is
-never trusted either: the caller asks jsonschema for the draft's error details. So this only
-ever answers "valid" where jsonschema, with the same type rules and the same ``date-time``
-check, would find no error; tests/unit/interfaces/test_fast_check.py holds the two equal
-over generated instances of every shipped schema.
+schema into Python source for the keywords the shipped schemas use, one function per schema
+that ``$ref``, a combinator or an array's items need and straight-line tests for the rest, and
+compiles it once; anything it does not know (or any ``false``) makes it return None, and then
+jsonschema alone decides. A "no" is never trusted either: the caller asks jsonschema for the
+draft's error details. So this only ever answers "valid" where jsonschema, with the same type
+rules and the same ``date-time`` check, would find no error;
+tests/interfaces/test_fast_check.py holds the two equal over generated instances of every
+shipped schema. The source holds no value of the schema but property names (as ``repr``
+literals) and numbers' comparisons by name: every other value is a constant bound by name.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ class _UnsupportedError(NetagentError):
 def compile_check(schema: Any, date_time: Callable[[str], bool]) -> Check | None:
     """A check equivalent to "jsonschema finds no error" for ``schema``, or None."""
     try:
-        return _Compiler(schema, date_time).compile(schema, 0)
-    except (_UnsupportedError, RecursionError):
+        return _Compiler(schema, date_time).build()
+    except (_UnsupportedError, RecursionError, SyntaxError, MemoryError):
         return None
 
 
@@ -49,134 +52,193 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-_TYPES: dict[str, Check] = {
-    "string": lambda v: isinstance(v, str),
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "integer": lambda v: (
-        (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, float) and v.is_integer())
+_TYPES: dict[str, str] = {
+    "string": "isinstance({v}, str)",
+    "object": "isinstance({v}, dict)",
+    "array": "isinstance({v}, list)",
+    "boolean": "isinstance({v}, bool)",
+    "null": "{v} is None",
+    "number": "(isinstance({v}, (int, float)) and not isinstance({v}, bool))",
+    "integer": (
+        "((isinstance({v}, int) and not isinstance({v}, bool))"
+        " or (isinstance({v}, float) and {v}.is_integer()))"
     ),
 }
+_BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+_SIZES = {
+    "minLength": ("str", "<"),
+    "maxLength": ("str", ">"),
+    "minItems": ("list", "<"),
+    "maxItems": ("list", ">"),
+}
+FAIL = "return False"
 
 
 class _Compiler:
     def __init__(self, root: Any, date_time: Callable[[str], bool]) -> None:
         self._root = root
-        self._date_time = date_time
-        self._refs: dict[str, Check] = {}
+        self._names: dict[str, Any] = {"_dt": date_time, "_Number": numbers.Number}
+        self._functions: list[str] = []
+        self._refs: dict[str, str] = {}
+        self._serial = 0
 
-    def compile(self, schema: Any, depth: int) -> Check:
+    def build(self) -> Check:
+        entry = self._function(self._root, 0)
+        namespace = dict(self._names)
+        exec(compile("\n\n".join(self._functions), "<fast_check>", "exec"), namespace)
+        check: Check = namespace[entry]
+        return check
+
+    def _fresh(self, prefix: str) -> str:
+        self._serial += 1
+        return f"{prefix}{self._serial}"
+
+    def _constant(self, value: Any) -> str:
+        name = self._fresh("_k")
+        self._names[name] = value
+        return name
+
+    def _function(self, schema: Any, depth: int) -> str:
+        name = self._fresh("_f")
+        body = self._statements(schema, "v", 1, depth)
+        self._functions.append("\n".join([f"def {name}(v):", *body, "    return True"]))
+        return name
+
+    def _statements(self, schema: Any, v: str, level: int, depth: int) -> list[str]:
+        """Lines (at ``level``) that return False when ``v`` fails ``schema``."""
         if depth > 40:
             raise _UnsupportedError("too deep")
         if schema is True:
-            return lambda _v: True
+            return []
         if not isinstance(schema, dict):
             raise _UnsupportedError("false or not a schema")
-        checks: list[Check] = []
+        pad = "    " * level
+        lines: list[str] = []
         for keyword, value in schema.items():
-            if keyword in _ANNOTATIONS:
-                continue
+            if keyword in _ANNOTATIONS or keyword in ("then", "else"):
+                continue  # "then" and "else" come with "if"; alone they do nothing
             if keyword == "type":
-                checks.append(self._type(value))
+                lines.append(f"{pad}if not {self._type(value, v)}: {FAIL}")
             elif keyword == "properties":
-                checks.append(self._properties(value, schema, depth))
+                lines += self._properties(value, v, level, depth)
             elif keyword == "additionalProperties":
-                checks.append(self._additional(value, schema, depth))
+                lines += self._additional(value, schema, v, level, depth)
             elif keyword == "required":
-                checks.append(_required(value))
-            elif keyword == "enum":
-                checks.append(_enum(value))
-            elif keyword == "const":
-                checks.append(_enum([value]))
-            elif keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-                checks.append(_bound(keyword, value))
-            elif keyword in ("minLength", "maxLength", "minItems", "maxItems"):
-                checks.append(_size(keyword, value))
+                if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+                    raise _UnsupportedError("required")
+                names = self._constant(frozenset(value))
+                lines.append(f"{pad}if isinstance({v}, dict) and not {v}.keys() >= {names}: {FAIL}")
+            elif keyword in ("enum", "const"):
+                allowed = self._constant(_strings(value if keyword == "enum" else [value]))
+                lines.append(f"{pad}if not (isinstance({v}, str) and {v} in {allowed}): {FAIL}")
+            elif keyword in _BOUNDS:
+                lines += self._bound(keyword, value, v, pad)
+            elif keyword in _SIZES:
+                if type(value) is not int or value < 0:
+                    raise _UnsupportedError(keyword)
+                kind, fails = _SIZES[keyword]
+                lines.append(
+                    f"{pad}if isinstance({v}, {kind}) and len({v}) {fails} {value}: {FAIL}"
+                )
             elif keyword == "pattern":
-                checks.append(_pattern(value))
+                found = self._constant(_pattern(value))
+                lines.append(f"{pad}if isinstance({v}, str) and {found}({v}) is None: {FAIL}")
             elif keyword == "format":
                 if value == "date-time":
-                    checks.append(_date_time(self._date_time))
+                    lines.append(f"{pad}if isinstance({v}, str) and not _dt({v}): {FAIL}")
                 # every other format is an annotation here (validation.FORMAT_CHECKER)
             elif keyword == "items":
-                checks.append(self._items(value, depth))
+                if value is not True:
+                    each = self._function(value, depth + 1)
+                    lines.append(
+                        f"{pad}if isinstance({v}, list) and not all(map({each}, {v})): {FAIL}"
+                    )
             elif keyword in ("allOf", "anyOf", "oneOf"):
-                checks.append(self._combined(keyword, value, depth))
+                lines += self._combined(keyword, value, v, level, depth)
             elif keyword == "not":
-                checks.append(_negated(self.compile(value, depth + 1)))
+                lines.append(f"{pad}if {self._function(value, depth + 1)}({v}): {FAIL}")
             elif keyword == "if":
-                checks.append(self._conditional(schema, depth))
-            elif keyword in ("then", "else"):
-                continue  # with "if"; alone they do nothing
+                lines += self._conditional(schema, v, level, depth)
             elif keyword == "$ref":
-                checks.append(self._ref(value, depth))
+                lines.append(f"{pad}if not {self._ref(value, depth)}({v}): {FAIL}")
             else:
                 raise _UnsupportedError(keyword)
-        if not checks:
-            return lambda _v: True
-        if len(checks) == 1:
-            return checks[0]
-        frozen = tuple(checks)
-        return lambda v: all(check(v) for check in frozen)
+        return lines
 
-    def _type(self, declared: Any) -> Check:
+    def _nested(self, schema: Any, v: str, level: int, depth: int) -> list[str]:
+        # Inline: a level is at most two indents deeper than its parent (properties), and the
+        # depth cap of 40 keeps every line under Python's 100 indents.
+        return self._statements(schema, v, level, depth + 1)
+
+    def _type(self, declared: Any, v: str) -> str:
         names = [declared] if isinstance(declared, str) else declared
-        if not isinstance(names, list) or not all(n in _TYPES for n in names):
+        if not isinstance(names, list) or not names or not all(n in _TYPES for n in names):
             raise _UnsupportedError("type")
-        tests = tuple(_TYPES[n] for n in names)
-        if len(tests) == 1:
-            return tests[0]
-        return lambda v: any(test(v) for test in tests)
+        return "(" + " or ".join(_TYPES[n].format(v=v) for n in names) + ")"
 
-    def _properties(self, properties: Any, schema: Mapping[str, Any], depth: int) -> Check:
-        if not isinstance(properties, dict):
+    def _properties(self, properties: Any, v: str, level: int, depth: int) -> list[str]:
+        if not isinstance(properties, dict) or not all(isinstance(n, str) for n in properties):
             raise _UnsupportedError("properties")
-        members = tuple((name, self.compile(sub, depth + 1)) for name, sub in properties.items())
+        pad = "    " * level
+        lines = []
+        for name, sub in properties.items():
+            member = self._fresh("v")
+            inner = self._nested(sub, member, level + 2, depth)
+            if inner:
+                lines += [f"{pad}    if {name!r} in {v}:", f"{pad}        {member} = {v}[{name!r}]"]
+                lines += inner
+        return [f"{pad}if isinstance({v}, dict):", *lines] if lines else []
 
-        def check(v: Any) -> bool:
-            if not isinstance(v, dict):
-                return True
-            return all(name not in v or member(v[name]) for name, member in members)
-
-        return check
-
-    def _additional(self, additional: Any, schema: Mapping[str, Any], depth: int) -> Check:
+    def _additional(
+        self, additional: Any, schema: Mapping[str, Any], v: str, level: int, depth: int
+    ) -> list[str]:
         if "patternProperties" in schema:
             raise _UnsupportedError("patternProperties")
-        known = frozenset(schema.get("properties", {}))
+        pad = "    " * level
+        known = self._constant(frozenset(schema.get("properties", {})))
         if additional is False:
-            return lambda v: not isinstance(v, dict) or all(key in known for key in v)
-        inner = self.compile(additional, depth + 1)
-        return lambda v: (
-            not isinstance(v, dict)
-            or all(inner(item) for key, item in v.items() if key not in known)
-        )
+            return [f"{pad}if isinstance({v}, dict) and not {v}.keys() <= {known}: {FAIL}"]
+        if additional is True:
+            return []
+        each = self._function(additional, depth + 1)
+        items = f"({each}(x) for k, x in {v}.items() if k not in {known})"
+        return [f"{pad}if isinstance({v}, dict) and not all{items}: {FAIL}"]
 
-    def _items(self, items: Any, depth: int) -> Check:
-        inner = self.compile(items, depth + 1)
-        return lambda v: not isinstance(v, list) or all(inner(item) for item in v)
+    def _bound(self, keyword: str, limit: Any, v: str, pad: str) -> list[str]:
+        if not _is_number(limit) or (isinstance(limit, float) and not math.isfinite(limit)):
+            raise _UnsupportedError(keyword)
+        bound = self._constant(limit)
+        # Another kind of number (Decimal, Fraction): jsonschema compares it; so must we.
+        return [
+            f"{pad}if {_TYPES['number'].format(v=v)}:",
+            f"{pad}    if not {v} {_BOUNDS[keyword]} {bound}: {FAIL}",
+            f"{pad}elif not isinstance({v}, bool) and isinstance({v}, _Number): {FAIL}",
+        ]
 
-    def _combined(self, keyword: str, subschemas: Any, depth: int) -> Check:
+    def _combined(self, keyword: str, subschemas: Any, v: str, level: int, depth: int) -> list[str]:
         if not isinstance(subschemas, list) or not subschemas:
             raise _UnsupportedError(keyword)
-        parts = tuple(self.compile(sub, depth + 1) for sub in subschemas)
+        pad = "    " * level
         if keyword == "allOf":
-            return lambda v: all(part(v) for part in parts)
+            return [line for sub in subschemas for line in self._nested(sub, v, level, depth)]
+        calls = [f"{self._function(sub, depth + 1)}({v})" for sub in subschemas]
         if keyword == "anyOf":
-            return lambda v: any(part(v) for part in parts)
-        return lambda v: sum(1 for part in parts if part(v)) == 1
+            return [f"{pad}if not ({' or '.join(calls)}): {FAIL}"]
+        return [f"{pad}if ({' + '.join(calls)}) != 1: {FAIL}"]
 
-    def _conditional(self, schema: Mapping[str, Any], depth: int) -> Check:
-        condition = self.compile(schema["if"], depth + 1)
-        then = self.compile(schema.get("then", True), depth + 1)
-        otherwise = self.compile(schema.get("else", True), depth + 1)
-        return lambda v: then(v) if condition(v) else otherwise(v)
+    def _conditional(self, schema: Mapping[str, Any], v: str, level: int, depth: int) -> list[str]:
+        pad = "    " * level
+        condition = self._function(schema["if"], depth + 1)
+        then = self._nested(schema.get("then", True), v, level + 1, depth) or [f"{pad}    pass"]
+        otherwise = self._nested(schema.get("else", True), v, level + 1, depth)
+        return [
+            f"{pad}if {condition}({v}):",
+            *then,
+            f"{pad}else:",
+            *(otherwise or [f"{pad}    pass"]),
+        ]
 
-    def _ref(self, ref: Any, depth: int) -> Check:
+    def _ref(self, ref: Any, depth: int) -> str:
         if not isinstance(ref, str) or not ref.startswith("#/"):
             raise _UnsupportedError("$ref")
         found = self._refs.get(ref)
@@ -188,68 +250,24 @@ class _Compiler:
             if not isinstance(target, dict) or token not in target:
                 raise _UnsupportedError("$ref")
             target = target[token]
-        slot: list[Check] = []
-        self._refs[ref] = lambda v: slot[0](v)  # a recursive reference finds itself
-        slot.append(self.compile(target, depth + 1))
-        return self._refs[ref]
+        name = self._fresh("_f")
+        self._refs[ref] = name  # a recursive reference finds itself: named before it is built
+        body = self._statements(target, "v", 1, depth + 1)
+        self._functions.append("\n".join([f"def {name}(v):", *body, "    return True"]))
+        return name
 
 
-def _date_time(date_time: Callable[[str], bool]) -> Check:
-    return lambda v: not isinstance(v, str) or date_time(v)
-
-
-def _negated(inner: Check) -> Check:
-    return lambda v: not inner(v)
-
-
-def _required(names: Any) -> Check:
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise _UnsupportedError("required")
-    frozen = tuple(names)
-    return lambda v: not isinstance(v, dict) or all(name in v for name in frozen)
-
-
-def _enum(values: Any) -> Check:
+def _strings(values: Any) -> frozenset[str]:
     # Strings only: jsonschema's equality tells True from 1 and 1 from 1.0 its own way.
     if not isinstance(values, list) or not all(isinstance(x, str) for x in values):
         raise _UnsupportedError("enum")
-    allowed = frozenset(values)
-    return lambda v: isinstance(v, str) and v in allowed
+    return frozenset(values)
 
 
-def _bound(keyword: str, limit: Any) -> Check:
-    if not _is_number(limit) or (isinstance(limit, float) and not math.isfinite(limit)):
-        raise _UnsupportedError(keyword)
-    compare: Callable[[Any], bool] = {
-        "minimum": lambda v: v >= limit,
-        "maximum": lambda v: v <= limit,
-        "exclusiveMinimum": lambda v: v > limit,
-        "exclusiveMaximum": lambda v: v < limit,
-    }[keyword]
-
-    def check(v: Any) -> bool:
-        if _is_number(v):
-            return compare(v)
-        # Another kind of number (Decimal, Fraction): jsonschema compares it; so must we.
-        return isinstance(v, bool) or not isinstance(v, numbers.Number)
-
-    return check
-
-
-def _size(keyword: str, limit: Any) -> Check:
-    if type(limit) is not int or limit < 0:
-        raise _UnsupportedError(keyword)
-    kind: type[str] | type[list[Any]] = str if keyword.endswith("Length") else list
-    if keyword.startswith("min"):
-        return lambda v: not isinstance(v, kind) or len(v) >= limit
-    return lambda v: not isinstance(v, kind) or len(v) <= limit
-
-
-def _pattern(pattern: Any) -> Check:
+def _pattern(pattern: Any) -> Callable[[str], Any]:
     if not isinstance(pattern, str):
         raise _UnsupportedError("pattern")
     try:
-        compiled = re.compile(pattern)
+        return re.compile(pattern).search
     except re.error as error:
         raise _UnsupportedError("pattern") from error
-    return lambda v: not isinstance(v, str) or compiled.search(v) is not None

@@ -59,6 +59,17 @@ WRITTEN: list[Any] = [
         "$ref": "#/$defs/tree",
         "$defs": {"tree": {"type": "array", "items": {"$ref": "#/$defs/tree"}}},
     },
+    # Property names are written into the generated source: every kind of quote, escape,
+    # line break, NUL, lone surrogate and code that must stay a name.
+    {
+        "type": "object",
+        "required": ["'", '"', "\\"],
+        "properties": {
+            name: {"type": "integer", "maximum": 3}
+            for name in ("'", '"', "\\", "\n", "\x00", "\ud800", "'''", "{v}", "__import__('os')")
+        },
+        "additionalProperties": False,
+    },
 ]
 
 json_values: st.SearchStrategy[Any] = st.recursive(
@@ -194,6 +205,41 @@ def test_the_fast_check_agrees_with_jsonschema(name: str, schema: Any) -> None:
         assert (error_details(validator, instance) == []) is valid
 
     agree()
+
+
+def _nested(depth: int, keyword: str) -> Any:
+    schema: Any = {"type": "integer", "minimum": 0}
+    for _ in range(depth):
+        if keyword == "properties":
+            schema = {"type": "object", "required": ["a"], "properties": {"a": schema}}
+        elif keyword == "items":
+            schema = {"type": "array", "items": schema}
+        else:
+            schema = {keyword: [schema, {"type": "string"}]}
+    return schema
+
+
+def _instance(depth: int, keyword: str, leaf: Any) -> Any:
+    for _ in range(depth):
+        leaf = {"a": leaf} if keyword == "properties" else [leaf] if keyword == "items" else leaf
+    return leaf
+
+
+@pytest.mark.parametrize("keyword", ["properties", "items", "anyOf", "allOf"])
+@pytest.mark.parametrize("depth", [1, 12, 39])
+def test_deep_schemas_compile_and_agree(keyword: str, depth: int) -> None:
+    """Nested to just under the depth cap, a schema still compiles (and agrees)."""
+    schema = _nested(depth, keyword)
+    check = compile_check(schema, _is_date_time)
+    assert check is not None
+    validator = compile_validator(schema)
+    for leaf in (0, 7, -1, "x", None, 1.5):
+        instance = _instance(depth, keyword, leaf)
+        assert check(instance) is (next(iter(validator.iter_errors(instance)), None) is None)
+
+
+def test_a_schema_too_deep_is_left_to_jsonschema() -> None:
+    assert compile_check(_nested(45, "properties"), _is_date_time) is None
 
 
 def test_what_it_does_not_know_is_left_to_jsonschema() -> None:

@@ -113,7 +113,7 @@ class FastModel:
                 (
                     vectorizer.build_analyzer(),
                     vocabulary,
-                    vectorizer.idf_.tolist(),
+                    numpy.asarray(vectorizer.idf_, dtype=float),
                     bool(vectorizer.sublinear_tf),
                     offset,
                 )
@@ -127,23 +127,29 @@ class FastModel:
         return self._np.vstack([self._one(text) for text in texts])
 
     def _one(self, text: str) -> Any:
-        indices: list[int] = []
-        values: list[float] = []
+        # Per block: the known terms' indices and counts in Python (one dict lookup each), the
+        # weights, norm and the logits' sum in numpy: 156 -> 92 us on the worked example's text
+        # (all in Python, it was a multiply, a log and two appends per term).
+        np = self._np
+        decision = self._intercept
         for analyzer, vocabulary, idf, sublinear, offset in self._blocks:
             counts = Counter(analyzer(text))
-            block_i, block_v = [], []
+            get = vocabulary.get
+            indices: list[int] = []
+            repeats: list[int] = []
             for term, count in counts.items():
-                index = vocabulary.get(term)
+                index = get(term)
                 if index is not None:
-                    tf = 1.0 + math.log(count) if sublinear else float(count)
-                    block_i.append(index + offset)
-                    block_v.append(tf * idf[index])
-            norm = math.sqrt(sum(v * v for v in block_v))
+                    indices.append(index)
+                    repeats.append(count)
+            if not indices:
+                continue
+            at = np.array(indices)
+            tf = np.array(repeats, dtype=float)
+            weights = ((1.0 + np.log(tf)) if sublinear else tf) * idf[at]
+            norm = math.sqrt(float(weights @ weights))
             if norm > 0:
-                indices += block_i
-                values += [v / norm for v in block_v]
-        np = self._np
-        decision = self._intercept + (np.asarray(values) @ self._coef[indices] if indices else 0.0)
+                decision = decision + (weights / norm) @ self._coef[at + offset]
         if decision.shape[0] == 1:  # binary: one column, the second class's logit
             p = 1.0 / (1.0 + math.exp(-float(decision[0])))
             return np.array([1.0 - p, p])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent.routing.classifier import FastModel, _pipeline, normalize
 from agent.routing.features import NoFeatures, TextFeatures, expanded
@@ -427,3 +429,25 @@ def test_a_health_asked_in_no_measure_or_a_watch_kept_is_no_skills(text: str, si
 def test_the_rate_of_an_upgrade_is_its_target_not_traffic() -> None:
     votes = LEXICON.features("would a move to 400G be justified for acme-lnk-00040?").votes
     assert votes[UPGRADE] >= 0.8 and votes.get(CAPACITY, 0) <= 0
+
+
+_FITTED = _pipeline().fit(
+    ["free bandwidth on link", "cpu above 90", "list devices", "hello there", "a poem", "ram"],
+    ["cap", "eval", "inv", "oos", "oos", "eval"],
+)
+_FAST = FastModel(_FITTED)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["free", "bandwidth", "cpu", "90", "link", "a", "x", "devices", "é", " "])
+        | st.text(max_size=6),
+        max_size=12,
+    )
+)
+def test_the_fast_model_is_the_pipeline_for_any_words(words: list[str]) -> None:
+    """Repeated terms (sublinear counts), one-letter words (char n-grams shorter than 5),
+    unknown terms and empty blocks: the same probabilities as scikit-learn's."""
+    read = normalize(" ".join(words))
+    assert np.allclose(_FAST.predict_proba([read]), _FITTED.predict_proba([read]))

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from agent.errors import ConfigurationError, NetagentError
     from agent.interfaces import ErrorCode, SkillError
     from agent.registry.fixed_result import FixedResult
+    from agent.routing.alternation import Alternation, Alternative
     from agent.routing.extractors import plain, total
     from agent.routing.features import FeatureProvider, TextFeatures
     from agent.security.auth import TokenError
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from agent.units import bit_rate
 
 _ON_FIRST_USE = {
+    "Alternation": "agent.routing.alternation",
+    "Alternative": "agent.routing.alternation",
     "Edge": "agent.console.topology",
     "EdgeDetail": "agent.console.topology",
     "Graph": "agent.console.topology",
@@ -99,6 +102,8 @@ if not TYPE_CHECKING:  # type checkers read the imports above (a misspelt name s
 
 
 __all__ = [
+    "Alternation",
+    "Alternative",
     "AuditLog",
     "AuditRecord",
     "ConfigurationError",

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from agent.routing.alternation import Alternation, Alternative
 from agent.routing.extractors import Extract, plain, total
 
 
@@ -43,14 +44,18 @@ def bind(manifests: Iterable[Named]) -> Extract:
     listed = sorted(manifests, key=lambda m: m.id)
     ids = [m.id for m in listed]
     by_group = {f"s{i}": skill_id for i, skill_id in enumerate(ids)}
-    id_pattern = re.compile(
-        "|".join(
-            f"(?P<s{i}>(?<![a-z0-9])(?:"
-            + "|".join(re.escape(form) for form in _id_forms(skill_id))
-            + ")(?![a-z0-9]))"
+    id_pattern = Alternation(
+        [
+            Alternative(
+                f"(?P<s{i}>(?<![a-z0-9])(?:"
+                + "|".join(re.escape(form) for form in _id_forms(skill_id))
+                + ")(?![a-z0-9]))",
+                "".join(form[0] for form in _id_forms(skill_id)),
+            )
             for i, skill_id in enumerate(ids)
-        )
-        or r"(?!x)x"
+            if skill_id
+        ],
+        guard="(?<![a-z0-9])",
     )
     phrases = sorted(
         ((plain(alias), m.id) for m in listed for alias in m.aliases if m.id != "describe_skill"),
@@ -73,14 +78,18 @@ def bind(manifests: Iterable[Named]) -> Extract:
         key=lambda item: len(item[0]),
         reverse=True,
     )
-    alias_pattern = re.compile(
-        "|".join(
-            f"(?P<a{i}>(?<![a-z0-9_-])"
-            + r"[\s_-]+".join(map(re.escape, phrase.split()))
-            + "(?![a-z0-9_-]))"
+    alias_pattern = Alternation(
+        [
+            Alternative(
+                f"(?P<a{i}>(?<![a-z0-9_-])"
+                + r"[\s_-]+".join(map(re.escape, phrase.split()))
+                + "(?![a-z0-9_-]))",
+                phrase.split()[0][0],
+            )
             for i, (phrase, _) in enumerate(phrases)
-        )
-        or r"(?!x)x"
+            if phrase.split()
+        ],
+        guard="(?<![a-z0-9_-])",
     )
 
     @total

@@ -108,9 +108,10 @@ class PrincipalContextBuilder(DefaultServerCallContextBuilder):
         state in the scope: the SDK writes the JSON-RPC method there, and the request observer
         reads it from the scope instead of the body."""
         context = super().build(request)
-        lift_version_parameter(
-            context.state["headers"], request.query_params.getlist(VERSION_PARAMETER)
-        )
+        if request.scope.get("query_string"):  # parsing an empty query costs an object per call
+            lift_version_parameter(
+                context.state["headers"], request.query_params.getlist(VERSION_PARAMETER)
+            )
         request.scope[CALL_STATE_KEY] = context.state
         return context
 

@@ -21,9 +21,12 @@ from agent.edge.proto_parse import parse_dict
 from agent.edge.sse import create_event_stream_response
 
 __all__ = [
+    "answer_printer",
     "card_etag",
     "etag_matches",
+    "params_parser",
     "parse_requests_fast",
+    "sdk_spans_recorded",
     "serialize_integral_numbers",
     "serializes_integral_numbers",
     "stream_events_lean",
@@ -110,3 +113,30 @@ def stream_events_lean() -> None:
                 f"{module.__name__} no longer streams with create_event_source_response"
             )
         module.create_event_source_response = create_event_stream_response  # type: ignore[attr-defined]
+
+
+# -- the JSON-RPC SendMessage path (agent/edge/jsonrpc_send.py) --------------------------------
+# It parses and prints with exactly what the SDK's JSON-RPC adapter uses (the names bound
+# above), and steps aside whenever the SDK's spans would be recorded.
+
+
+def params_parser() -> Any:
+    """The function the SDK's JSON-RPC adapter parses request params with."""
+    return jsonrpc_dispatcher.ParseDict  # type: ignore[attr-defined]
+
+
+def answer_printer() -> Any:
+    """The function the SDK's JSON-RPC adapter prints its answers with."""
+    return jsonrpc_dispatcher.MessageToDict  # type: ignore[attr-defined]
+
+
+def sdk_spans_recorded() -> bool:
+    """Whether the SDK's tracing wrappers record anything: its instrumentation is on and a
+    tracer provider other than OpenTelemetry's default proxy is installed."""
+    from a2a.utils import telemetry
+
+    if not (getattr(telemetry, "otel_installed", False) and telemetry.otel_enabled):
+        return False
+    from opentelemetry import trace
+
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)

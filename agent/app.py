@@ -20,11 +20,8 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
-from a2a.server.routes import (
-    DefaultServerCallContextBuilder,
-    create_jsonrpc_routes,
-    create_rest_routes,
-)
+from a2a.server.routes import DefaultServerCallContextBuilder, create_rest_routes
+from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types import AgentExtension
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
@@ -34,13 +31,21 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from agent._sdk import parse_requests_fast, serialize_integral_numbers, stream_events_lean
+from agent._sdk import (
+    answer_printer,
+    params_parser,
+    parse_requests_fast,
+    sdk_spans_recorded,
+    serialize_integral_numbers,
+    stream_events_lean,
+)
 from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import CONSOLE_API_PREFIX, mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
 from agent.edge.grpc_binding import GovernedGrpcHandler, GrpcServer
 from agent.edge.http_auth import BearerAuthMiddleware
+from agent.edge.jsonrpc_send import SendMessageRoute
 from agent.edge.limits import BodyLimitMiddleware
 from agent.edge.version import VERSION_PARAMETER, lift_version_parameter
 from agent.mcp.projection import McpProjection
@@ -451,19 +456,21 @@ def create_app(
 
     # The SDK's card route, rendered once (the public card is fixed at start-up).
     app.router.routes.extend(card_routes(runtime.cards.public_card, CARD_CACHE_CONTROL))
-    jsonrpc = create_jsonrpc_routes(
-        handler,
-        rpc_url=JSONRPC_PATH,
+    dispatcher = JsonRpcDispatcher(
+        request_handler=handler,
         context_builder=builder,
         shutdown_grace_period=SHUTDOWN_GRACE_SECONDS,
     )
-    jsonrpc += create_jsonrpc_routes(
+    send = SendMessageRoute(
         handler,
-        rpc_url=JSONRPC_PATH + "/",
-        context_builder=builder,
-        shutdown_grace_period=SHUTDOWN_GRACE_SECONDS,
+        builder,
+        dispatcher.handle_requests,
+        parse=params_parser(),
+        printer=answer_printer(),
+        tracing=sdk_spans_recorded,
     )
-    app.router.routes.extend(jsonrpc)
+    for path in (JSONRPC_PATH, JSONRPC_PATH + "/"):
+        app.router.routes.append(Route(path, endpoint=send.endpoint, methods=["POST"]))
     rest = Starlette(
         routes=create_rest_routes(
             handler, context_builder=builder, shutdown_grace_period=SHUTDOWN_GRACE_SECONDS

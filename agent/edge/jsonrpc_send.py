@@ -1,0 +1,136 @@
+"""A well-formed JSON-RPC ``SendMessage``, answered without the SDK dispatcher's layers.
+
+The SDK's JSON-RPC adapter wraps each request in four tracing wrappers, a version decorator,
+the jsonrpc library's request object and a method switch before it reaches the request
+handler: with no tracer provider installed every span is a no-op, and still that machinery
+was a fifth of a ``describe_skill`` call's CPU and a tenth of a capacity check's (bench.perf
+--profile). Here the one method every governed call uses takes a straight path: the same
+parse, context, version rule, handler call, printer and response as the dispatcher's, in the
+same order. Anything else, and anything unusual about a SendMessage (a batch, a notification,
+extra members, an id of another type, params that do not parse, a version the rule refuses),
+goes to the SDK's dispatcher untouched, so every refusal is the SDK's own; an exception that
+is not the protocol's is answered as the dispatcher answers it (an internal error, logged).
+With a tracer provider installed (``NETAGENT_OTEL=on``, ``opentelemetry-instrument``) every
+request goes the SDK's way, spans and all.
+tests/integration/test_jsonrpc_send.py holds the two ways' answers equal, request for request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from a2a.server.jsonrpc_models import InternalError
+from a2a.server.request_handlers.request_handler import RequestHandler
+from a2a.server.request_handlers.response_helpers import build_error_response
+from a2a.server.routes.common import ServerCallContextBuilder
+from a2a.types.a2a_pb2 import SendMessageRequest, SendMessageResponse, Task
+from a2a.utils import constants
+from a2a.utils.errors import A2AError
+from packaging.version import InvalidVersion, Version
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+logger = logging.getLogger(__name__)
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+Printer = Callable[[Any], Any]
+Parser = Callable[..., Any]
+
+_MEMBERS = frozenset({"jsonrpc", "id", "method", "params"})
+_EXPECTED = Version(constants.PROTOCOL_VERSION_1_0)
+
+
+def version_accepted(headers: dict[str, str]) -> bool:
+    """The SDK's ``validate_version`` rule for 1.0: no header means 0.3; the same major."""
+    actual = headers.get(constants.VERSION_HEADER) or headers.get(constants.VERSION_HEADER.lower())
+    if not actual:
+        return False
+    if actual == constants.PROTOCOL_VERSION_1_0:
+        return True
+    try:
+        return Version(str(actual)).major == _EXPECTED.major
+    except InvalidVersion:
+        return False
+
+
+def _plain_send(body: bytes) -> tuple[str | int, dict[str, Any]] | None:
+    """(id, params) of a single well-formed SendMessage, else None (the SDK decides)."""
+    try:
+        document = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if type(document) is not dict or not document.keys() <= _MEMBERS:
+        return None
+    request_id, params = document.get("id"), document.get("params")
+    if (
+        document.get("jsonrpc") != "2.0"
+        or document.get("method") != "SendMessage"
+        or type(request_id) not in (str, int)
+        or type(params) is not dict
+    ):
+        return None
+    assert isinstance(request_id, str | int) and isinstance(params, dict)
+    return request_id, params
+
+
+class SendMessageRoute:
+    """The JSON-RPC endpoint: SendMessage straight to the handler, the rest to the SDK."""
+
+    def __init__(
+        self,
+        handler: RequestHandler,
+        builder: ServerCallContextBuilder,
+        sdk_endpoint: Endpoint,
+        parse: Parser,
+        printer: Printer,
+        tracing: Callable[[], bool],
+    ) -> None:
+        self._handler = handler
+        self._builder = builder
+        self._sdk = sdk_endpoint
+        self._parse = parse  # the one the SDK's adapter parses params with
+        self._print = printer  # the one the SDK's adapter prints answers with
+        self._tracing = tracing
+        self._straight: bool | None = None
+
+    async def endpoint(self, request: Request) -> Response:
+        """Answer ``request`` as the SDK's JSON-RPC dispatcher would."""
+        if self._straight is None:  # decided once: a provider is installed at start or never
+            self._straight = not self._tracing()
+        if not self._straight:
+            return await self._sdk(request)
+        try:
+            body = await request.body()  # kept by the request: the SDK reads it again if need be
+        except Exception:  # a disconnect or the size limit: the SDK answers it its own way
+            return await self._sdk(request)
+        plain = _plain_send(body)
+        if plain is None:
+            return await self._sdk(request)
+        request_id, params = plain
+        try:
+            message = self._parse(params, SendMessageRequest(), ignore_unknown_fields=True)
+        except Exception:
+            return await self._sdk(request)
+        context = self._builder.build(request)
+        if not version_accepted(context.state.get("headers", {})):
+            return await self._sdk(request)
+        context.tenant = message.tenant
+        context.state["method"] = "SendMessage"
+        context.state["request_id"] = request_id
+        try:
+            answer = await self._handler.on_message_send(message, context)
+        except A2AError as error:
+            return JSONResponse(build_error_response(request_id, error))
+        except Exception as error:  # the dispatcher's last resort, word for word
+            logger.exception("Unhandled exception")
+            return JSONResponse(build_error_response(request_id, InternalError(message=str(error))))
+        response = (
+            SendMessageResponse(task=answer)
+            if isinstance(answer, Task)
+            else SendMessageResponse(message=answer)
+        )
+        # JSONRPC20Response(result=..., _id=...).data, member for member and in its order
+        return JSONResponse({"result": self._print(response), "id": request_id, "jsonrpc": "2.0"})

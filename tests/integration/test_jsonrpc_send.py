@@ -1,0 +1,185 @@
+"""The straight SendMessage path answers exactly as the SDK's JSON-RPC dispatcher does.
+
+Two real agents on uvicorn, seeded alike: one as shipped (agent/edge/jsonrpc_send.py takes a
+well-formed SendMessage), one whose JSON-RPC endpoint always hands the request to the SDK's
+dispatcher (as it does when a tracer provider records the SDK's spans). Every request below,
+the well-formed and the hostile, goes to both; status, content type and the JSON answer must
+be the same, member order included, once the ids and clocks each run makes up are replaced by
+placeholders.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+import agent.app
+from tests.conftest import RunningAgent, start_agent
+
+JSONRPC = "/a2a/jsonrpc"
+VERSION = {"A2A-Version": "1.0"}
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningAgent, RunningAgent]]:
+    straight = start_agent(tmp_path_factory.mktemp("straight"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(agent.app, "sdk_spans_recorded", lambda: True)
+        dispatched = start_agent(tmp_path_factory.mktemp("dispatched"))
+    yield straight, dispatched
+    straight.stop()
+    dispatched.stop()
+
+
+def _message(*parts: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": list(parts), **extra}
+
+
+def _data(skill: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"mediaType": "application/json", "data": {"skill": skill, "arguments": arguments}}
+
+
+def _rpc(params: Any, request_id: Any = "r-1", **members: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "SendMessage",
+        "params": params,
+        **members,
+    }
+
+
+WORKED = {
+    "resource_id": "network-resource-123",
+    "metric": "utilization",
+    "operator": "gte",
+    "threshold": 80,
+}
+EVALUATE = {"message": _message(_data("evaluate_resource_condition", WORKED))}
+DESCRIBE = {"message": _message(_data("describe_skill", {"skill_id": "lookup_inventory"}))}
+TEXT = {"message": _message({"text": "is the utilization of network-resource-123 at least 80%?"})}
+
+# (name, body as bytes, extra headers); each body is sent as it is
+CASES: list[tuple[str, bytes, dict[str, str]]] = [
+    (name, json.dumps(body).encode(), headers)
+    for name, body, headers in [
+        ("evaluate by Data Part", _rpc(EVALUATE), VERSION),
+        ("describe_skill", _rpc(DESCRIBE), VERSION),
+        ("text routed", _rpc(TEXT), VERSION),
+        ("text that asks back", _rpc({"message": _message({"text": "hello there"})}), VERSION),
+        (
+            "invalid arguments",
+            _rpc({"message": _message(_data("evaluate_resource_condition", {"metric": 3}))}),
+            VERSION,
+        ),
+        ("a skill nobody has", _rpc({"message": _message(_data("no_such_skill", {}))}), VERSION),
+        (
+            "a follow-up to an unknown task",
+            _rpc({"message": _message({"text": "x"}, taskId="nope")}),
+            VERSION,
+        ),
+        ("unknown params member", _rpc({**EVALUATE, "futureField": 1}), VERSION),
+        (
+            "unknown enum value",
+            _rpc({"message": {**EVALUATE["message"], "role": "ROLE_WHO"}}),
+            VERSION,
+        ),
+        ("params of the wrong type", _rpc({"message": "text"}), VERSION),
+        ("params a list", _rpc([EVALUATE]), VERSION),
+        ("params missing", {"jsonrpc": "2.0", "id": 1, "method": "SendMessage"}, VERSION),
+        ("empty params", _rpc({}), VERSION),
+        ("integer id", _rpc(EVALUATE, 7), VERSION),
+        ("zero id", _rpc(EVALUATE, 0), VERSION),
+        ("huge id", _rpc(EVALUATE, 2**70), VERSION),
+        ("empty id", _rpc(EVALUATE, ""), VERSION),
+        ("boolean id", _rpc(EVALUATE, True), VERSION),
+        ("null id", _rpc(EVALUATE, None), VERSION),
+        ("float id", _rpc(EVALUATE, 1.5), VERSION),
+        ("object id", _rpc(EVALUATE, {"a": 1}), VERSION),
+        (
+            "no id (a notification)",
+            {"jsonrpc": "2.0", "method": "SendMessage", "params": EVALUATE},
+            VERSION,
+        ),
+        ("an extra member", _rpc(EVALUATE, extra=1), VERSION),
+        ("jsonrpc 2.1", {**_rpc(EVALUATE), "jsonrpc": "2.1"}, VERSION),
+        ("jsonrpc a number", {**_rpc(EVALUATE), "jsonrpc": 2.0}, VERSION),
+        ("method in another case", {**_rpc(EVALUATE), "method": "sendMessage"}, VERSION),
+        ("no version header", _rpc(EVALUATE), {}),
+        ("version 0.3", _rpc(EVALUATE), {"A2A-Version": "0.3"}),
+        ("version 1.1", _rpc(EVALUATE), {"A2A-Version": "1.1"}),
+        ("version 2.0", _rpc(EVALUATE), {"A2A-Version": "2.0"}),
+        ("version garbage", _rpc(EVALUATE), {"A2A-Version": "one"}),
+        ("version lower-case header", _rpc(EVALUATE), {"a2a-version": "1.0"}),
+    ]
+]
+CASES += [
+    ("a batch", json.dumps([_rpc(EVALUATE)]).encode(), VERSION),
+    ("an empty batch", b"[]", VERSION),
+    ("not JSON", b"{not json", VERSION),
+    ("a JSON string", b'"SendMessage"', VERSION),
+    (
+        "deep JSON",
+        b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":'
+        + b"[" * 5000
+        + b"]" * 5000
+        + b"}",
+        VERSION,
+    ),
+    (
+        "NUL in the text",
+        json.dumps(_rpc({"message": _message({"text": "cpu\u0000 above 90"})})).encode(),
+        VERSION,
+    ),
+    (
+        "duplicate members",
+        b'{"jsonrpc":"2.0","id":1,"id":2,"method":"SendMessage","params":{}}',
+        VERSION,
+    ),
+]
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}")
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+
+def _normalized(text: str) -> str:
+    return _TIME.sub("<time>", _UUID.sub("<id>", text))
+
+
+def _post(running: RunningAgent, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    token = running.token("alice")
+    head = {"Authorization": f"Bearer {token}", "Content-Type": "application/json", **headers}
+    return httpx.post(running.base_url + JSONRPC, content=body, headers=head, timeout=30)
+
+
+@pytest.mark.parametrize(("name", "body", "headers"), CASES, ids=[c[0] for c in CASES])
+def test_both_ways_answer_alike(
+    pair: tuple[RunningAgent, RunningAgent], name: str, body: bytes, headers: dict[str, str]
+) -> None:
+    straight, dispatched = pair
+    ours, theirs = _post(straight, body, headers), _post(dispatched, body, headers)
+    assert ours.status_code == theirs.status_code
+    assert ours.status_code < 500
+    assert ours.headers.get("content-type") == theirs.headers.get("content-type")
+    assert _normalized(ours.text) == _normalized(theirs.text)
+
+
+def test_the_straight_path_is_taken(pair: tuple[RunningAgent, RunningAgent]) -> None:
+    """The shipped agent answers SendMessage without the dispatcher (a test that the pair
+    above compares two different ways, not one way twice)."""
+    straight, dispatched = pair
+    app_routes = [
+        r for r in straight.server.config.app.router.routes if getattr(r, "path", "") == JSONRPC
+    ]
+    endpoint = app_routes[0].endpoint  # type: ignore[attr-defined]
+    assert endpoint.__self__._straight is True  # type: ignore[attr-defined]
+    other = [
+        r for r in dispatched.server.config.app.router.routes if getattr(r, "path", "") == JSONRPC
+    ]
+    assert other[0].endpoint.__self__._straight is False  # type: ignore[attr-defined]

@@ -198,9 +198,21 @@ def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
     assert ran.code == 0, ran.stdout
     assert ran.imported(DATABASE + SERVER + CLIENT + TOKENS) == []
     assert "sqlite3" in ran.modules
-    if args != ["usage"]:  # usage lists the registry's skills beside their calls
-        assert "agent.registry.loader" not in ran.modules
-        assert ran.imported(("jsonschema", "agent.interfaces")) == []  # nor the error codes
+    assert "agent.registry.loader" not in ran.modules
+    assert ran.imported(("agent.interfaces",)) == []  # nor the error codes
+    if args != ["usage"]:
+        assert ran.imported(("jsonschema",)) == []
+
+
+def test_usage_reads_the_manifests_without_loading_the_registry(migrated_home: Path) -> None:
+    """usage labels each skill with its state: the manifests, checked against their schema,
+    are all it reads of the registry; no handler is imported, no interface built."""
+    ran = _run_command(migrated_home, "usage")
+    assert ran.code == 0, ran.stdout
+    assert "agent.registry.manifests" in ran.modules
+    assert [m for m in ran.modules if m.endswith(".handler")] == []
+    assert ran.imported(("agent.builtin", "agent.registry.cards")) == []
+    assert "deprecated" in ran.stdout  # a state read from a manifest (link_headroom's)
 
 
 def test_the_public_surface_imports_a_name_only_when_asked_for() -> None:

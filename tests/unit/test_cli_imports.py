@@ -63,6 +63,15 @@ def test_help_builds_without_heavy_imports() -> None:
     assert not heavy, sorted({m.split(".")[0] for m in heavy})
 
 
+def test_the_deployment_imports_the_network_lexicon_when_the_router_reads_it() -> None:
+    """The lexicon is the router's: built with the app (every training text is read through
+    it, so a broken lexicon still stops start-up), not with the deployment."""
+    built = _imported_after("from netops.deployment import network_deployment as d; d()")
+    assert "skills.common.lexicon" not in built
+    read = "from netops.deployment import network_deployment as d; d().routing_features"
+    assert "skills.common.lexicon" in _imported_after(read + ".features('acme-lnk-00001')")
+
+
 def test_the_app_imports_no_scikit_learn_nor_numpy() -> None:
     """scikit-learn is imported by the classifier's first training, in the background after
     start-up (agent/app.py), not on the way to the first served card."""
@@ -200,6 +209,7 @@ def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
     assert "sqlite3" in ran.modules
     assert "agent.registry.loader" not in ran.modules
     assert ran.imported(("agent.interfaces",)) == []  # nor the error codes
+    assert ran.imported(("skills.common",)) == []  # nor the router's network lexicon
     if args != ["usage"]:
         assert ran.imported(("jsonschema",)) == []
 

@@ -43,8 +43,7 @@ from agent.edge.grpc_binding import GovernedGrpcHandler, GrpcServer
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.limits import BodyLimitMiddleware
 from agent.edge.version import VERSION_PARAMETER, lift_version_parameter
-from agent.mcp.projection import McpProjection
-from agent.mcp.server import MCP_PATH, build_server, http_caller, http_endpoint
+from agent.mcp.endpoint import MCP_PATH, McpEndpoint
 from agent.observability.metrics import (
     CALL_STATE_KEY,
     METRICS_PATH,
@@ -339,11 +338,9 @@ def create_app(
         replica=lease.replica if lease is not None else uuid.uuid4().hex,
     )
 
-    # The fifth projection: the same skills as MCP tools, through the same handler (agent/mcp/).
-    mcp = McpProjection(runtime.registry, runtime.cards, handler)
-    mcp_manager, mcp_app = http_endpoint(
-        build_server(mcp, http_caller, runtime.cards.public_card.name)
-    )
+    # The fifth projection: the same skills as MCP tools, through the same handler (agent/mcp/),
+    # built once the lifespan has started: nothing before the first card needs the MCP SDK.
+    mcp = McpEndpoint(runtime.registry, runtime.cards, handler)
 
     def anonymous_skill(skill_id: str) -> bool:
         capability = runtime.registry.get(skill_id)
@@ -400,10 +397,11 @@ def create_app(
             await service.start(settings, runtime.engine)
         if grpc_server is not None:  # in this event loop, beside uvicorn's HTTP server
             await grpc_server.start()
+        mcp.start()  # the MCP SDK imported in a worker thread; /mcp waits for it
         try:
-            async with mcp_manager.run():
-                yield
+            yield
         finally:
+            await mcp.stop()
             await asyncio.wait([warming])  # a thread cannot be cancelled; at most a second
             if grpc_server is not None:
                 await grpc_server.stop()
@@ -423,7 +421,7 @@ def create_app(
 
     app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
-    app.state.mcp = mcp  # netagent mcp (stdio) serves it under this app's lifespan
+    app.state.mcp = mcp  # netagent mcp (stdio) serves its projection under this app's lifespan
     app.state.lease = lease  # its replica id is what this process's task_runner rows name
     builder = PrincipalContextBuilder()
 
@@ -469,7 +467,7 @@ def create_app(
         )
     )
     app.mount(REST_PATH, rest)
-    app.router.routes.append(Route(MCP_PATH, endpoint=mcp_app))
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp))
 
     app.add_middleware(  # innermost: the SDK's parse and version errors without the input
         ErrorScrubMiddleware, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH

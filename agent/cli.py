@@ -251,7 +251,8 @@ def mcp_command(
 
     async def serve_mcp() -> None:
         async with application.router.lifespan_context(application):
-            await serve_stdio(application.state.mcp, verdict, runtime.cards.public_card.name)
+            projection = await application.state.mcp.projection()
+            await serve_stdio(projection, verdict, runtime.cards.public_card.name)
 
     anyio.run(serve_mcp)
 

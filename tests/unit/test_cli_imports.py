@@ -79,6 +79,15 @@ def test_the_app_imports_no_scikit_learn_nor_numpy() -> None:
     assert not [m for m in modules if m.split(".")[0] in ("sklearn", "scipy", "numpy")]
 
 
+def test_the_app_imports_no_mcp_sdk() -> None:
+    """The MCP SDK (``mcp``, ``mcp_types``, their ``httpx2``) is imported by the ``/mcp``
+    endpoint's build, in a worker thread once the app's lifespan has started
+    (agent/mcp/endpoint.py), not on the way to the first served card."""
+    modules = _imported_after("import netops.app")
+    assert not [m for m in modules if m.split(".")[0] in ("mcp", "mcp_types", "httpx2")]
+    assert "agent.mcp.server" not in modules
+
+
 # -- each command imports what it needs, and nothing it does not ------------------------------
 # Each command runs for real in a fresh interpreter, in a home of its own (the database made
 # and migrated by the first command that needs it); the client commands aim at a port nothing

@@ -39,6 +39,7 @@ from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import CONSOLE_API_PREFIX, mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
+from agent.edge.first_request import FirstRequestMiddleware, WarmUp
 from agent.edge.grpc_binding import GovernedGrpcHandler, GrpcServer
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.limits import BodyLimitMiddleware
@@ -255,15 +256,23 @@ def build_runtime(
 
 
 def _trained(warming: asyncio.Future[None], state: dict[str, str]) -> None:
-    """The classifier's background training ended: freeze what it built, or say it failed
-    (a text request then trains again in ``Router.route_async``). ``state`` is what
-    ``/healthz`` reports: a load test, or an orchestrator, waits for ``ready``."""
+    """The classifier's background training ended: collect the start-up's garbage and freeze
+    what is left, or say it failed (a text request then trains again in
+    ``Router.route_async``). ``state`` is what ``/healthz`` reports: a load test, or an
+    orchestrator, waits for ``ready``.
+
+    Everything built at start-up (registry, validators, cards, what the warm-up imported)
+    and the classifier live as long as the process: out of the collector's sight, a full
+    collection walks only what requests allocate (bench.perf: it was the tail of the latency
+    at c=32). The collection (0.1 to 0.3 s) ran before the app listened; here it is off the
+    way to the first card, once, before ``/healthz`` says ``ready``."""
+    gc.collect()
+    gc.freeze()
     if not warming.cancelled() and (error := warming.exception()) is not None:
         log.error("router: training the classifier failed: %s", error, exc_info=error)
         state["classifier"] = "failed"
     else:
         state["classifier"] = "ready"
-    gc.freeze()
 
 
 def create_app(
@@ -363,6 +372,7 @@ def create_app(
     )
 
     health = {"classifier": "training"}  # /healthz, until the background training ends
+    warm_up = WarmUp()  # begun by the first request (FirstRequestMiddleware, outermost)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -379,30 +389,34 @@ def create_app(
             await lease.start()
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
-        # The classifier trains in a worker thread once the app serves: the cards, and every
-        # request that names its skill (a Data Part, a binding), need no classifier; a text
-        # request arriving before training ends waits for it (Router.route_async: the
-        # classifier's lock), it does not fail. Importing scikit-learn and training took about
-        # 2 s of a restart's way to its first card (docs/operations.md, start-up).
-        warming = asyncio.get_running_loop().run_in_executor(None, router.warm)
-        # Everything built so far (registry, validators, cards), and the classifier once
-        # trained, lives as long as the process: out of the collector's sight, a full
-        # collection walks only what requests allocate (bench.perf: it was the tail of the
-        # latency at c=32).
-        gc.collect()
-        gc.freeze()
-        warming.add_done_callback(lambda done: _trained(done, health))
         services = list(deployment.services())
         for service in services:
             await service.start(settings, runtime.engine)
         if grpc_server is not None:  # in this event loop, beside uvicorn's HTTP server
             await grpc_server.start()
-        mcp.start()  # the MCP SDK imported in a worker thread; /mcp waits for it
+        warming: list[asyncio.Future[None]] = []
+
+        def begin() -> None:
+            # Once the app serves (its first request, or a second after this: WarmUp): the
+            # classifier trains in a worker thread, and the MCP SDK is imported in another.
+            # The cards, and every request that names its skill (a Data Part, a binding),
+            # need no classifier; a text request arriving before training ends waits for it
+            # (Router.route_async: the classifier's lock), it does not fail. Importing
+            # scikit-learn and training took about 2 s of a restart's way to its first card
+            # (docs/operations.md, start-up); begun here, neither competes with that way.
+            training = asyncio.get_running_loop().run_in_executor(None, router.warm)
+            training.add_done_callback(lambda done: _trained(done, health))
+            warming.append(training)
+            mcp.start()  # /mcp waits for it
+
+        warm_up.arm(begin)
         try:
             yield
         finally:
+            warm_up.disarm()
             await mcp.stop()
-            await asyncio.wait([warming])  # a thread cannot be cancelled; at most a second
+            if warming:  # a thread cannot be cancelled; at most a second
+                await asyncio.wait(warming)
             if grpc_server is not None:
                 await grpc_server.stop()
             for service in reversed(services):
@@ -498,6 +512,7 @@ def create_app(
             jsonrpc_path=JSONRPC_PATH,
             rest_path=REST_PATH,
         )
+    app.add_middleware(FirstRequestMiddleware, warm_up=warm_up)  # outermost of all
     return app
 
 

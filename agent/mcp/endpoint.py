@@ -3,9 +3,10 @@
 Importing the MCP SDK is about a quarter of importing the application (``mcp`` and
 ``mcp_types``: their pydantic models), and nothing on the way to the first served card needs
 it: the cards, the A2A bindings and the console do not. So ``create_app`` mounts this endpoint,
-which imports ``agent.mcp.server`` (and the SDK with it) in a worker thread when the lifespan
-starts it, builds the projection and the Streamable HTTP session manager on the event loop, and
-runs the manager until the lifespan stops it. A request that arrives before it is built waits
+which imports ``agent.mcp.server`` (and the SDK with it) in a worker thread once the app serves
+(the lifespan's warm-up, ``agent/edge/first_request.py``), builds the projection and the
+Streamable HTTP session manager on the event loop, and runs the manager until the lifespan
+stops it. A request that arrives before it is built waits
 for it, as a text request waits for the classifier (``Router.route_async``): it is answered,
 late, not refused. If building fails (a broken install), that is logged and every MCP request
 is answered 503 with that error (a JSON-RPC internal error); the other bindings serve on.
@@ -54,9 +55,17 @@ class McpEndpoint:
         self._app: Any = None
         self._failure: Exception | None = None
 
+    @property
+    def started(self) -> bool:
+        """Whether the build has begun (and not been stopped)."""
+        return self._task is not None
+
     def start(self) -> None:
-        """Begin building in the background (the lifespan calls it, on its event loop); each
-        lifespan builds its own session manager, which runs once."""
+        """Begin building in the background, on this event loop, unless it has begun: the
+        lifespan's warm-up calls it once the app serves, ``projection()`` if it comes first.
+        Each lifespan builds its own session manager, which runs once."""
+        if self._task is not None:
+            return
         self._ready, self._stopping = asyncio.Event(), asyncio.Event()
         self._projection, self._app, self._failure = None, None, None
         self._task = asyncio.create_task(self._run(), name="mcp-endpoint")
@@ -100,7 +109,9 @@ class McpEndpoint:
         return None
 
     async def projection(self) -> McpProjection:
-        """The projection, once built (``netagent mcp`` serves it over stdio)."""
+        """The projection, once built (``netagent mcp`` serves it over stdio, and has no
+        HTTP request to begin the warm-up: this begins the build if it has not begun)."""
+        self.start()
         failure = await self._built()
         if failure is not None:
             raise RuntimeError(failure)

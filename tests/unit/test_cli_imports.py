@@ -88,6 +88,21 @@ def test_the_app_imports_no_mcp_sdk() -> None:
     assert "agent.mcp.server" not in modules
 
 
+def test_a_sqlite_agent_imports_no_postgresql_machinery(tmp_path: Path) -> None:
+    """PostgreSQL's dialect (its upserts) and asyncpg (the cancel relay, the lean reads) are
+    imported by an agent on PostgreSQL, not by the app nor a SQLite agent's create_app."""
+    statement = (
+        "from pathlib import Path\n"
+        "from agent.settings import Settings\n"
+        "from netops.app import create_app\n"
+        f"create_app(Settings(home=Path({str(tmp_path)!r}), grpc_port=0))"
+    )
+    modules = _imported_after(statement)
+    assert "agent.storage.task_store" in modules
+    postgres = ("asyncpg", "sqlalchemy.dialects.postgresql")
+    assert [m for m in modules if m.startswith(postgres)] == []
+
+
 # -- each command imports what it needs, and nothing it does not ------------------------------
 # Each command runs for real in a fresh interpreter, in a home of its own (the database made
 # and migrated by the first command that needs it); the client commands aim at a port nothing

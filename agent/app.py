@@ -43,13 +43,13 @@ from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import CONSOLE_API_PREFIX, mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
+from agent.edge.first_request import FirstRequestMiddleware, WarmUp
 from agent.edge.grpc_binding import GovernedGrpcHandler, GrpcServer
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.jsonrpc_send import SendMessageRoute
 from agent.edge.limits import BodyLimitMiddleware
 from agent.edge.version import VERSION_PARAMETER, lift_version_parameter
-from agent.mcp.projection import McpProjection
-from agent.mcp.server import MCP_PATH, build_server, http_caller, http_endpoint
+from agent.mcp.endpoint import MCP_PATH, McpEndpoint
 from agent.observability.metrics import (
     CALL_STATE_KEY,
     METRICS_PATH,
@@ -262,15 +262,23 @@ def build_runtime(
 
 
 def _trained(warming: asyncio.Future[None], state: dict[str, str]) -> None:
-    """The classifier's background training ended: freeze what it built, or say it failed
-    (a text request then trains again in ``Router.route_async``). ``state`` is what
-    ``/healthz`` reports: a load test, or an orchestrator, waits for ``ready``."""
+    """The classifier's background training ended: collect the start-up's garbage and freeze
+    what is left, or say it failed (a text request then trains again in
+    ``Router.route_async``). ``state`` is what ``/healthz`` reports: a load test, or an
+    orchestrator, waits for ``ready``.
+
+    Everything built at start-up (registry, validators, cards, what the warm-up imported)
+    and the classifier live as long as the process: out of the collector's sight, a full
+    collection walks only what requests allocate (bench.perf: it was the tail of the latency
+    at c=32). The collection (0.1 to 0.3 s) ran before the app listened; here it is off the
+    way to the first card, once, before ``/healthz`` says ``ready``."""
+    gc.collect()
+    gc.freeze()
     if not warming.cancelled() and (error := warming.exception()) is not None:
         log.error("router: training the classifier failed: %s", error, exc_info=error)
         state["classifier"] = "failed"
     else:
         state["classifier"] = "ready"
-    gc.freeze()
 
 
 def create_app(
@@ -345,11 +353,9 @@ def create_app(
         replica=lease.replica if lease is not None else uuid.uuid4().hex,
     )
 
-    # The fifth projection: the same skills as MCP tools, through the same handler (agent/mcp/).
-    mcp = McpProjection(runtime.registry, runtime.cards, handler)
-    mcp_manager, mcp_app = http_endpoint(
-        build_server(mcp, http_caller, runtime.cards.public_card.name)
-    )
+    # The fifth projection: the same skills as MCP tools, through the same handler (agent/mcp/),
+    # built once the lifespan has started: nothing before the first card needs the MCP SDK.
+    mcp = McpEndpoint(runtime.registry, runtime.cards, handler)
 
     def anonymous_skill(skill_id: str) -> bool:
         capability = runtime.registry.get(skill_id)
@@ -372,6 +378,7 @@ def create_app(
     )
 
     health = {"classifier": "training"}  # /healthz, until the background training ends
+    warm_up = WarmUp()  # begun by the first request (FirstRequestMiddleware, outermost)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -388,29 +395,34 @@ def create_app(
             await lease.start()
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
-        # The classifier trains in a worker thread once the app serves: the cards, and every
-        # request that names its skill (a Data Part, a binding), need no classifier; a text
-        # request arriving before training ends waits for it (Router.route_async: the
-        # classifier's lock), it does not fail. Importing scikit-learn and training took about
-        # 2 s of a restart's way to its first card (docs/operations.md, start-up).
-        warming = asyncio.get_running_loop().run_in_executor(None, router.warm)
-        # Everything built so far (registry, validators, cards), and the classifier once
-        # trained, lives as long as the process: out of the collector's sight, a full
-        # collection walks only what requests allocate (bench.perf: it was the tail of the
-        # latency at c=32).
-        gc.collect()
-        gc.freeze()
-        warming.add_done_callback(lambda done: _trained(done, health))
         services = list(deployment.services())
         for service in services:
             await service.start(settings, runtime.engine)
         if grpc_server is not None:  # in this event loop, beside uvicorn's HTTP server
             await grpc_server.start()
+        warming: list[asyncio.Future[None]] = []
+
+        def begin() -> None:
+            # Once the app serves (its first request, or a second after this: WarmUp): the
+            # classifier trains in a worker thread, and the MCP SDK is imported in another.
+            # The cards, and every request that names its skill (a Data Part, a binding),
+            # need no classifier; a text request arriving before training ends waits for it
+            # (Router.route_async: the classifier's lock), it does not fail. Importing
+            # scikit-learn and training took about 2 s of a restart's way to its first card
+            # (docs/operations.md, start-up); begun here, neither competes with that way.
+            training = asyncio.get_running_loop().run_in_executor(None, router.warm)
+            training.add_done_callback(lambda done: _trained(done, health))
+            warming.append(training)
+            mcp.start()  # /mcp waits for it
+
+        warm_up.arm(begin)
         try:
-            async with mcp_manager.run():
-                yield
+            yield
         finally:
-            await asyncio.wait([warming])  # a thread cannot be cancelled; at most a second
+            warm_up.disarm()
+            await mcp.stop()
+            if warming:  # a thread cannot be cancelled; at most a second
+                await asyncio.wait(warming)
             if grpc_server is not None:
                 await grpc_server.stop()
             for service in reversed(services):
@@ -429,7 +441,7 @@ def create_app(
 
     app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
-    app.state.mcp = mcp  # netagent mcp (stdio) serves it under this app's lifespan
+    app.state.mcp = mcp  # netagent mcp (stdio) serves its projection under this app's lifespan
     app.state.lease = lease  # its replica id is what this process's task_runner rows name
     builder = PrincipalContextBuilder()
 
@@ -477,7 +489,7 @@ def create_app(
         )
     )
     app.mount(REST_PATH, rest)
-    app.router.routes.append(Route(MCP_PATH, endpoint=mcp_app))
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp))
 
     app.add_middleware(  # innermost: the SDK's parse and version errors without the input
         ErrorScrubMiddleware, jsonrpc_path=JSONRPC_PATH, rest_path=REST_PATH
@@ -508,6 +520,7 @@ def create_app(
             jsonrpc_path=JSONRPC_PATH,
             rest_path=REST_PATH,
         )
+    app.add_middleware(FirstRequestMiddleware, warm_up=warm_up)  # outermost of all
     return app
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from agent.registry.cards import CardFactory
     from agent.registry.loader import Registry
+    from agent.registry.manifest import Manifest
     from agent.storage.audit import AuditLog
     from agent.storage.sqlite_file import SqliteFile
 
@@ -95,6 +96,17 @@ def _load_registry(settings: Settings) -> Registry:
 
     try:
         return load_registry(skills_dir_of(settings))
+    except RegistryError as exc:
+        raise fail(f"registry: {exc}") from None
+
+
+def _read_manifests(settings: Settings) -> dict[str, Manifest]:
+    """The registry's manifests by skill id, checked as loading it checks them, without
+    importing a handler or building an interface (what a command that names skills needs)."""
+    from agent.registry.manifests import RegistryError, read_manifests
+
+    try:
+        return read_manifests(skills_dir_of(settings))
     except RegistryError as exc:
         raise fail(f"registry: {exc}") from None
 
@@ -239,7 +251,8 @@ def mcp_command(
 
     async def serve_mcp() -> None:
         async with application.router.lifespan_context(application):
-            await serve_stdio(application.state.mcp, verdict, runtime.cards.public_card.name)
+            projection = await application.state.mcp.projection()
+            await serve_stdio(projection, verdict, runtime.cards.public_card.name)
 
     anyio.run(serve_mcp)
 
@@ -571,15 +584,15 @@ def usage_command(
         lambda database: database.usage(since=moment),
         lambda engine: _audit_log(engine).usage(since=moment),
     )
-    registry = _load_registry(cli_settings())
+    manifests = _read_manifests(cli_settings())
     table = Table(title="capability usage, from the audit trail")
     for column in ("skill", "state", "day", "calls", "refused", "callers", "last call"):
         table.add_column(column)
     seen = set()
     unchosen = False
     for row in rows:
-        capability = registry.get(row["skill_id"] or "")
-        state = capability.manifest.state.value if capability else "unknown"
+        manifest = manifests.get(row["skill_id"] or "")
+        state = manifest.state.value if manifest else "unknown"
         if row["skill_id"] is None:  # the router asked which skill, or refused before choosing
             unchosen = True
             state = "clarification" if not row["refused"] else "clarification, unrouted"
@@ -593,10 +606,9 @@ def usage_command(
             str(row["callers"]),
             str(row["last_call"])[:19],
         )
-    for capability in registry:
-        if capability.id not in seen:
-            state = capability.manifest.state.value
-            table.add_row(capability.id, state, "-", "0", "0", "0", "never")
+    for manifest in manifests.values():
+        if manifest.id not in seen:
+            table.add_row(manifest.id, manifest.state.value, "-", "0", "0", "0", "never")
     console.print(table)
     if unchosen:
         console.print(

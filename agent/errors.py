@@ -8,7 +8,7 @@ the module that defines it and any second base in parentheses:
 
 * NetagentError                                  agent.errors
   + ConfigurationError                           agent.errors
-    - RegistryError                              agent.registry.loader
+    - RegistryError                              agent.registry.manifests
     - SeedError (RuntimeError)                   db.simulator
     - ScaffoldError                              netops.scaffold
     - UnknownRevisionError                       agent.storage.history

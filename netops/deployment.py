@@ -26,12 +26,12 @@ from agent.ports import (
 from agent.registry.identity import AgentIdentity
 from agent.settings import Settings
 from db.migrate import INVENTORY as INVENTORY_HISTORY
-from skills.common.lexicon import NetworkFeatures
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from agent.sdk import TopologySource
+    from agent.sdk import TextFeatures, TopologySource
+    from skills.common.lexicon import NetworkFeatures
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,24 @@ class LiveTelemetry:
             await asyncio.sleep(self._every)
 
 
+class _NetworkLexicon:
+    """The network lexicon (``skills.common.lexicon``), imported by its first text: the router
+    reads every training text through it when the app is built, so ``serve`` imports it there,
+    as before (an import error still stops start-up); the commands that build the deployment
+    only to read its database (``audit``, ``usage``, ``chain list``) never do."""
+
+    def __init__(self) -> None:
+        self._features: NetworkFeatures | None = None
+
+    def features(self, text: str) -> TextFeatures:
+        """What ``text`` says in the network's terms (``NetworkFeatures.features``)."""
+        if self._features is None:
+            from skills.common.lexicon import NetworkFeatures
+
+            self._features = NetworkFeatures()
+        return self._features.features(text)
+
+
 def _topology(engine: AsyncEngine) -> TopologySource:
     from netops.topology import InventoryTopology
 
@@ -138,5 +156,5 @@ def network_deployment() -> Deployment:
         topology=_topology,
         services=_services,
         demo_callers=DEMO_CALLERS,
-        routing_features=NetworkFeatures(),
+        routing_features=_NetworkLexicon(),
     )

@@ -1,8 +1,9 @@
 """The MCP server of the agent, on the official SDK's low-level ``Server``, two transports.
 
 - **Streamable HTTP** at ``/mcp`` on the agent's own application (``create_app`` adds the
-  route): stateless, JSON responses, so any replica answers any request and no session is
-  kept. The caller is the one ``BearerAuthMiddleware`` verified for that very request
+  route, ``agent/mcp/endpoint.py``, which imports this module once the app has started):
+  stateless, JSON responses, so any replica answers any request and no session is kept. The
+  caller is the one ``BearerAuthMiddleware`` verified for that very request
   (``verify_bearer``, as on every A2A binding); without a valid token the edge answers 401 with
   its ``WWW-Authenticate`` challenge before MCP sees the request.
 - **stdio** (``netagent mcp``): one local host, one caller, whose token comes from the
@@ -23,12 +24,22 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from starlette.requests import Request
 
+from agent.mcp.endpoint import MCP_PATH
 from agent.mcp.projection import McpProjection
 from agent.registry.cards import agent_version
 from agent.security.principal import ANONYMOUS, Principal, principal_of
 
-MCP_PATH: Final = "/mcp"
-"""Where the Streamable HTTP endpoint is, on the agent's own base URL."""
+__all__ = [
+    "INSTRUCTIONS",
+    "MCP_PATH",
+    "CallerOf",
+    "build_server",
+    "fixed_caller",
+    "http_caller",
+    "http_endpoint",
+    "serve_stdio",
+]
+
 INSTRUCTIONS: Final = (
     "Each tool is a schema-governed skill of this agent, listed as the caller's extended agent "
     "card lists it. Tool errors carry the Skill Interface Document error object "

@@ -7,24 +7,36 @@ The registry is the only way ``agent/`` learns about skills: cards, router, exec
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
-from agent.errors import ConfigurationError
-from agent.interfaces import SCHEMAS_DIR, InterfaceBuildError, SkillInterface, build_interface
+from agent.interfaces import InterfaceBuildError, SkillInterface, build_interface
 from agent.registry.fixed_result import FixedResult
 from agent.registry.manifest import Manifest, State, thawed
+from agent.registry.manifests import (
+    BUILTIN_SKILLS_DIR,
+    MANIFEST_FILE,
+    RegistryError,
+    cross_reference_problems,
+    manifest_paths,
+    manifest_problems,
+    manifest_validator,
+    read_json,
+)
 
-BUILTIN_SKILLS_DIR = Path(__file__).resolve().parents[1] / "builtin"
-"""The core's own skills (describe_skill), loaded beside every deployment's."""
-MANIFEST_FILE = "manifest.json"
+__all__ = [
+    "BUILTIN_SKILLS_DIR",
+    "MANIFEST_FILE",
+    "Capability",
+    "HandlerSpec",
+    "Registry",
+    "RegistryError",
+    "load_registry",
+    "validate_registry",
+]
 
 Handle = Callable[[dict[str, Any], Any], Awaitable[dict[str, Any] | FixedResult]]
 Authorize = Callable[[dict[str, Any], Any], Awaitable[None]]
@@ -32,10 +44,6 @@ CheckConstraints = Callable[[dict[str, Any], Mapping[str, Any]], None]
 Extract = Callable[[str], dict[str, Any]]
 Summarize = Callable[[dict[str, Any]], str]
 Bind = Callable[[Sequence[Manifest]], Extract]
-
-
-class RegistryError(ConfigurationError):
-    """A manifest, schema or handler is wrong; the message names the file and the field."""
 
 
 @dataclass(frozen=True)
@@ -98,35 +106,6 @@ class Registry:
         return tuple(c.manifest for c in self)
 
 
-def _manifest_validator() -> Draft202012Validator:
-    schema = json.loads((SCHEMAS_DIR / "capability-manifest.schema.json").read_text())
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
-
-
-def _pointer(error: ValidationError) -> str:
-    """RFC 6901 pointer to the field at fault: the missing or unexpected member itself."""
-    parts = [str(p) for p in error.absolute_path]
-    instance = error.instance if isinstance(error.instance, dict) else {}
-    schema = error.schema if isinstance(error.schema, Mapping) else {}
-    required = error.validator_value
-    if error.validator == "required" and isinstance(required, list):
-        parts += [p for p in required if p not in instance][:1]
-    elif error.validator == "additionalProperties" and error.validator_value is False:
-        allowed = schema.get("properties", {})
-        parts += sorted(k for k in instance if k not in allowed)[:1]
-    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def _read_json(path: Path, label: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise RegistryError(f"{label}: file not found") from exc
-    except json.JSONDecodeError as exc:
-        raise RegistryError(f"{label}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
-
-
 def _import(path: str, label: str, pointer: str) -> ModuleType:
     try:
         return importlib.import_module(path)
@@ -168,7 +147,7 @@ def _load_interface(manifest: Manifest, label: str) -> SkillInterface:
         return (
             entry["schema_uri"],
             entry["version"],
-            _read_json(manifest.folder / entry["file"], f"{file_label} (/interface/{role})"),
+            read_json(manifest.folder / entry["file"], f"{file_label} (/interface/{role})"),
         )
 
     try:
@@ -188,18 +167,6 @@ def _load_interface(manifest: Manifest, label: str) -> SkillInterface:
         raise RegistryError(f"{label}: /interface: {exc}") from exc
 
 
-def _manifest_problems(path: Path, data: Any, validator: Draft202012Validator) -> list[str]:
-    """Every schema violation of one manifest, each with its file and JSON Pointer."""
-    label = str(path)
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    problems = [f"{label}: {_pointer(e)}: {e.message}" for e in errors]
-    if not problems and data["id"] != path.parent.name:
-        problems.append(
-            f"{label}: /id: {data['id']!r} must equal its folder name {path.parent.name!r}"
-        )
-    return problems
-
-
 def _load_capability(path: Path, data: Any) -> Capability:
     """A schema-valid manifest with its handler imported and its interface built."""
     label = str(path)
@@ -207,16 +174,6 @@ def _load_capability(path: Path, data: Any) -> Capability:
     if manifest.state is State.REMOVED:
         return Capability(manifest, None, None)
     return Capability(manifest, _load_handler(manifest, label), _load_interface(manifest, label))
-
-
-def _manifest_paths(skills_dir: Path, builtin: bool) -> tuple[Path, list[Path]]:
-    root = skills_dir.resolve()
-    if not root.is_dir():
-        raise RegistryError(f"{root}: skills directory not found")
-    found = sorted(root.glob(f"*/{MANIFEST_FILE}"))
-    if builtin:
-        found = sorted(BUILTIN_SKILLS_DIR.glob(f"*/{MANIFEST_FILE}")) + found
-    return root, found
 
 
 def _bound(capabilities: list[Capability]) -> list[Capability]:
@@ -235,12 +192,12 @@ def _bound(capabilities: list[Capability]) -> list[Capability]:
 def load_registry(skills_dir: Path, *, builtin: bool = True) -> Registry:
     """Read, validate and freeze every manifest below ``skills_dir`` and the core's built-in
     skills (``agent/builtin``: describe_skill); the first problem stops it."""
-    root, paths = _manifest_paths(skills_dir, builtin)
-    validator = _manifest_validator()
+    root, paths = manifest_paths(skills_dir, builtin)
+    validator = manifest_validator()
     capabilities: list[Capability] = []
     for path in paths:
-        data = _read_json(path, str(path))
-        problems = _manifest_problems(path, data, validator)
+        data = read_json(path, str(path))
+        problems = manifest_problems(path, data, validator)
         if problems:
             raise RegistryError(problems[0])
         capabilities.append(_load_capability(path, data))
@@ -258,19 +215,19 @@ def validate_registry(
     Returns the registry as well when there is none, so callers can go on to check it.
     """
     try:
-        root, paths = _manifest_paths(skills_dir, builtin)
+        root, paths = manifest_paths(skills_dir, builtin)
     except RegistryError as exc:
         return None, [str(exc)]
-    validator = _manifest_validator()
+    validator = manifest_validator()
     capabilities: list[Capability] = []
     problems: list[str] = []
     for path in paths:
         try:
-            data = _read_json(path, str(path))
+            data = read_json(path, str(path))
         except RegistryError as exc:
             problems.append(str(exc))
             continue
-        found = _manifest_problems(path, data, validator)
+        found = manifest_problems(path, data, validator)
         if found:
             problems += found
             continue
@@ -284,27 +241,4 @@ def validate_registry(
 
 def _cross_reference_problems(capabilities: list[Capability], root: Path) -> list[str]:
     """Lifecycle pointers: a replacement must exist and be ga."""
-    by_id: dict[str, Capability] = {}
-    problems: list[str] = []
-    for cap in capabilities:
-        first = by_id.setdefault(cap.id, cap)
-        if first is not cap:
-            problems.append(
-                f"{cap.manifest.folder / MANIFEST_FILE}: /id: {cap.id!r} is taken by "
-                f"{first.manifest.folder / MANIFEST_FILE}"
-            )
-    for cap in capabilities:
-        label = str(cap.manifest.folder / MANIFEST_FILE)
-        target = cap.manifest.replacement
-        if target is None:
-            continue
-        replacement = by_id.get(target)
-        if replacement is None:
-            problems.append(f"{label}: /replacement: no skill {target!r} in {root}")
-        elif replacement.manifest.state is not State.GA:
-            problems.append(
-                f"{label}: /replacement: {target!r} is {replacement.manifest.state.value}, not ga"
-            )
-    if not any(c.manifest.folder.parent == root for c in capabilities) and not problems:
-        problems.append(f"{root}: no skills found (expected */{MANIFEST_FILE})")
-    return problems
+    return cross_reference_problems((c.manifest for c in capabilities), root)

@@ -15,14 +15,16 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import asyncpg
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.security.principal import Principal
+
+if TYPE_CHECKING:
+    import asyncpg
 
 log = logging.getLogger(__name__)
 CHANNEL = "netagent_cancel"
@@ -69,6 +71,8 @@ class CancelRelay:
         await self._listen()
 
     async def _listen(self) -> None:
+        import asyncpg  # a relay runs on PostgreSQL only: a SQLite agent never imports it
+
         url = make_url(self._engine.url).set(drivername="postgresql")
         listener = await asyncpg.connect(url.render_as_string(hide_password=False))
         await listener.add_listener(CHANNEL, self._received)

@@ -15,9 +15,9 @@ from enum import Enum
 from typing import Any
 
 from sqlalchemy import Insert, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.storage.engine import dialect_module
 from agent.storage.tables import task_binding
 
 
@@ -65,6 +65,7 @@ class DatabaseBindingStore(BindingStore):
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
+        self._insert = dialect_module(engine.dialect.name).insert
 
     async def get(self, task_id: str, owner: str) -> Binding | None:
         """The binding of ``task_id`` if ``owner`` made it."""
@@ -104,8 +105,7 @@ class DatabaseBindingStore(BindingStore):
             await connection.execute(self._upsert(values))
 
     def _upsert(self, values: dict[str, Any]) -> Insert:
-        dialect = postgresql if self._engine.dialect.name == "postgresql" else sqlite
-        insert = dialect.insert(task_binding).values(values)
+        insert = self._insert(task_binding).values(values)
         changed = {k: insert.excluded[k] for k in values if k != "task_id"}
         upsert: Insert = insert.on_conflict_do_update(index_elements=["task_id"], set_=changed)
         return upsert

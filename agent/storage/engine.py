@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from sqlalchemy import event
@@ -18,6 +20,15 @@ _ASYNC_DRIVERS = {
     "postgresql": "postgresql+asyncpg",
     "postgres": "postgresql+asyncpg",
 }
+
+
+def dialect_module(name: str) -> ModuleType:
+    """SQLAlchemy's dialect module for the upserts (``insert(...).on_conflict_do_update``):
+    PostgreSQL's for ``postgresql``, else SQLite's. Only that one is imported: PostgreSQL's
+    (with its asyncpg support) costs a SQLite agent's start-up some 0.03 to 0.06 s for nothing."""
+    return importlib.import_module(
+        "sqlalchemy.dialects.postgresql" if name == "postgresql" else "sqlalchemy.dialects.sqlite"
+    )
 
 
 def default_sqlite_url(home: Path) -> str:

@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Executable, bindparam, delete
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from agent.storage.engine import dialect_module
 from agent.storage.settlement import RUNNING_STATES, Settlement
 from agent.storage.tables import principal_audit, task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
@@ -50,7 +50,7 @@ class BatchStatements:
     def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str) -> None:
         self.tasks = tasks
         self.task_upsert = tasks.upsert().returning(tasks.table.c.id)
-        insert = (postgresql if dialect == "postgresql" else sqlite).insert
+        insert = dialect_module(dialect).insert
         runner = insert(task_runner)
         self.runner_upsert = runner.on_conflict_do_update(
             index_elements=[task_runner.c.task_id],

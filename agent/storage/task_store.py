@@ -17,9 +17,9 @@ from a2a.types import (
     Task,
 )
 from sqlalchemy import Insert, String, Table, cast, delete, inspect, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from agent.edge.proto_json import message_to_dict
+from agent.storage.engine import dialect_module
 from agent.storage.interrupted import INTERRUPTED as INTERRUPTED  # its old home: app, tests
 from agent.storage.interrupted import RUNNING, Runner, end_task, has_versions
 from agent.storage.tables import task_runner
@@ -50,7 +50,7 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
         self._table = table
         # (ORM attribute, column): the model's ``task_metadata`` is the column ``metadata``
         self._columns = [(a.key, a.columns[0].name) for a in mapper.column_attrs]
-        self._dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        self._dialect = dialect_module(self.engine.dialect.name)
         self._upsert = self.upsert()
         self._own_row = {key for key, _ in self._columns} == _ROW_KEYS
 

@@ -41,20 +41,21 @@ def components() -> list[tuple[str, float]]:
 
     _timed(results, "imports (agent.app and what it pulls in)", imports)
     from agent.registry import loader as reg
+    from agent.registry import manifests as read
     from agent.registry.cards import CardFactory
     from agent.registry.loader import Capability, Registry
     from agent.registry.manifest import Manifest, State
     from agent.routing.router import Router
     from netops.deployment import IDENTITY, SKILLS_DIR
 
-    root, paths = reg._manifest_paths(SKILLS_DIR, builtin=True)
-    validator = _timed(results, "manifest schema (compile)", reg._manifest_validator)
+    root, paths = read.manifest_paths(SKILLS_DIR, builtin=True)
+    validator = _timed(results, "manifest schema (compile)", read.manifest_validator)
 
     def manifests() -> list[tuple[Path, Any]]:
         found = []
         for path in paths:
-            data = reg._read_json(path, str(path))
-            assert not reg._manifest_problems(path, data, validator)
+            data = read.read_json(path, str(path))
+            assert not read.manifest_problems(path, data, validator)
             found.append((path, data))
         return found
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,13 +22,14 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from agent.mcp import endpoint
 from agent.mcp.projection import ARTIFACT_ID, INTERFACE_DIGEST, RECORD_KIND, SKILL_VERSION, TASK_ID
 from agent.mcp.server import MCP_PATH
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from netops.deployment import DEMO_CALLERS
 from tests.a2a_helpers import binding_of, invoke
-from tests.conftest import RunningAgent
+from tests.conftest import RunningAgent, start_agent
 
 WORKED_ARGUMENTS = {
     "resource_id": "network-resource-123",
@@ -59,6 +62,7 @@ TOOLS = {
     "vic": ["describe_skill", "lookup_inventory"],
 }
 """What each demo caller (netops/deployment.py) is listed; the extended card must agree."""
+CARD_PATH = "/.well-known/agent-card.json"
 
 
 def demo_token(agent: RunningAgent, name: str) -> str:
@@ -315,3 +319,73 @@ def test_no_valid_token_is_refused_at_the_edge(
     )
     assert answer.status_code == 401
     assert answer.headers["www-authenticate"].startswith('Bearer realm="netagent"')
+
+
+# -- built once the app serves (agent/mcp/endpoint.py) ------------------------------------------
+
+
+@pytest.fixture
+def gated_mcp(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """The MCP SDK's import, held until the test opens the gate (it then imports as ever)."""
+    gate = threading.Event()
+    real = endpoint._import_server
+
+    def held() -> None:
+        assert gate.wait(timeout=30)
+        real()
+
+    monkeypatch.setattr(endpoint, "_import_server", held)
+    return gate
+
+
+async def test_a_request_before_the_mcp_endpoint_is_built_waits_for_it(
+    tmp_path: Path, gated_mcp: threading.Event
+) -> None:
+    """The app serves (card, A2A, health) while the MCP SDK is still being imported; an MCP
+    request that arrives meanwhile is answered once it is built, not refused."""
+    running = await asyncio.to_thread(start_agent, tmp_path / "home")
+    try:
+        card = await asyncio.to_thread(httpx.get, running.base_url + CARD_PATH, timeout=10)
+        assert card.status_code == 200
+        token = demo_token(running, "vic")
+        threading.Timer(0.5, gated_mcp.set).start()
+        started = time.monotonic()
+        async with mcp_client(running, token) as client:
+            tools = (await client.list_tools()).tools
+        assert gated_mcp.is_set() and time.monotonic() - started >= 0.4
+        assert [t.name for t in tools] == TOOLS["vic"]
+    finally:
+        gated_mcp.set()
+        await asyncio.to_thread(running.stop)
+
+
+async def test_an_mcp_endpoint_that_cannot_be_built_fails_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A broken install (the SDK cannot be imported) is logged; MCP requests are answered 503
+    with the error, the A2A bindings serve on."""
+
+    def broken() -> None:
+        raise ImportError("No module named 'mcp'")
+
+    monkeypatch.setattr(endpoint, "_import_server", broken)
+    running = await asyncio.to_thread(start_agent, tmp_path / "home")
+    try:
+        token = demo_token(running, "vic")
+        async with httpx.AsyncClient(base_url=running.base_url, timeout=10) as http:
+            answer = await http.post(
+                MCP_PATH,
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "Accept": "application/json, text/event-stream",
+                },
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+            )
+            assert answer.status_code == 503
+            error = answer.json()["error"]
+            assert error["code"] == -32603 and "No module named 'mcp'" in error["message"]
+            assert (await http.get(CARD_PATH)).status_code == 200
+        assert await binding_of(running.base_url, token, "lookup_inventory")
+        assert "mcp: cannot build the endpoint: No module named 'mcp'" in caplog.text
+    finally:
+        await asyncio.to_thread(running.stop)

@@ -63,11 +63,44 @@ def test_help_builds_without_heavy_imports() -> None:
     assert not heavy, sorted({m.split(".")[0] for m in heavy})
 
 
+def test_the_deployment_imports_the_network_lexicon_when_the_router_reads_it() -> None:
+    """The lexicon is the router's: built with the app (every training text is read through
+    it, so a broken lexicon still stops start-up), not with the deployment."""
+    built = _imported_after("from netops.deployment import network_deployment as d; d()")
+    assert "skills.common.lexicon" not in built
+    read = "from netops.deployment import network_deployment as d; d().routing_features"
+    assert "skills.common.lexicon" in _imported_after(read + ".features('acme-lnk-00001')")
+
+
 def test_the_app_imports_no_scikit_learn_nor_numpy() -> None:
     """scikit-learn is imported by the classifier's first training, in the background after
     start-up (agent/app.py), not on the way to the first served card."""
     modules = _imported_after("import netops.app")
     assert not [m for m in modules if m.split(".")[0] in ("sklearn", "scipy", "numpy")]
+
+
+def test_the_app_imports_no_mcp_sdk() -> None:
+    """The MCP SDK (``mcp``, ``mcp_types``, their ``httpx2``) is imported by the ``/mcp``
+    endpoint's build, in a worker thread once the app's lifespan has started
+    (agent/mcp/endpoint.py), not on the way to the first served card."""
+    modules = _imported_after("import netops.app")
+    assert not [m for m in modules if m.split(".")[0] in ("mcp", "mcp_types", "httpx2")]
+    assert "agent.mcp.server" not in modules
+
+
+def test_a_sqlite_agent_imports_no_postgresql_machinery(tmp_path: Path) -> None:
+    """PostgreSQL's dialect (its upserts) and asyncpg (the cancel relay, the lean reads) are
+    imported by an agent on PostgreSQL, not by the app nor a SQLite agent's create_app."""
+    statement = (
+        "from pathlib import Path\n"
+        "from agent.settings import Settings\n"
+        "from netops.app import create_app\n"
+        f"create_app(Settings(home=Path({str(tmp_path)!r}), grpc_port=0))"
+    )
+    modules = _imported_after(statement)
+    assert "agent.storage.task_store" in modules
+    postgres = ("asyncpg", "sqlalchemy.dialects.postgresql")
+    assert [m for m in modules if m.startswith(postgres)] == []
 
 
 # -- each command imports what it needs, and nothing it does not ------------------------------
@@ -198,9 +231,22 @@ def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
     assert ran.code == 0, ran.stdout
     assert ran.imported(DATABASE + SERVER + CLIENT + TOKENS) == []
     assert "sqlite3" in ran.modules
-    if args != ["usage"]:  # usage lists the registry's skills beside their calls
-        assert "agent.registry.loader" not in ran.modules
-        assert ran.imported(("jsonschema", "agent.interfaces")) == []  # nor the error codes
+    assert "agent.registry.loader" not in ran.modules
+    assert ran.imported(("agent.interfaces",)) == []  # nor the error codes
+    assert ran.imported(("skills.common",)) == []  # nor the router's network lexicon
+    if args != ["usage"]:
+        assert ran.imported(("jsonschema",)) == []
+
+
+def test_usage_reads_the_manifests_without_loading_the_registry(migrated_home: Path) -> None:
+    """usage labels each skill with its state: the manifests, checked against their schema,
+    are all it reads of the registry; no handler is imported, no interface built."""
+    ran = _run_command(migrated_home, "usage")
+    assert ran.code == 0, ran.stdout
+    assert "agent.registry.manifests" in ran.modules
+    assert [m for m in ran.modules if m.endswith(".handler")] == []
+    assert ran.imported(("agent.builtin", "agent.registry.cards")) == []
+    assert "deprecated" in ran.stdout  # a state read from a manifest (link_headroom's)
 
 
 def test_the_public_surface_imports_a_name_only_when_asked_for() -> None:

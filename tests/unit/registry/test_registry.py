@@ -19,8 +19,10 @@ from typing import Any
 
 import pytest
 
+from agent.interfaces import SCHEMAS_DIR
 from agent.registry.loader import BUILTIN_SKILLS_DIR, RegistryError, load_registry
 from agent.registry.manifest import Manifest, State, Visibility
+from agent.registry.manifests import MANIFEST_SCHEMA, read_manifests
 from agent.settings import Settings
 from netops.app import create_app
 from netops.deployment import SKILLS_DIR
@@ -409,6 +411,56 @@ def test_an_empty_skills_folder_is_refused(tmp_path: Path) -> None:
 def test_a_missing_skills_folder_is_refused(tmp_path: Path) -> None:
     message = load_error(tmp_path / "nowhere")
     assert message == f"{(tmp_path / 'nowhere').resolve()}: skills directory not found"
+
+
+# -- the manifests alone (netagent usage) -----------------------------------------------------
+
+RUNS_SOMETHING = {
+    "handler-does-not-import",
+    "handler-without-handle",
+    "remote-ref-in-embedded-schema",
+}
+"""The cases only importing a handler or building an interface finds."""
+
+
+def test_the_manifests_alone_are_the_registrys_manifests() -> None:
+    manifests = read_manifests(SKILLS_DIR)
+    assert list(manifests) == [c.id for c in load_registry(SKILLS_DIR)]  # id order
+    assert tuple(manifests.values()) == load_registry(SKILLS_DIR).manifests
+    assert MANIFEST_SCHEMA.resolve() == SCHEMAS_DIR / "capability-manifest.schema.json"
+
+
+@pytest.mark.parametrize(
+    "breakage", [pytest.param(c[1], id=c[0]) for c in BROKEN if c[0] not in RUNS_SOMETHING]
+)
+def test_the_manifests_alone_stop_on_what_stops_loading(
+    tmp_path: Path, breakage: Callable[[Path], None]
+) -> None:
+    root = copy_skills(tmp_path)
+    breakage(root)
+    with pytest.raises(RegistryError) as caught:
+        read_manifests(root)
+    assert str(caught.value) == load_error(root)
+
+
+@pytest.mark.parametrize(
+    "breakage", [pytest.param(c[1], id=c[0]) for c in BROKEN if c[0] in RUNS_SOMETHING]
+)
+def test_the_manifests_alone_import_no_handler_and_build_no_interface(
+    tmp_path: Path, breakage: Callable[[Path], None]
+) -> None:
+    root = copy_skills(tmp_path)
+    breakage(root)
+    assert "lookup_inventory" in read_manifests(root)
+    assert load_error(root)
+
+
+def test_the_manifests_alone_refuse_a_missing_or_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for folder in (tmp_path / "empty", tmp_path / "nowhere"):
+        with pytest.raises(RegistryError) as caught:
+            read_manifests(folder)
+        assert str(caught.value) == load_error(folder)
 
 
 # -- start-up stops on a bad registry ---------------------------------------------------------

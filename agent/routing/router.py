@@ -89,11 +89,15 @@ _VAGUE = frozenset(
         "need want wish number detail info information stat statistic data report look "
         "please pls plz thank thanks help hand hey hi hello something anything stuff thing sth "
         "quick quickly asap urgent now today issue issu problem wrong ok okay fine health healthy "
-        "happen going overview summary ",
+        "happen going overview summary "
+        # fillers and asides, which say nothing of what is wanted ("<skill>, quick question",
+        # "so, <skill>, hmm")
+        "question query curiou wonder hmm hmmm hm um umm uh er erm ah oh well ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
-``acme-lnk-00009, need numbers`` is a topic, not a request."""
+``acme-lnk-00009, need numbers`` is a topic, not a request; ``<skill>, quick question`` names
+the skill and asks nothing of it."""
 _APPLIES = frozenset(
     re.findall(
         r"\S+",

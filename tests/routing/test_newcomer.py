@@ -349,6 +349,24 @@ def test_a_skill_named_and_nothing_else_asks_whether_to_describe_or_run_it(
     assert "describe_skill" in offered and len(offered) == 2
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lookup_inventory, quick question",
+        "hmm, plan_link_upgrade",
+        "a question about check_link_capacity",
+        "um, evaluate_resource_condition?",
+        "well... the upgrade planner, I wonder",
+    ],
+)
+def test_a_skill_named_beside_fillers_asks_nothing_of_it(router: Router, text: str) -> None:
+    """Fillers and asides ("quick question", "hmm", "I wonder") say nothing of what is wanted:
+    the skill is named and nothing asked of it, so describing it and running it fit alike."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY
+    assert "describe_skill" in {c.id for c in decision.candidates}
+
+
 def test_names_only() -> None:
     registry = load_registry(SKILLS_DIR)
     inventory = registry.get("lookup_inventory")

@@ -535,8 +535,11 @@ class Router:
             named = [
                 c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
             ]
-            if names_only(read, *named):
+            if names_only(read, *named) or (
+                len(named) == 1 and about_on_a_thing(read, named[0].manifest)
+            ):
                 # "lookup_inventory?": describe it, or run it? "<skill> or <skill>": which?
+                # "tell me about <skill> on <link>": its description, or its answer there?
                 only = True
                 pair = (
                     {DESCRIBE_SKILL_ID, *(c.id for c in named)}
@@ -813,6 +816,20 @@ def bids_on_a_thing(text: str, manifest: Any) -> bool:
     (describing a skill needs no thing)."""
     said = " ".join(_WORDS.findall(text.lower()))
     return any(re.search(rf"(?<![a-z0-9]){name}{_FOR_THING}", said) for name in _names_of(manifest))
+
+
+def about_on_a_thing(text: str, manifest: Any) -> bool:
+    """Whether ``text`` asks about the skill and names a thing right after it, bidding no run
+    (``tell me about <skill> on <link>``): the skill is what the text is about (its description)
+    and the thing where it would run (its answer there); both readings fit, so it is asked."""
+    lowered = text.lower()
+    if _RUN.search(lowered) or _INTERFACE_WORDS.search(lowered):
+        return False
+    said = " ".join(_WORDS.findall(lowered))
+    return any(
+        re.search(rf"(?<![a-z0-9])about (?:the )?{name}{_FOR_THING}", said)
+        for name in _names_of(manifest)
+    )
 
 
 _NAMES: dict[int, tuple[Any, tuple[str, ...]]] = {}

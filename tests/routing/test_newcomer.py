@@ -367,6 +367,26 @@ def test_a_skill_named_beside_fillers_asks_nothing_of_it(router: Router, text: s
     assert "describe_skill" in {c.id for c in decision.candidates}
 
 
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("tell me about lookup_inventory for nyc1-core-01", "lookup_inventory"),
+        ("what about check_link_capacity on acme-lnk-00002?", "check_link_capacity"),
+        ("a question about plan_link_upgrade for acme-lnk-00003", "plan_link_upgrade"),
+    ],
+)
+def test_a_skill_asked_about_on_a_thing_asks_whether_to_describe_or_run_it(
+    router: Router, text: str, skill: str
+) -> None:
+    """The skill is what the text is about (its description), the thing where it would run (its
+    answer there): both fit, so the router asks; a bid to run it there still runs it."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY
+    assert {c.id for c in decision.candidates} == {"describe_skill", skill}
+    ran = route(router, f"run {skill} {text.split(skill)[1].rstrip('?')}", PAULA)
+    assert ran.capability is not None and ran.capability.id == skill
+
+
 def test_names_only() -> None:
     registry = load_registry(SKILLS_DIR)
     inventory = registry.get("lookup_inventory")

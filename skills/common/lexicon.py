@@ -344,7 +344,10 @@ _PARTS = re.compile(
     # record itself: "inventory for <device>", "the cmdb entry of <link>"
     r"(?<![\w-])(?:ports|interfaces|intfs|links|circuits|lags|bundles|members|neighbou?rs|uplinks"
     # ("record the result": a verb)
-    r"|cables|inventory|cmdb(?:\s+(?:entry|record))?|records?(?=\s+(?:for|of|on)\b))(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+    r"|cables|(?:inventory|cmdb)(?:\s+(?:entry|record|details))?|records?(?=\s+(?:for|of|on)\b))"
+    r"(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+    # the kind of the thing named after it: "the inventory entry for link <link>"
+    r"(?:\s+(?:the\s+)?(?:link|device|router|switch|interface|circuit|port)(?=\s))?"
 )
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"

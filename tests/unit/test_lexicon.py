@@ -164,6 +164,19 @@ def test_the_parts_or_ends_of_a_named_thing_are_a_strong_inventory_vote(text: st
 
 @pytest.mark.parametrize(
     "text",
+    [
+        "Retrieve the inventory entry for link acme-lnk-00004.",
+        "the cmdb record of device nyc1-core-01",
+        "inventory details for the router lon1-agg-02",
+    ],
+)
+def test_the_record_of_a_thing_named_with_its_kind_is_a_strong_inventory_vote(text: str) -> None:
+    """The thing's kind may stand between the record and its name ("for link <link>")."""
+    assert LEXICON.features(text).votes[INVENTORY] >= 0.8
+
+
+@pytest.mark.parametrize(
+    "text",
     ["all edge routers and their state", "the spine switches at fra1", "list circuits, please"],
 )
 def test_a_set_of_the_inventorys_things_votes_for_the_lookup(text: str) -> None:

@@ -60,8 +60,10 @@ STRONG_VOTE = 0.8
 """A domain vote this strong (a threshold pattern: metric, comparison, number) is a request,
 however few words it takes (``nyc1-core-01 cpu > 90?``)."""
 UNSUPPORTED = 0.8
-"""The classifier's confidence needed when nothing else supports its choice (no domain signal,
-no description match, no name): text of no trade at all is asked about, not run, below it."""
+"""The classifier's confidence needed when nothing else supports its choice (no domain vote,
+no description match, no name): text of no trade at all is asked about, not run, below it; so
+is a thing named with nothing the domain recognizes asked of it (``need numbers for <device>
+for the quarterly deck``: the domain saw a device, and voted for no skill)."""
 UNSUPPORTED_DESCRIPTION = 0.05
 """A description-layer confidence below this is no support."""
 DESCRIBES_NOTHING = 0.5
@@ -518,7 +520,8 @@ class Router:
         unsupported = (
             top is not None
             and not (described is not None and top.skill_id == DESCRIBE_SKILL_ID)
-            and not features.signals
+            # (a signal with no vote, a resource's kind, supports no skill)
+            and not any(features.votes.values())
             and top.features <= 0
             and top.description < UNSUPPORTED_DESCRIPTION
             and top.classifier < UNSUPPORTED

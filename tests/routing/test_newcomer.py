@@ -274,6 +274,30 @@ def _fixed_scores(router: Router, fixed: list[Score]) -> Router:
     return copy
 
 
+@pytest.mark.parametrize(
+    "signals", [(), ("resource:device",), ("resource:link", "resource:interface")]
+)
+def test_the_classifier_alone_below_unsupported_is_asked_about_whatever_was_named(
+    router: Router, signals: tuple[str, ...]
+) -> None:
+    """A thing named (a signal) with no vote from the domain supports no skill: the
+    classifier's choice alone, under UNSUPPORTED, is asked about; a vote supports it."""
+    fixed = [Score("plan_link_upgrade", 0.7, 0.7, 0.0, 0.0)]
+
+    class Named(Router):
+        def score(self, text: str, candidates: Any) -> Any:
+            rest = [Score(c, 0.0, 0.0, 0.0, 0.0) for c in candidates if c != fixed[0].skill_id]
+            return fixed + rest, TextFeatures(signals=signals)
+
+    named = Named.__new__(Named)
+    named.__dict__.update(router.__dict__)
+    decision = named.route(text_message("what goes in the quarterly deck for nyc1-core-01"), PAULA)
+    assert decision.action is Action.CLARIFY
+    fixed[0] = Score("plan_link_upgrade", 0.7, 0.7, 0.0, 0.3)
+    decision = named.route(text_message("what goes in the quarterly deck for nyc1-core-01"), PAULA)
+    assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"
+
+
 def test_a_replaced_skill_loses_to_its_replacement_however_little_the_replacement_scores(
     router: Router,
 ) -> None:

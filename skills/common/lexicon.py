@@ -322,7 +322,10 @@ _ATTRIBUTE = re.compile(
     r"|os|operating\s+system|image|junos|eos|ios|nx-?os|resource\s+ids?|identifiers?|ids?"
     # its parts and ends: interfaces, ports, bundles, the links at a device
     r"|interfaces?|ports?|lags?|bundles?|port[\s-]channels?|members?|neighbou?rs?"
-    r"|connects?|connecting|going\s+to|attached|(?:which|what|any)\s+links"
+    # (where it goes, "going to <device>", "going to which site?", not the future: "going to be
+    # a problem")
+    r"|connects?|connecting|attached|(?:which|what|any)\s+links"
+    r"|going\s+to(?=\s*$|\s*[^\w\s]|\s\s|\s+(?:the|an?|which|what|where)\b)"
     r"|mgmt|management\s+(?:ip|interface|address)"
     # its rated figures: "nominal speed", "line rate"
     r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?"

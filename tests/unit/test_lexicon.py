@@ -440,3 +440,24 @@ def test_a_health_asked_in_no_measure_or_a_watch_kept_is_no_skills(text: str, si
 def test_the_rate_of_an_upgrade_is_its_target_not_traffic() -> None:
     votes = LEXICON.features("would a move to 400G be justified for acme-lnk-00040?").votes
     assert votes[UPGRADE] >= 0.8 and votes.get(CAPACITY, 0) <= 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is acme-lnk-00003 going to be an issue next month",
+        "is nyc1-core-01 going to need attention soon?",
+        "acme-lnk-00007 going to hold up over the winter?",
+    ],
+)
+def test_going_to_of_the_future_is_no_attribute(text: str) -> None:
+    """"Going to" and a verb is the future tense, not where a link goes: no inventory vote."""
+    features = LEXICON.features(text)
+    assert "attribute" not in features.signals and INVENTORY not in features.votes
+
+
+@pytest.mark.parametrize(
+    "text", ["which device is acme-lnk-00003 going to?", "acme-lnk-00003 going to which site"]
+)
+def test_where_a_link_is_going_to_is_its_attribute(text: str) -> None:
+    assert LEXICON.features(text).votes[INVENTORY] > 0

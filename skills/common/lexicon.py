@@ -228,8 +228,12 @@ _HEALTH = re.compile(
 _ASKING = re.compile(
     # a word that asks or bids: without one, "<thing> <word>" is a topic ("<link> status")
     r"(?<![\w-])(?:how|what|what'?s|whats|which|who|where|when|why|is|are|was|were|does|do|did"
-    r"|can|could|will|would|should|has|have|show|list|give|get|tell|find|check|confirm|verify"
+    r"|can|could|will|would|should|has|have|show|list|give|get|tell|find|confirm|verify"
     r"|report|pull|fetch|display|look\s+up|lookup|evaluate|compare|need|want)(?![\w-])"
+    # "check" bids where a verb stands (first, after a pause, "please", "to"...); after a noun it
+    # is one ("<device> status check": a topic, the check of its status)
+    r"|(?:^\W*|[.;:!?,]\s*|(?<![\w-])(?:please|pls|plz|you|someone|to|and|then|also|just|now)\s+)"
+    r"check(?![\w-])"
 )
 TOPIC_WORDS = 4
 """A topic is this many words at most, ids aside ("status of <link>?", "<device> interface

@@ -398,6 +398,8 @@ def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
         ("lon1-agg-02 port errors", {EVALUATE, INVENTORY}),
         ("fra1-core-01 memory, quick", {EVALUATE, INVENTORY}),
         ("state of globex-lnk-00004", {INVENTORY, EVALUATE}),
+        ("fra1-core-01 status check", {INVENTORY, EVALUATE}),
+        ("status check on globex-lnk-00004, thanks", {INVENTORY, EVALUATE}),
         ("would 40G be enough on acme-lnk-00009", {CAPACITY, UPGRADE}),
         ("the sin1 to fra1 path needs more capacity", {CAPACITY, UPGRADE}),
     ],
@@ -413,6 +415,8 @@ def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> 
     "text",
     [
         "what is the state of globex-lnk-00004",
+        "check the status of globex-lnk-00004",
+        "pls check fra1-core-01 status",
         "is cpu on fra1-core-01 above 80%?",
         "Give me the upgrade proposal for acme-lnk-00006 from its peak usage",
         "is there room for 5G more on acme-lnk-00009",

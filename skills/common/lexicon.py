@@ -246,6 +246,20 @@ _RATE_ENOUGH = re.compile(
     r"\d(?:\.\d+)?\s*(?:[kmgt]|gig|gigs|gbps|mbps|tbps|gbit|gbe|ge)?(?:\s+(?:link|circuit|pipe))?"
     r"\s+(?:be\s+|is\s+|still\s+)?(?:enough|sufficient|adequate|plenty)(?![\w-])"
 )
+_SUFFICIENT = re.compile(
+    r"(?<![\w-])(?:enough|sufficient|adequate)(?![\w-])(?!\s+(?:for|to|with)\b)"
+    r"(?!.*(?<![\w-])(?:another|extra|additional|more)(?![\w-]))"
+)
+"""Sufficiency asked, and not for what ("is <link> big enough?", not "... big enough for
+another forty gigabits")."""
+_LINK_RATE = (
+    r"\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbit|gbe|ge|m|mbps|t|tbps)\s+(?:link|circuit|pipe|uplink)"
+)
+_OWN_RATE = re.compile(
+    # the rate a named link is, not traffic to fit on it: "the 10G link <link>", "<link>, a
+    # 100G circuit" (an id is blanked in the masked text: two spaces at least)
+    rf"(?<![\w.])(?:{_LINK_RATE})\s\s|\s\s[\s,(-]*(?:is\s+|being\s+)?an?\s+{_LINK_RATE}(?![\w-])"
+)
 _UNSIZED = re.compile(
     # whether a thing can take more, of no size: "can <device> take more?", "is there space on
     # <link>", "can <link> cope?", "is <device> ready for the extra load"
@@ -507,6 +521,7 @@ class NetworkFeatures:
         rated: bool,
         resource: bool,
         pair: bool = False,
+        capacity: bool = False,
     ) -> tuple[str, ...]:
         """Two skills one request fits alike, which the router asks between.
 
@@ -515,7 +530,15 @@ class NetworkFeatures:
         or its measure? A rate in question ("is 10G enough for <link>"), or more bandwidth
         needed with no figure: will the traffic fit, or should the link be upgraded?
         """
-        if _RATE_ENOUGH.search(masked) or (_NEED_MORE.search(masked) and not rated):
+        if "upgrade" not in signals and (
+            _RATE_ENOUGH.search(masked)
+            or (_NEED_MORE.search(masked) and not rated)
+            # sufficiency of a link with no traffic named to fit and no room asked ("the 10G
+            # link <link> - enough?", "is <link> big enough"): for what it carries now, or
+            # should it be upgraded? (beside an upgrade, "40G enough, or go 100G?", it is the
+            # planner's question: which rate)
+            or (resource and not rated and not capacity and _SUFFICIENT.search(masked))
+        ):
             signals.append("sufficiency")
             return (CAPACITY, UPGRADE)
         if resource and _UNSIZED.search(masked) and not numbers(masked):
@@ -632,8 +655,10 @@ class NetworkFeatures:
         # the rates the records give a link ("a 10G or 100G link according to our records") are
         # its recorded speed, no traffic to fit
         recorded = _RECORDED.search(masked) is not None
+        # the rate a named link is ("the 10G link <link>") is no traffic to fit either
+        demand = len(bandwidths) > len(_OWN_RATE.findall(masked))
         if capacity or (
-            bandwidths
+            demand
             and (links or len(devices) >= 2)
             and not targets
             and not recorded
@@ -754,7 +779,7 @@ class NetworkFeatures:
                 signals.append("two_requests")
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
-                masked, signals, attributes, bool(bandwidths), resource, len(devices) >= 2
+                masked, signals, attributes, demand, resource, len(devices) >= 2, capacity
             )
         return TextFeatures(
             tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note

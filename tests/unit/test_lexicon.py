@@ -465,3 +465,39 @@ def test_going_to_of_the_future_is_no_attribute(text: str) -> None:
 )
 def test_where_a_link_is_going_to_is_its_attribute(text: str) -> None:
     assert LEXICON.features(text).votes[INVENTORY] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the 100G link acme-lnk-00002 - sufficient?",
+        "is acme-lnk-00003, a 10G circuit, enough",
+        "is acme-lnk-00004 big enough?",
+        "globex-lnk-00006 adequate?",
+    ],
+)
+def test_sufficiency_with_no_traffic_named_asks_between_the_check_and_the_planner(
+    text: str,
+) -> None:
+    """Enough for what it carries now, or time to upgrade? (A link's own rate, "the 100G link
+    <link>", is no traffic to fit.)"""
+    features = LEXICON.features(text)
+    assert set(features.asks) == {CAPACITY, UPGRADE}
+    assert CAPACITY not in features.votes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is acme-lnk-00004 big enough for another forty gigabits?",
+        "is there enough room on acme-lnk-00004 for 2G?",
+        "upgrading acme-lnk-00004: 40G enough, or go 100G?",
+    ],
+)
+def test_sufficiency_for_named_traffic_or_beside_an_upgrade_asks_nothing(text: str) -> None:
+    assert LEXICON.features(text).asks == ()
+
+
+def test_the_rate_a_named_link_is_is_no_traffic_to_fit() -> None:
+    votes = LEXICON.features("the 10G link acme-lnk-00002 and its vendor").votes
+    assert votes.get(CAPACITY, 0) <= 0 and votes[INVENTORY] > 0

@@ -658,11 +658,7 @@ class NetworkFeatures:
         # the rate a named link is ("the 10G link <link>") is no traffic to fit either
         demand = len(bandwidths) > len(_OWN_RATE.findall(masked))
         if capacity or (
-            demand
-            and (links or len(devices) >= 2)
-            and not targets
-            and not recorded
-            and not carried
+            demand and (links or len(devices) >= 2) and not targets and not recorded and not carried
         ):
             signals.append("capacity")
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6

@@ -455,7 +455,7 @@ def test_the_rate_of_an_upgrade_is_its_target_not_traffic() -> None:
     ],
 )
 def test_going_to_of_the_future_is_no_attribute(text: str) -> None:
-    """"Going to" and a verb is the future tense, not where a link goes: no inventory vote."""
+    """A "going to" and a verb is the future tense, not where a link goes: no inventory vote."""
     features = LEXICON.features(text)
     assert "attribute" not in features.signals and INVENTORY not in features.votes
 

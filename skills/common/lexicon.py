@@ -138,6 +138,12 @@ _CAPACITY = re.compile(
     r"|free\s+(?:bandwidth|capacity|bw|headroom)|available\s+(?:bandwidth|capacity|bw)"
     r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
 )
+_SIZE = re.compile(
+    # a link's capacity or bandwidth, saying not which of it (free, used, needed): "capacity of
+    # <link>", "what's the bandwidth on <link>": its size on record, or its room?
+    # (what it is for says which: "bandwidth on <link> for the backup job" is room to fit it)
+    r"(?<![\w-])(?:capacity|bandwidth|bw)\s+(?:of|on)\b(?!.*(?<![\w-])for\s+(?!me\b|us\b))"
+)
 _LEFT = re.compile(
     # what is left of a link, in any words: "what's left on", "how much juice is left"
     r"(?<![\w-])(?:what\W?s\s+left|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?left"
@@ -522,6 +528,7 @@ class NetworkFeatures:
         resource: bool,
         pair: bool = False,
         capacity: bool = False,
+        sized: bool = False,
     ) -> tuple[str, ...]:
         """Two skills one request fits alike, which the router asks between.
 
@@ -541,6 +548,9 @@ class NetworkFeatures:
         ):
             signals.append("sufficiency")
             return (CAPACITY, UPGRADE)
+        if sized and resource and not rated and "upgrade" not in signals:
+            signals.append("size")
+            return (CAPACITY, INVENTORY)
         if resource and _UNSIZED.search(masked) and not numbers(masked):
             # more of no size ("can <device> take more?", "can <link> cope?"): a rate to fit,
             # or its load against a threshold?
@@ -610,6 +620,14 @@ class NetworkFeatures:
         asked = _RAISED.sub(lambda m: " " * len(m[0]), masked)  # its capacity raised: a plan
         capacity = _CAPACITY.search(asked) is not None or (
             (headroom or _LEFT.search(asked) is not None) and not in_percent
+        )
+        # its capacity said and no more (the capacity check still votes: its room is one answer)
+        sized = (
+            capacity
+            and not headroom
+            and all(_SIZE.match(m[0] + " ") for m in _CAPACITY.finditer(asked))
+            and _LEFT.search(asked) is None
+            and _SIZE.search(asked) is not None
         )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         carried = False
@@ -775,7 +793,7 @@ class NetworkFeatures:
                 signals.append("two_requests")
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
-                masked, signals, attributes, demand, resource, len(devices) >= 2, capacity
+                masked, signals, attributes, demand, resource, len(devices) >= 2, capacity, sized
             )
         return TextFeatures(
             tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note

@@ -501,3 +501,33 @@ def test_sufficiency_for_named_traffic_or_beside_an_upgrade_asks_nothing(text: s
 def test_the_rate_a_named_link_is_is_no_traffic_to_fit() -> None:
     votes = LEXICON.features("the 10G link acme-lnk-00002 and its vendor").votes
     assert votes.get(CAPACITY, 0) <= 0 and votes[INVENTORY] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's the capacity of acme-lnk-00003?",
+        "bw on globex-lnk-00002",
+        "tell me the bandwidth of acme-lnk-00009",
+    ],
+)
+def test_a_links_capacity_said_and_no_more_asks_between_its_record_and_its_room(
+    text: str,
+) -> None:
+    """Neither free, nor used, nor needed: its size on record, or the room left on it?"""
+    assert set(LEXICON.features(text).asks) == {CAPACITY, INVENTORY}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "free capacity on acme-lnk-00003",
+        "available bandwidth of acme-lnk-00003 over the last hour",
+        "capacity check on acme-lnk-00003",
+        "bandwidth on acme-lnk-00003 for the backup job",
+        "capacity on acme-lnk-00003 for another 2G?",
+    ],
+)
+def test_a_links_room_or_what_it_must_fit_is_the_capacity_check(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.asks == () and features.votes[CAPACITY] > 0

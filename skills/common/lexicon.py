@@ -273,6 +273,11 @@ _UNSIZED = re.compile(
     r"|cope|coping|ready\s+for\s+(?:the\s+|more\s+|extra\s+|additional\s+)+(?:load|traffic))"
     r"\s*[?.!]*\s*$"
 )
+_GROW = re.compile(
+    # whether a thing can grow, of no size and nothing after: "can <link> grow?", "room to grow
+    # on <link>?"
+    r"(?<![\w-])(?:grow|growth|expand|expansion|scale)(?:\s+(?:on|at|for))?\s*[?.!]*\s*$"
+)
 _STORY = re.compile(
     r"(?<![\w-])(?:tell\s+me\s+about|story|picture|situation|rundown|lowdown)(?![\w-])"
 )
@@ -556,6 +561,11 @@ class NetworkFeatures:
             # or its load against a threshold?
             signals.append("unsized")
             return (CAPACITY, EVALUATE)
+        growth = resource and _GROW.search(masked) is not None and "upgrade" not in signals
+        if growth and not numbers(masked) and not capacity:
+            # growth of no size ("can <link> grow?"): room for more traffic, or an upgrade?
+            signals.append("unsized")
+            return (CAPACITY, UPGRADE)
         if "metric_of_resource" in signals and _STORY.search(masked):
             # its usage told as a story ("tell me about <link>'s usage", "the load story on
             # <link>"): against a threshold, or the room left?

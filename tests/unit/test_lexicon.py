@@ -402,6 +402,8 @@ def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
         ("status check on globex-lnk-00004, thanks", {INVENTORY, EVALUATE}),
         ("would 40G be enough on acme-lnk-00009", {CAPACITY, UPGRADE}),
         ("the sin1 to fra1 path needs more capacity", {CAPACITY, UPGRADE}),
+        ("could globex-lnk-00004 grow?", {CAPACITY, UPGRADE}),
+        ("is there room to expand on acme-lnk-00009", {CAPACITY, UPGRADE}),
     ],
 )
 def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> None:
@@ -420,6 +422,8 @@ def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> 
         "is cpu on fra1-core-01 above 80%?",
         "Give me the upgrade proposal for acme-lnk-00006 from its peak usage",
         "is there room for 5G more on acme-lnk-00009",
+        "what rate should acme-lnk-00009 be upgraded to for next year's growth?",
+        "can acme-lnk-00009 grow by 10G?",
     ],
 )
 def test_a_question_or_a_request_is_no_topic(text: str) -> None:

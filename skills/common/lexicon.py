@@ -430,12 +430,15 @@ _RAISED = re.compile(
 )
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
-    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
+    # (the next rate or speed of a link is an upgrade's target: "the right next speed for <link>")
+    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?(?:rate|speed|tier)"
     r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
-    r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
+    r"|(?:mov(?:e|es|ed|ing)|go(?:es|ing)?|migrat\w*)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
     rf"|{_RAISED.pattern}"
     # a rate a link would move to: "a move to 400G", "jump to 100G"
-    r"|(?:move|go|jump|step|migrat\w*)\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    # (in any tense: "warrants moving to 100 Gbps")
+    r"|(?:mov(?:e|es|ed|ing)|go(?:es|ing)?|jump(?:s|ed|ing)?|step(?:s|ped|ping)?|migrat\w*)"
+    r"\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gigs|gbps|gbe|ge|t|tbps)(?![\w/])"
     r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
 )

@@ -535,3 +535,17 @@ def test_a_links_capacity_said_and_no_more_asks_between_its_record_and_its_room(
 def test_a_links_room_or_what_it_must_fit_is_the_capacity_check(text: str) -> None:
     features = LEXICON.features(text)
     assert features.asks == () and features.votes[CAPACITY] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's the right next speed for acme-lnk-00006",
+        "the next tier for globex-lnk-00002?",
+        "does acme-lnk-00004 warrant moving to 100 Gbps?",
+        "is acme-lnk-00004 worth stepping up to 400G",
+    ],
+)
+def test_the_next_rate_of_a_link_or_a_move_to_one_in_any_tense_is_an_upgrade(text: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes[UPGRADE] > 0 and votes.get(INVENTORY, 0) <= 0 and votes.get(CAPACITY, 0) <= 0.2

@@ -415,7 +415,8 @@ _RECORDED = re.compile(
     # what the records say, not what the network carries: "a 10G link according to our
     # records", "the speed recorded for <link>"
     r"(?<![\w-])(?:(?:according\s+to|in|per|from)\s+(?:the\s+|our\s+)?(?:inventory|cmdb"
-    r"|records?)|recorded|on\s+record)(?![\w-])"
+    # (its configured or provisioned rate is the record's too: "the configured speed, 10G or 100G?")
+    r"|records?)|recorded|on\s+record|configured|provisioned|nominal)(?![\w-])"
 )
 _OWN_ATTRIBUTE = re.compile(
     # an attribute of the thing already named ("and its serial number"), not any word of the

@@ -549,3 +549,16 @@ def test_a_links_room_or_what_it_must_fit_is_the_capacity_check(text: str) -> No
 def test_the_next_rate_of_a_link_or_a_move_to_one_in_any_tense_is_an_upgrade(text: str) -> None:
     votes = LEXICON.features(text).votes
     assert votes[UPGRADE] > 0 and votes.get(INVENTORY, 0) <= 0 and votes.get(CAPACITY, 0) <= 0.2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the configured speed of acme-lnk-00004, 10G or 100G?",
+        "what speed is globex-lnk-00002 provisioned at, 40G?",
+        "nominal rate of acme-lnk-00004: 25G?",
+    ],
+)
+def test_a_links_configured_rate_is_its_record_not_traffic(text: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes[INVENTORY] > 0 and votes.get(CAPACITY, 0) <= 0

@@ -268,9 +268,12 @@ _OWN_RATE = re.compile(
 )
 _UNSIZED = re.compile(
     # whether a thing can take more, of no size: "can <device> take more?", "is there space on
-    # <link>", "can <link> cope?", "is <device> ready for the extra load"
-    r"(?<![\w-])(?:take\s+(?:on\s+)?more|(?:any\s+|is\s+there\s+(?:any\s+)?)(?:space|room)\s+on"
-    r"|cope|coping|ready\s+for\s+(?:the\s+|more\s+|extra\s+|additional\s+)+(?:load|traffic))"
+    # <link>", "can <link> cope?", "is <device> ready for the extra load", "room on <link>?",
+    # "can <link> handle it?" (what "it" is, is not said)
+    r"(?:(?<![\w-])(?:take\s+(?:on\s+)?more|(?:any\s+|is\s+there\s+(?:any\s+)?)(?:space|room)\s+on"
+    r"|cope|coping|ready\s+for\s+(?:the\s+|more\s+|extra\s+|additional\s+)+(?:load|traffic)"
+    r"|(?:handle|take|absorb|carry|manage)\s+(?:it|that|this|them))"
+    r"|^\W*(?:any\s+)?(?:space|room)\s+on)"
     r"\s*[?.!]*\s*$"
 )
 _GROW = re.compile(

@@ -403,6 +403,9 @@ def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
         ("would 40G be enough on acme-lnk-00009", {CAPACITY, UPGRADE}),
         ("the sin1 to fra1 path needs more capacity", {CAPACITY, UPGRADE}),
         ("could globex-lnk-00004 grow?", {CAPACITY, UPGRADE}),
+        ("room on globex-lnk-00004?", {CAPACITY, EVALUATE}),
+        ("can acme-lnk-00009 absorb that?", {CAPACITY, EVALUATE}),
+        ("will fra1-core-01 manage it", {CAPACITY, EVALUATE}),
         ("is there room to expand on acme-lnk-00009", {CAPACITY, UPGRADE}),
     ],
 )
@@ -424,6 +427,8 @@ def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> 
         "is there room for 5G more on acme-lnk-00009",
         "what rate should acme-lnk-00009 be upgraded to for next year's growth?",
         "can acme-lnk-00009 grow by 10G?",
+        "room on globex-lnk-00004 for a 2G flow?",
+        "can acme-lnk-00009 absorb 3 gig more?",
     ],
 )
 def test_a_question_or_a_request_is_no_topic(text: str) -> None:

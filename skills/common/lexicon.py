@@ -281,6 +281,14 @@ _GROW = re.compile(
     # on <link>?"
     r"(?<![\w-])(?:grow|growth|expand|expansion|scale)(?:\s+(?:on|at|for))?\s*[?.!]*\s*$"
 )
+_ELSEWHERE = re.compile(
+    # an upgrade weighed against moving the traffic: "upgrade it or just move traffic
+    # elsewhere?", "upgrade or rebalance?" (not "or can it wait", "or stay at 10G": the plan's)
+    r"(?<![\w-])or\s+(?:[\w']+\s+){0,3}?(?:move|moving|re-?route|re-?routing|re-?balanc\w*|shift"
+    r"|shifting|steer|steering|offload\w*|redistribut\w*|spread|load[\s-]?balanc\w*)(?![\w-])"
+    # (a move to a rate is the upgrade itself: "or move to the next standard speed")
+    r"(?!\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+|the\s+)?(?:next|faster|higher|bigger|\d))"
+)
 _STORY = re.compile(
     r"(?<![\w-])(?:tell\s+me\s+about|story|picture|situation|rundown|lowdown)(?![\w-])"
 )
@@ -549,6 +557,11 @@ class NetworkFeatures:
         or its measure? A rate in question ("is 10G enough for <link>"), or more bandwidth
         needed with no figure: will the traffic fit, or should the link be upgraded?
         """
+        if "upgrade" in signals and _ELSEWHERE.search(masked):
+            # which course, an upgrade or the traffic moved: the planner's, or whether the
+            # traffic fits elsewhere?
+            signals.append("alternatives")
+            return (UPGRADE, CAPACITY)
         if "upgrade" not in signals and (
             _RATE_ENOUGH.search(masked)
             or (_NEED_MORE.search(masked) and not rated)

@@ -404,6 +404,8 @@ def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
         ("the sin1 to fra1 path needs more capacity", {CAPACITY, UPGRADE}),
         ("could globex-lnk-00004 grow?", {CAPACITY, UPGRADE}),
         ("room on globex-lnk-00004?", {CAPACITY, EVALUATE}),
+        ("upgrade globex-lnk-00004, or reroute some of it?", {UPGRADE, CAPACITY}),
+        ("should we upgrade acme-lnk-00009 or just load-balance", {UPGRADE, CAPACITY}),
         ("can acme-lnk-00009 absorb that?", {CAPACITY, EVALUATE}),
         ("will fra1-core-01 manage it", {CAPACITY, EVALUATE}),
         ("is there room to expand on acme-lnk-00009", {CAPACITY, UPGRADE}),
@@ -428,6 +430,8 @@ def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> 
         "what rate should acme-lnk-00009 be upgraded to for next year's growth?",
         "can acme-lnk-00009 grow by 10G?",
         "room on globex-lnk-00004 for a 2G flow?",
+        "upgrade acme-lnk-00009 now, or can it wait a quarter?",
+        "keep acme-lnk-00009 at 10G or move to the next standard speed: the upgrade plan?",
         "can acme-lnk-00009 absorb 3 gig more?",
     ],
 )

@@ -94,7 +94,7 @@ _VAGUE = frozenset(
         "happen going overview summary "
         # fillers and asides, which say nothing of what is wanted ("<skill>, quick question",
         # "so, <skill>, hmm")
-        "question query curiou wonder hmm hmmm hm um umm uh er erm ah oh well ",
+        "question query curiou wonder thought idea hmm hmmm hm um umm uh er erm ah oh eh huh well ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):

@@ -381,6 +381,8 @@ def test_a_skill_named_and_nothing_else_asks_whether_to_describe_or_run_it(
         "a question about check_link_capacity",
         "um, evaluate_resource_condition?",
         "well... the upgrade planner, I wonder",
+        "check_link_capacity, thoughts?",
+        "lookup_inventory eh?",
     ],
 )
 def test_a_skill_named_beside_fillers_asks_nothing_of_it(router: Router, text: str) -> None:

@@ -169,9 +169,10 @@ _PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
 _CHANGE = re.compile(
     # a change to the network, which no read-only skill makes: asked about, never run; bid
     # (the text's first verb, or after "please", "can you"...), not a later step ("before we
-    # push the config")
+    # push the config"); after a purpose ("to enable LACP fast timers, configure ...") too
     r"(?:^\s*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
-    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
+    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+"
+    r"|(?:^|[.;:!?]\s+)\W*(?:to|in\s+order\s+to)\s+[^,.;:!?]{1,80},\s+)"
     r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"

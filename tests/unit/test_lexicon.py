@@ -329,6 +329,8 @@ def test_an_unobserved_metric_beside_an_answerable_request_is_no_veto(text: str)
         "shift traffic away from acme-lnk-00012 before the maintenance",
         "Raise the MTU of ae1 on fra1-agg-02 to 9100",
         "cut over the sin1 uplinks to the new core tonight",
+        "To enable jumbo frames on lon1-agg-02, set the mtu to 9216 on its uplinks.",
+        "Runbook: in order to drain the node, disable the bgp sessions on fra1-core-01.",
     ],
 )
 def test_a_change_to_a_device_or_a_record_is_no_skills(text: str) -> None:

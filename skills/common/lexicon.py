@@ -130,6 +130,9 @@ _CAPACITY = re.compile(
     r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare(?!s\b)|slack"
     r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
+    # capacity for traffic to come: "does the link have capacity for that extra load?"
+    r"|(?:capacity|bandwidth|bw)\s+for\s+(?:the\s+|that\s+|this\s+|an?\s+|some\s+)?"
+    r"(?:extra|additional|more|new|another|added)\b"
     # the check named by its object: "check <link> capacity", "the bandwidth check on <link>"
     r"|check\s+(?:the\s+)?(?:capacity|bandwidth|bw)\b"
     r"|(?:capacity|bandwidth|bw)\s+(?:check|of|on)\b"
@@ -143,6 +146,10 @@ _SIZE = re.compile(
     # <link>", "what's the bandwidth on <link>": its size on record, or its room?
     # (what it is for says which: "bandwidth on <link> for the backup job" is room to fit it)
     r"(?<![\w-])(?:capacity|bandwidth|bw)\s+(?:of|on)\b(?!.*(?<![\w-])for\s+(?!me\b|us\b))"
+)
+_DEMAND = re.compile(
+    # load or traffic to come, no measure of what is carried: "that extra load", "the new traffic"
+    r"(?<![\w-])(?:extra|additional|more|new|added)\s+(?:load|traffic|throughput|usage)(?![\w-])"
 )
 _LEFT = re.compile(
     # what is left of a link, in any words: "what's left on", "how much juice is left"
@@ -633,7 +640,7 @@ class NetworkFeatures:
                 signals.append(f"resource:{kind}")
         if site and not devices:
             signals.append("resource:site")
-        metrics = _metrics(masked)
+        metrics = _metrics(_DEMAND.sub(lambda m: " " * len(m[0]), masked))
         if (
             metrics == ["utilization"]
             and _SOFTWARE.search(masked)

@@ -573,3 +573,19 @@ def test_the_next_rate_of_a_link_or_a_move_to_one_in_any_tense_is_an_upgrade(tex
 def test_a_links_configured_rate_is_its_record_not_traffic(text: str) -> None:
     votes = LEXICON.features(text).votes
     assert votes[INVENTORY] > 0 and votes.get(CAPACITY, 0) <= 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Does acme-lnk-00004 have capacity for that extra load?",
+        "bandwidth for the new traffic on globex-lnk-00002?",
+        "acme-lnk-00004: capacity for additional load from the new tenant",
+    ],
+)
+def test_load_to_come_is_traffic_to_fit_not_a_measure(text: str) -> None:
+    """Extra, additional or new load is traffic to fit: the capacity check's, no utilization
+    to evaluate."""
+    features = LEXICON.features(text)
+    assert "metric:utilization" not in features.signals
+    assert features.votes[CAPACITY] > 0 and features.votes.get(EVALUATE, 0) <= 0

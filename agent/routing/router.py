@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 
 from a2a.types import ContentTypeNotSupportedError, Message
@@ -30,7 +31,7 @@ from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State, thawed
 from agent.registry.policy import entitled, visible
 from agent.routing.classifier import SkillClassifier, normalize
-from agent.routing.descriptions import DescriptionIndex, manifest_text, tokens
+from agent.routing.descriptions import DescriptionIndex, manifest_text, stem, tokens
 from agent.routing.features import NO_FEATURES, FeatureProvider, TextFeatures, expanded
 from agent.routing.skill_request import SkillRequest, data_parts, explicit_request, plain_json
 from agent.security.principal import Principal
@@ -808,9 +809,21 @@ def names_skill(text: str, manifest: Any) -> bool:
     """Whether ``text`` names the skill: its id (``link_headroom``, ``link-headroom``), its
     name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
     an ordinary word of the trade, not a name, unless it is called a skill: ``the headroom
-    skill``)."""
-    said = f" {' '.join(_WORDS.findall(text.lower()))} "
-    return any(f" {words} " in said for words in _names_of(manifest))
+    skill``), in any inflection of its words (``the threshold-checking skill`` names the
+    ``threshold check``)."""
+    said, stemmed = _said(text)
+    names = _names_of(manifest)
+    if any(f" {words} " in said for words in names):
+        return True
+    return any(f" {words} " in stemmed for words in _NAMES[id(manifest)][2])
+
+
+@lru_cache(maxsize=64)
+def _said(text: str) -> tuple[str, str]:
+    """``text``'s words, lower case, between spaces; and the same words stemmed (a text is
+    asked whether it names each candidate, several times a routing: it is read once)."""
+    words = _WORDS.findall(text.lower())
+    return f" {' '.join(words)} ", f" {' '.join(stem(w) for w in words)} "
 
 
 def bids_on_a_thing(text: str, manifest: Any) -> bool:
@@ -835,8 +848,9 @@ def about_on_a_thing(text: str, manifest: Any) -> bool:
     )
 
 
-_NAMES: dict[int, tuple[Any, tuple[str, ...]]] = {}
-"""``_names_of`` per manifest object (kept, so its id is not reused while cached)."""
+_NAMES: dict[int, tuple[Any, tuple[str, ...], tuple[str, ...]]] = {}
+"""``_names_of`` per manifest object (kept, so its id is not reused while cached), and the
+same names stemmed."""
 
 
 def _names_of(manifest: Any) -> tuple[str, ...]:
@@ -849,9 +863,10 @@ def _names_of(manifest: Any) -> tuple[str, ...]:
     # a one-word alias is a name when it is said to be one: "the inventory skill"
     names += [f"{a} skill" for a in manifest.aliases if len(a.split()) == 1]
     found = tuple(w for w in (" ".join(_WORDS.findall(n.lower())) for n in names) if w)
+    stemmed = tuple(" ".join(stem(w) for w in words.split()) for words in found)
     if len(_NAMES) >= 1024:  # registries are few; tests build many
         _NAMES.clear()
-    _NAMES[id(manifest)] = (manifest, found)
+    _NAMES[id(manifest)] = (manifest, found, stemmed)
     return found
 
 

@@ -425,6 +425,25 @@ def test_names_only() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("what fields does the threshold-checking skill require", "evaluate_resource_condition"),
+        ("the capacity-checking skill: which arguments?", "check_link_capacity"),
+        ("what fields do inventory lookups take?", "lookup_inventory"),
+    ],
+)
+def test_a_skill_named_in_an_inflected_form_is_named(router: Router, text: str, skill: str) -> None:
+    """A name's words in another inflection ("threshold-checking" for "threshold check") still
+    name the skill: its interface asked about is describe_skill's."""
+    registry = load_registry(SKILLS_DIR)
+    capability = registry.get(skill)
+    assert capability is not None and names_skill(text, capability.manifest)
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+    assert decision.arguments.get("skill_id") == skill
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "which fields does the condition evaluator want",

@@ -415,6 +415,8 @@ _DESCRIBED = re.compile(
 _LISTING = re.compile(
     # a set of the inventory's things: "every access switch", "the edge routers", "list links"
     rf"(?<![\w-])(?:(?:every|all|each|any)\s+(?:the\s+|our\s+)?{_ROLE}\s+{_KIND}"
+    # the role alone names the devices: "every core at fra1", "all the edges"
+    rf"|(?:every|all|each)\s+(?:the\s+|our\s+)?{_ROLE}s?(?![\w-])"
     rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
     r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
     r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits)"

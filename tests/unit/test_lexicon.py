@@ -177,7 +177,13 @@ def test_the_record_of_a_thing_named_with_its_kind_is_a_strong_inventory_vote(te
 
 @pytest.mark.parametrize(
     "text",
-    ["all edge routers and their state", "the spine switches at fra1", "list circuits, please"],
+    [
+        "all edge routers and their state",
+        "the spine switches at fra1",
+        "list circuits, please",
+        "Get the OS and version for every core at ams1.",
+        "all the edges in lon1 and their vendor",
+    ],
 )
 def test_a_set_of_the_inventorys_things_votes_for_the_lookup(text: str) -> None:
     features = LEXICON.features(text)

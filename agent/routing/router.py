@@ -114,7 +114,7 @@ naming the skill and nothing else, describing it and running it fit alike (stemm
 _INTERFACE_WORDS = re.compile(
     r"(?<![\w-])(?:schemas?|arguments?|args|params?|parameters?|fields?|specs?|specification"
     r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
-    r"|versions?"
+    r"|versions?|releases?"
     r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
     r"|(?:what|which|the|its|as|an?)\s+(?:inputs?|outputs?)(?:\s+(?:of|for|it|does|do|looks?))?"
     r"(?=\s*(?:$|[?.,;:!)]|of\b|for\b|it\b|does\b|do\b|looks?\b|like\b|are\b|is\b)))"
@@ -122,6 +122,22 @@ _INTERFACE_WORDS = re.compile(
 )
 """What a text asks of a skill's interface rather than of its work (``describe_skill``'s); an
 "interface" or an "input" alone is also the trade's word (a device's, a counter's)."""
+_VERSION_WORDS = re.compile(r"(?<![\w-])(?:versions?|releases?)(?![\w-])")
+_IDENTIFIER = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*[0-9][a-z0-9]*(?![\w-])")
+"""A thing named by an identifier (``nyc1-core-01``): beside it, a version or a release is
+that thing's (``use <skill> to get the software version of <device>``), not the skill's."""
+
+
+def asks_interface(lowered: str) -> bool:
+    """Whether a (lower-case) text asks of a skill's interface: a word of it, unless all it
+    asks is a version, and of a thing named by an identifier."""
+    found = [m[0] for m in _INTERFACE_WORDS.finditer(lowered)]
+    if not found:
+        return False
+    versions = all(_VERSION_WORDS.fullmatch(word) for word in found)
+    return not (versions and _IDENTIFIER.search(lowered))
+
+
 _RUN = re.compile(
     r"(?:^\W*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
     r"|go\s+ahead\s+and|now)\s+)"
@@ -637,7 +653,7 @@ class Router:
         lowered = text.lower()
         itself = target.id == DESCRIBE_SKILL_ID  # "arguments for describe_skill?": its own
         called = not itself and names_skill(text, by_id[DESCRIBE_SKILL_ID].manifest)
-        if _INTERFACE_WORDS.search(lowered) or (called and _RUN.search(lowered)):
+        if asks_interface(lowered) or (called and _RUN.search(lowered)):
             # its interface or version asked about ("which version is <skill> on"), or
             # describe_skill bid to describe it: a request for describe_skill as good as a bid
             lead = max(describe.score, own.score, self.threshold)
@@ -839,7 +855,7 @@ def about_on_a_thing(text: str, manifest: Any) -> bool:
     (``tell me about <skill> on <link>``): the skill is what the text is about (its description)
     and the thing where it would run (its answer there); both readings fit, so it is asked."""
     lowered = text.lower()
-    if _RUN.search(lowered) or _INTERFACE_WORDS.search(lowered):
+    if _RUN.search(lowered) or asks_interface(lowered):
         return False
     said = " ".join(_WORDS.findall(lowered))
     return any(

@@ -427,6 +427,24 @@ def test_names_only() -> None:
 @pytest.mark.parametrize(
     ("text", "skill"),
     [
+        ("use lookup_inventory to get the software version of nyc1-core-01", "lookup_inventory"),
+        ("run lookup_inventory: which release is lon1-agg-02 on?", "lookup_inventory"),
+        ("lookup_inventory: which release are we running in prod", "describe_skill"),
+        ("what release of check_link_capacity is deployed?", "describe_skill"),
+    ],
+)
+def test_a_version_or_release_is_the_named_things_not_the_skills(
+    router: Router, text: str, skill: str
+) -> None:
+    """Beside a thing named by an identifier, a version or a release is that thing's (the
+    skill is bid to look it up); with no such thing, it is the named skill's own."""
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
         ("what fields does the threshold-checking skill require", "evaluate_resource_condition"),
         ("the capacity-checking skill: which arguments?", "check_link_capacity"),
         ("what fields do inventory lookups take?", "lookup_inventory"),

@@ -228,7 +228,7 @@ _SOFTWARE_CHANGE = re.compile(
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
-    r"|sanity[\s-]check|eyeball|diagnose"
+    r"|sanity[\s-]check|eyeball|diagnose|review|assess|assessment"
     # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
     r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
     r"(?![\w-])"
@@ -781,10 +781,18 @@ class NetworkFeatures:
         if not resource and _THEORY.search(masked):
             signals.append("theory")  # "explain OSPF vs IS-IS": no skill teaches
             votes = dict.fromkeys(READ_ONLY, -0.6)
-        if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
+        attributes = {m[0] for m in _ATTRIBUTE.finditer(masked)}
+        # (its bare state beside a look, "a review of <link>: current state and options", is
+        # the look's object, no record asked)
+        bare = not votes or (
+            set(votes) <= {INVENTORY, CAPACITY}
+            and not parts
+            and bool(attributes)
+            and attributes <= _BARE_STATE
+        )
+        if bare and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        attributes = {m[0] for m in _ATTRIBUTE.finditer(masked)}
         if (
             _HEALTH.search(masked)
             and not metrics

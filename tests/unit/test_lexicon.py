@@ -454,6 +454,9 @@ def test_a_question_or_a_request_is_no_topic(text: str) -> None:
         ("is globex-lnk-00002 looking ok today", "health"),
         ("please keep an eye on fra1-agg-01 overnight", "inspection"),
         ("monitor acme-lnk-00030 for me", "inspection"),
+        ("please review globex-lnk-00002 before the change", "inspection"),
+        ("assess fra1-core-01 for the migration", "inspection"),
+        ("Capacity review of acme-lnk-00006: current state and options.", "inspection"),
     ],
 )
 def test_a_health_asked_in_no_measure_or_a_watch_kept_is_no_skills(text: str, signal: str) -> None:
@@ -595,3 +598,16 @@ def test_load_to_come_is_traffic_to_fit_not_a_measure(text: str) -> None:
     features = LEXICON.features(text)
     assert "metric:utilization" not in features.signals
     assert features.votes[CAPACITY] > 0 and features.votes.get(EVALUATE, 0) <= 0
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("review the vendor of nyc1-core-01", INVENTORY),
+        ("assess whether acme-lnk-00004 can carry 5G more", CAPACITY),
+        ("Capacity review: should acme-lnk-00004 be upgraded to 100G?", UPGRADE),
+    ],
+)
+def test_a_look_that_says_what_to_know_is_that_request(text: str, skill: str) -> None:
+    features = LEXICON.features(text)
+    assert "inspection" not in features.signals and features.votes[skill] > 0

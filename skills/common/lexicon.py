@@ -359,9 +359,16 @@ _SOFTWARE = re.compile(
 )
 _LOADED = re.compile(r"load(?:ed)?")
 """What a device has loaded, beside a software word, is its image, not its utilization."""
+_MAKE = (
+    # the noun (who made it: "the make of <device>", "make and model"), not the verb ("is <link>
+    # going to make it through the peak")
+    r"(?:(?<=the\s)|(?<=its\s)|(?<=what\s)|(?<=which\s)|(?<=their\s))make"
+    r"|make(?=\s*(?:and|&|/|,)\s*model)"
+)
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
-    r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
+    r"|os\s+version|firmware|version|vendor|vendors|manufacturer|serial(?:\s+number)?"
+    rf"|{_MAKE}"
     r"|sn|endpoints?|ends?|other\s+end|far\s+end|(?:other|far)\s+side|a[\s-]side|b[\s-]side"
     r"|which\s+ports?"
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
@@ -428,7 +435,7 @@ _LISTING = re.compile(
 )
 _IDENTITY = re.compile(
     # what a device is, which only its record says: its model, maker, serial, software
-    rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|make|brand"
+    rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|{_MAKE}|brand"
     rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os\s+version"
     rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR})(?![\w-])"
 )

@@ -611,3 +611,17 @@ def test_load_to_come_is_traffic_to_fit_not_a_measure(text: str) -> None:
 def test_a_look_that_says_what_to_know_is_that_request(text: str, skill: str) -> None:
     features = LEXICON.features(text)
     assert "inspection" not in features.signals and features.votes[skill] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "voted"),
+    [
+        ("is acme-lnk-00004 going to make it through the peak", False),
+        ("will fra1-core-01 make the cut for the new tenant?", False),
+        ("what make is nyc1-core-01", True),
+        ("lon1-agg-02 make and model", True),
+        ("the make of sin1-edge-01?", True),
+    ],
+)
+def test_make_is_an_attribute_as_a_noun_only(text: str, voted: bool) -> None:
+    assert (INVENTORY in LEXICON.features(text).votes) is voted

@@ -50,8 +50,11 @@ reads lives here, in one place:
   words with none that asks, naming a resource and a metric without a threshold (``<device>
   interface errors``) or its bare status (``status of <link>?``): the inventory's record, or
   an evaluation?; a rate in question (``is 10G enough for <link>``) or more bandwidth needed
-  with no figure: the capacity check, or the upgrade planner? A question (``how busy is
-  <link>?``, ``what is the status of <link>``) is no topic: it keeps its skill.
+  with no figure: the capacity check, or the upgrade planner? So are sufficiency with no
+  traffic named (``the 10G link <link> - enough?``) and growth of no size (``can <link>
+  grow?``), and an upgrade weighed against moving the traffic; a link's capacity said and no
+  more (``what's the bandwidth on <link>``): its record, or its room? A question (``how busy
+  is <link>?``, ``what is the status of <link>``) is no topic: it keeps its skill.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.

@@ -176,13 +176,14 @@ _STATE = re.compile(
 """Metric words that say a state rather than ask for a measure."""
 _RATE = re.compile(r"speed|nominal|rated|line\s+rate|port\s+speed")
 _PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
-_CHANGE = re.compile(
+_CHANGE_BID = (
     # a change to the network, which no read-only skill makes: asked about, never run; bid
     # (the text's first verb, or after "please", "can you"...), not a later step ("before we
     # push the config"); after a purpose ("to enable LACP fast timers, configure ...") too
     r"(?:^\s*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
-    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+"
-    r"|(?:^|[.;:!?]\s+)\W*(?:to|in\s+order\s+to)\s+[^,.;:!?]{1,80},\s+)"
+    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
+)
+_CHANGE_VERB = (
     r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
@@ -213,6 +214,20 @@ _CHANGE = re.compile(
     # in the records")
     r"(?!\s(?:than|in|of)\b)(?!\s*:)"
 )
+_CHANGE = re.compile(_CHANGE_BID + _CHANGE_VERB)
+_CHANGE_AT = re.compile(_CHANGE_VERB)
+_PURPOSE = re.compile(r"(?:^|[.;:!?]\s+)\W*(?:to|in\s+order\s+to)\s+[^,.;:!?]{1,80},\s+")
+"""A purpose said first ("to enable LACP fast timers, ..."): a bid may follow it."""
+
+
+def _change_bid(masked: str) -> bool:
+    """Whether ``masked`` bids a change (``_CHANGE``), or bids one after a purpose."""
+    if _CHANGE.search(masked):
+        return True
+    purpose = _PURPOSE.search(masked) if "," in masked else None
+    return purpose is not None and _CHANGE_AT.match(masked, purpose.end()) is not None
+
+
 _PROBE = re.compile(
     # a test run on the network, which no skill runs: "ping the far end of <link>", "can you
     # traceroute to <device>" (bid as a change is)
@@ -247,9 +262,11 @@ _ASKING = re.compile(
     r"(?<![\w-])(?:how|what|what'?s|whats|which|who|where|when|why|is|are|was|were|does|do|did"
     r"|can|could|will|would|should|has|have|show|list|give|get|tell|find|confirm|verify"
     r"|report|pull|fetch|display|look\s+up|lookup|evaluate|compare|need|want)(?![\w-])"
+)
+_CHECK_BID = re.compile(
     # "check" bids where a verb stands (first, after a pause, "please", "to"...); after a noun it
     # is one ("<device> status check": a topic, the check of its status)
-    r"|(?:^\W*|[.;:!?,]\s*|(?<![\w-])(?:please|pls|plz|you|someone|to|and|then|also|just|now)\s+)"
+    r"(?:^\W*|[.;:!?,]\s*|(?<![\w-])(?:please|pls|plz|you|someone|to|and|then|also|just|now)\s+)"
     r"check(?![\w-])"
 )
 TOPIC_WORDS = 4
@@ -611,7 +628,9 @@ class NetworkFeatures:
             # <link>"): against a threshold, or the room left?
             signals.append("story")
             return (EVALUATE, CAPACITY)
-        if not resource or _ASKING.search(masked) or "upgrade" in signals:
+        if not resource or "upgrade" in signals or _ASKING.search(masked):
+            return ()
+        if "check" in masked and _CHECK_BID.search(masked):
             return ()
         bare = _INTERFACE.sub(lambda m: " " * len(m[0]), masked)
         if len(_TOPIC_WORD.findall(bare)) > TOPIC_WORDS:
@@ -652,7 +671,9 @@ class NetworkFeatures:
                 signals.append(f"resource:{kind}")
         if site and not devices:
             signals.append("resource:site")
-        metrics = _metrics(_DEMAND.sub(lambda m: " " * len(m[0]), masked))
+        metrics = _metrics(masked)
+        if "utilization" in metrics and _DEMAND.search(masked):  # "that extra load": no measure
+            metrics = _metrics(_DEMAND.sub(lambda m: " " * len(m[0]), masked))
         if (
             metrics == ["utilization"]
             and _SOFTWARE.search(masked)
@@ -724,7 +745,7 @@ class NetworkFeatures:
         # its recorded speed, no traffic to fit
         recorded = _RECORDED.search(masked) is not None
         # the rate a named link is ("the 10G link <link>") is no traffic to fit either
-        demand = len(bandwidths) > len(_OWN_RATE.findall(masked))
+        demand = bool(bandwidths) and len(bandwidths) > len(_OWN_RATE.findall(masked))
         if capacity or (
             demand and (links or len(devices) >= 2) and not targets and not recorded and not carried
         ):
@@ -815,7 +836,7 @@ class NetworkFeatures:
         ):
             signals.append("health")  # "<link> - is it fine?": by which measure?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if (_CHANGE.search(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
+        if (_change_bid(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)

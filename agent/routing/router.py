@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 
 from a2a.types import ContentTypeNotSupportedError, Message
@@ -30,7 +31,7 @@ from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State, thawed
 from agent.registry.policy import entitled, visible
 from agent.routing.classifier import SkillClassifier, normalize
-from agent.routing.descriptions import DescriptionIndex, manifest_text, tokens
+from agent.routing.descriptions import DescriptionIndex, manifest_text, stem, tokens
 from agent.routing.features import NO_FEATURES, FeatureProvider, TextFeatures, expanded
 from agent.routing.skill_request import SkillRequest, data_parts, explicit_request, plain_json
 from agent.security.principal import Principal
@@ -60,8 +61,10 @@ STRONG_VOTE = 0.8
 """A domain vote this strong (a threshold pattern: metric, comparison, number) is a request,
 however few words it takes (``nyc1-core-01 cpu > 90?``)."""
 UNSUPPORTED = 0.8
-"""The classifier's confidence needed when nothing else supports its choice (no domain signal,
-no description match, no name): text of no trade at all is asked about, not run, below it."""
+"""The classifier's confidence needed when nothing else supports its choice (no domain vote,
+no description match, no name): text of no trade at all is asked about, not run, below it; so
+is a thing named with nothing the domain recognizes asked of it (``need numbers for <device>
+for the quarterly deck``: the domain saw a device, and voted for no skill)."""
 UNSUPPORTED_DESCRIPTION = 0.05
 """A description-layer confidence below this is no support."""
 DESCRIBES_NOTHING = 0.5
@@ -89,11 +92,15 @@ _VAGUE = frozenset(
         "need want wish number detail info information stat statistic data report look "
         "please pls plz thank thanks help hand hey hi hello something anything stuff thing sth "
         "quick quickly asap urgent now today issue issu problem wrong ok okay fine health healthy "
-        "happen going overview summary ",
+        "happen going overview summary "
+        # fillers and asides, which say nothing of what is wanted ("<skill>, quick question",
+        # "so, <skill>, hmm")
+        "question query curiou wonder thought idea hmm hmmm hm um umm uh er erm ah oh eh huh well ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
-``acme-lnk-00009, need numbers`` is a topic, not a request."""
+``acme-lnk-00009, need numbers`` is a topic, not a request; ``<skill>, quick question`` names
+the skill and asks nothing of it."""
 _APPLIES = frozenset(
     re.findall(
         r"\S+",
@@ -107,7 +114,7 @@ naming the skill and nothing else, describing it and running it fit alike (stemm
 _INTERFACE_WORDS = re.compile(
     r"(?<![\w-])(?:schemas?|arguments?|args|params?|parameters?|fields?|specs?|specification"
     r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
-    r"|versions?"
+    r"|versions?|releases?"
     r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
     r"|(?:what|which|the|its|as|an?)\s+(?:inputs?|outputs?)(?:\s+(?:of|for|it|does|do|looks?))?"
     r"(?=\s*(?:$|[?.,;:!)]|of\b|for\b|it\b|does\b|do\b|looks?\b|like\b|are\b|is\b)))"
@@ -115,6 +122,22 @@ _INTERFACE_WORDS = re.compile(
 )
 """What a text asks of a skill's interface rather than of its work (``describe_skill``'s); an
 "interface" or an "input" alone is also the trade's word (a device's, a counter's)."""
+_VERSION_WORDS = re.compile(r"(?<![\w-])(?:versions?|releases?)(?![\w-])")
+_IDENTIFIER = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*[0-9][a-z0-9]*(?![\w-])")
+"""A thing named by an identifier (``nyc1-core-01``): beside it, a version or a release is
+that thing's (``use <skill> to get the software version of <device>``), not the skill's."""
+
+
+def asks_interface(lowered: str) -> bool:
+    """Whether a (lower-case) text asks of a skill's interface: a word of it, unless all it
+    asks is a version, and of a thing named by an identifier."""
+    found = [m[0] for m in _INTERFACE_WORDS.finditer(lowered)]
+    if not found:
+        return False
+    versions = all(_VERSION_WORDS.fullmatch(word) for word in found)
+    return not (versions and _IDENTIFIER.search(lowered))
+
+
 _RUN = re.compile(
     r"(?:^\W*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
     r"|go\s+ahead\s+and|now)\s+)"
@@ -514,7 +537,8 @@ class Router:
         unsupported = (
             top is not None
             and not (described is not None and top.skill_id == DESCRIBE_SKILL_ID)
-            and not features.signals
+            # (a signal with no vote, a resource's kind, supports no skill)
+            and not any(features.votes.values())
             and top.features <= 0
             and top.description < UNSUPPORTED_DESCRIPTION
             and top.classifier < UNSUPPORTED
@@ -531,8 +555,11 @@ class Router:
             named = [
                 c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
             ]
-            if names_only(read, *named):
+            if names_only(read, *named) or (
+                len(named) == 1 and about_on_a_thing(read, named[0].manifest)
+            ):
                 # "lookup_inventory?": describe it, or run it? "<skill> or <skill>": which?
+                # "tell me about <skill> on <link>": its description, or its answer there?
                 only = True
                 pair = (
                     {DESCRIBE_SKILL_ID, *(c.id for c in named)}
@@ -626,7 +653,7 @@ class Router:
         lowered = text.lower()
         itself = target.id == DESCRIBE_SKILL_ID  # "arguments for describe_skill?": its own
         called = not itself and names_skill(text, by_id[DESCRIBE_SKILL_ID].manifest)
-        if _INTERFACE_WORDS.search(lowered) or (called and _RUN.search(lowered)):
+        if asks_interface(lowered) or (called and _RUN.search(lowered)):
             # its interface or version asked about ("which version is <skill> on"), or
             # describe_skill bid to describe it: a request for describe_skill as good as a bid
             lead = max(describe.score, own.score, self.threshold)
@@ -798,9 +825,21 @@ def names_skill(text: str, manifest: Any) -> bool:
     """Whether ``text`` names the skill: its id (``link_headroom``, ``link-headroom``), its
     name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
     an ordinary word of the trade, not a name, unless it is called a skill: ``the headroom
-    skill``)."""
-    said = f" {' '.join(_WORDS.findall(text.lower()))} "
-    return any(f" {words} " in said for words in _names_of(manifest))
+    skill``), in any inflection of its words (``the threshold-checking skill`` names the
+    ``threshold check``)."""
+    said, stemmed = _said(text)
+    names = _names_of(manifest)
+    if any(f" {words} " in said for words in names):
+        return True
+    return any(f" {words} " in stemmed for words in _NAMES[id(manifest)][2])
+
+
+@lru_cache(maxsize=64)
+def _said(text: str) -> tuple[str, str]:
+    """``text``'s words, lower case, between spaces; and the same words stemmed (a text is
+    asked whether it names each candidate, several times a routing: it is read once)."""
+    words = _WORDS.findall(text.lower())
+    return f" {' '.join(words)} ", f" {' '.join(stem(w) for w in words)} "
 
 
 def bids_on_a_thing(text: str, manifest: Any) -> bool:
@@ -811,8 +850,23 @@ def bids_on_a_thing(text: str, manifest: Any) -> bool:
     return any(re.search(rf"(?<![a-z0-9]){name}{_FOR_THING}", said) for name in _names_of(manifest))
 
 
-_NAMES: dict[int, tuple[Any, tuple[str, ...]]] = {}
-"""``_names_of`` per manifest object (kept, so its id is not reused while cached)."""
+def about_on_a_thing(text: str, manifest: Any) -> bool:
+    """Whether ``text`` asks about the skill and names a thing right after it, bidding no run
+    (``tell me about <skill> on <link>``): the skill is what the text is about (its description)
+    and the thing where it would run (its answer there); both readings fit, so it is asked."""
+    lowered = text.lower()
+    if _RUN.search(lowered) or asks_interface(lowered):
+        return False
+    said = " ".join(_WORDS.findall(lowered))
+    return any(
+        re.search(rf"(?<![a-z0-9])about (?:the )?{name}{_FOR_THING}", said)
+        for name in _names_of(manifest)
+    )
+
+
+_NAMES: dict[int, tuple[Any, tuple[str, ...], tuple[str, ...]]] = {}
+"""``_names_of`` per manifest object (kept, so its id is not reused while cached), and the
+same names stemmed."""
 
 
 def _names_of(manifest: Any) -> tuple[str, ...]:
@@ -825,9 +879,10 @@ def _names_of(manifest: Any) -> tuple[str, ...]:
     # a one-word alias is a name when it is said to be one: "the inventory skill"
     names += [f"{a} skill" for a in manifest.aliases if len(a.split()) == 1]
     found = tuple(w for w in (" ".join(_WORDS.findall(n.lower())) for n in names) if w)
+    stemmed = tuple(" ".join(stem(w) for w in words.split()) for words in found)
     if len(_NAMES) >= 1024:  # registries are few; tests build many
         _NAMES.clear()
-    _NAMES[id(manifest)] = (manifest, found)
+    _NAMES[id(manifest)] = (manifest, found, stemmed)
     return found
 
 

@@ -50,8 +50,11 @@ reads lives here, in one place:
   words with none that asks, naming a resource and a metric without a threshold (``<device>
   interface errors``) or its bare status (``status of <link>?``): the inventory's record, or
   an evaluation?; a rate in question (``is 10G enough for <link>``) or more bandwidth needed
-  with no figure: the capacity check, or the upgrade planner? A question (``how busy is
-  <link>?``, ``what is the status of <link>``) is no topic: it keeps its skill.
+  with no figure: the capacity check, or the upgrade planner? So are sufficiency with no
+  traffic named (``the 10G link <link> - enough?``) and growth of no size (``can <link>
+  grow?``), and an upgrade weighed against moving the traffic; a link's capacity said and no
+  more (``what's the bandwidth on <link>``): its record, or its room? A question (``how busy
+  is <link>?``, ``what is the status of <link>``) is no topic: it keeps its skill.
 
   A vote only raises (or, negative, lowers) a skill's score among the caller's candidates; it
   never adds a skill the caller may not use.
@@ -130,6 +133,9 @@ _CAPACITY = re.compile(
     r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare(?!s\b)|slack"
     r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
+    # capacity for traffic to come: "does the link have capacity for that extra load?"
+    r"|(?:capacity|bandwidth|bw)\s+for\s+(?:the\s+|that\s+|this\s+|an?\s+|some\s+)?"
+    r"(?:extra|additional|more|new|another|added)\b"
     # the check named by its object: "check <link> capacity", "the bandwidth check on <link>"
     r"|check\s+(?:the\s+)?(?:capacity|bandwidth|bw)\b"
     r"|(?:capacity|bandwidth|bw)\s+(?:check|of|on)\b"
@@ -137,6 +143,16 @@ _CAPACITY = re.compile(
     r"|megabits?|t|tbps)\b|another\s+\d|(?:more|extra|additional)\s+\d"
     r"|free\s+(?:bandwidth|capacity|bw|headroom)|available\s+(?:bandwidth|capacity|bw)"
     r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
+)
+_SIZE = re.compile(
+    # a link's capacity or bandwidth, saying not which of it (free, used, needed): "capacity of
+    # <link>", "what's the bandwidth on <link>": its size on record, or its room?
+    # (what it is for says which: "bandwidth on <link> for the backup job" is room to fit it)
+    r"(?<![\w-])(?:capacity|bandwidth|bw)\s+(?:of|on)\b(?!.*(?<![\w-])for\s+(?!me\b|us\b))"
+)
+_DEMAND = re.compile(
+    # load or traffic to come, no measure of what is carried: "that extra load", "the new traffic"
+    r"(?<![\w-])(?:extra|additional|more|new|added)\s+(?:load|traffic|throughput|usage)(?![\w-])"
 )
 _LEFT = re.compile(
     # what is left of a link, in any words: "what's left on", "how much juice is left"
@@ -160,12 +176,14 @@ _STATE = re.compile(
 """Metric words that say a state rather than ask for a measure."""
 _RATE = re.compile(r"speed|nominal|rated|line\s+rate|port\s+speed")
 _PERCENT = re.compile(r"%|(?<![\w-])(?:percent|percentage|pct)(?![\w-])")
-_CHANGE = re.compile(
+_CHANGE_BID = (
     # a change to the network, which no read-only skill makes: asked about, never run; bid
     # (the text's first verb, or after "please", "can you"...), not a later step ("before we
-    # push the config")
+    # push the config"); after a purpose ("to enable LACP fast timers, configure ...") too
     r"(?:^\s*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
     r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
+)
+_CHANGE_VERB = (
     r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
@@ -196,6 +214,20 @@ _CHANGE = re.compile(
     # in the records")
     r"(?!\s(?:than|in|of)\b)(?!\s*:)"
 )
+_CHANGE = re.compile(_CHANGE_BID + _CHANGE_VERB)
+_CHANGE_AT = re.compile(_CHANGE_VERB)
+_PURPOSE = re.compile(r"(?:^|[.;:!?]\s+)\W*(?:to|in\s+order\s+to)\s+[^,.;:!?]{1,80},\s+")
+"""A purpose said first ("to enable LACP fast timers, ..."): a bid may follow it."""
+
+
+def _change_bid(masked: str) -> bool:
+    """Whether ``masked`` bids a change (``_CHANGE``), or bids one after a purpose."""
+    if _CHANGE.search(masked):
+        return True
+    purpose = _PURPOSE.search(masked) if "," in masked else None
+    return purpose is not None and _CHANGE_AT.match(masked, purpose.end()) is not None
+
+
 _PROBE = re.compile(
     # a test run on the network, which no skill runs: "ping the far end of <link>", "can you
     # traceroute to <device>" (bid as a change is)
@@ -214,7 +246,7 @@ _SOFTWARE_CHANGE = re.compile(
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
-    r"|sanity[\s-]check|eyeball|diagnose"
+    r"|sanity[\s-]check|eyeball|diagnose|review|assess|assessment"
     # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
     r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
     r"(?![\w-])"
@@ -228,8 +260,14 @@ _HEALTH = re.compile(
 _ASKING = re.compile(
     # a word that asks or bids: without one, "<thing> <word>" is a topic ("<link> status")
     r"(?<![\w-])(?:how|what|what'?s|whats|which|who|where|when|why|is|are|was|were|does|do|did"
-    r"|can|could|will|would|should|has|have|show|list|give|get|tell|find|check|confirm|verify"
+    r"|can|could|will|would|should|has|have|show|list|give|get|tell|find|confirm|verify"
     r"|report|pull|fetch|display|look\s+up|lookup|evaluate|compare|need|want)(?![\w-])"
+)
+_CHECK_BID = re.compile(
+    # "check" bids where a verb stands (first, after a pause, "please", "to"...); after a noun it
+    # is one ("<device> status check": a topic, the check of its status)
+    r"(?:^\W*|[.;:!?,]\s*|(?<![\w-])(?:please|pls|plz|you|someone|to|and|then|also|just|now)\s+)"
+    r"check(?![\w-])"
 )
 TOPIC_WORDS = 4
 """A topic is this many words at most, ids aside ("status of <link>?", "<device> interface
@@ -242,12 +280,42 @@ _RATE_ENOUGH = re.compile(
     r"\d(?:\.\d+)?\s*(?:[kmgt]|gig|gigs|gbps|mbps|tbps|gbit|gbe|ge)?(?:\s+(?:link|circuit|pipe))?"
     r"\s+(?:be\s+|is\s+|still\s+)?(?:enough|sufficient|adequate|plenty)(?![\w-])"
 )
+_SUFFICIENT = re.compile(
+    r"(?<![\w-])(?:enough|sufficient|adequate)(?![\w-])(?!\s+(?:for|to|with)\b)"
+    r"(?!.*(?<![\w-])(?:another|extra|additional|more)(?![\w-]))"
+)
+"""Sufficiency asked, and not for what ("is <link> big enough?", not "... big enough for
+another forty gigabits")."""
+_LINK_RATE = (
+    r"\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbit|gbe|ge|m|mbps|t|tbps)\s+(?:link|circuit|pipe|uplink)"
+)
+_OWN_RATE = re.compile(
+    # the rate a named link is, not traffic to fit on it: "the 10G link <link>", "<link>, a
+    # 100G circuit" (an id is blanked in the masked text: two spaces at least)
+    rf"(?<![\w.])(?:{_LINK_RATE})\s\s|\s\s[\s,(-]*(?:is\s+|being\s+)?an?\s+{_LINK_RATE}(?![\w-])"
+)
 _UNSIZED = re.compile(
     # whether a thing can take more, of no size: "can <device> take more?", "is there space on
-    # <link>", "can <link> cope?", "is <device> ready for the extra load"
-    r"(?<![\w-])(?:take\s+(?:on\s+)?more|(?:any\s+|is\s+there\s+(?:any\s+)?)(?:space|room)\s+on"
-    r"|cope|coping|ready\s+for\s+(?:the\s+|more\s+|extra\s+|additional\s+)+(?:load|traffic))"
+    # <link>", "can <link> cope?", "is <device> ready for the extra load", "room on <link>?",
+    # "can <link> handle it?" (what "it" is, is not said)
+    r"(?:(?<![\w-])(?:take\s+(?:on\s+)?more|(?:any\s+|is\s+there\s+(?:any\s+)?)(?:space|room)\s+on"
+    r"|cope|coping|ready\s+for\s+(?:the\s+|more\s+|extra\s+|additional\s+)+(?:load|traffic)"
+    r"|(?:handle|take|absorb|carry|manage)\s+(?:it|that|this|them))"
+    r"|^\W*(?:any\s+)?(?:space|room)\s+on)"
     r"\s*[?.!]*\s*$"
+)
+_GROW = re.compile(
+    # whether a thing can grow, of no size and nothing after: "can <link> grow?", "room to grow
+    # on <link>?"
+    r"(?<![\w-])(?:grow|growth|expand|expansion|scale)(?:\s+(?:on|at|for))?\s*[?.!]*\s*$"
+)
+_ELSEWHERE = re.compile(
+    # an upgrade weighed against moving the traffic: "upgrade it or just move traffic
+    # elsewhere?", "upgrade or rebalance?" (not "or can it wait", "or stay at 10G": the plan's)
+    r"(?<![\w-])or\s+(?:[\w']+\s+){0,3}?(?:move|moving|re-?route|re-?routing|re-?balanc\w*|shift"
+    r"|shifting|steer|steering|offload\w*|redistribut\w*|spread|load[\s-]?balanc\w*)(?![\w-])"
+    # (a move to a rate is the upgrade itself: "or move to the next standard speed")
+    r"(?!\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+|the\s+)?(?:next|faster|higher|bigger|\d))"
 )
 _STORY = re.compile(
     r"(?<![\w-])(?:tell\s+me\s+about|story|picture|situation|rundown|lowdown)(?![\w-])"
@@ -311,9 +379,16 @@ _SOFTWARE = re.compile(
 )
 _LOADED = re.compile(r"load(?:ed)?")
 """What a device has loaded, beside a software word, is its image, not its utilization."""
+_MAKE = (
+    # the noun (who made it: "the make of <device>", "make and model"), not the verb ("is <link>
+    # going to make it through the peak")
+    r"(?:(?<=the\s)|(?<=its\s)|(?<=what\s)|(?<=which\s)|(?<=their\s))make"
+    r"|make(?=\s*(?:and|&|/|,)\s*model)"
+)
 _ATTRIBUTE = re.compile(
     r"(?<![\w-])(?:model|models|hardware|hw|platform|chassis\s+type|software(?:\s+version)?"
-    r"|os\s+version|firmware|version|vendor|vendors|manufacturer|make|serial(?:\s+number)?"
+    r"|os\s+version|firmware|version|vendor|vendors|manufacturer|serial(?:\s+number)?"
+    rf"|{_MAKE}"
     r"|sn|endpoints?|ends?|other\s+end|far\s+end|(?:other|far)\s+side|a[\s-]side|b[\s-]side"
     r"|which\s+ports?"
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
@@ -322,7 +397,10 @@ _ATTRIBUTE = re.compile(
     r"|os|operating\s+system|image|junos|eos|ios|nx-?os|resource\s+ids?|identifiers?|ids?"
     # its parts and ends: interfaces, ports, bundles, the links at a device
     r"|interfaces?|ports?|lags?|bundles?|port[\s-]channels?|members?|neighbou?rs?"
-    r"|connects?|connecting|going\s+to|attached|(?:which|what|any)\s+links"
+    # (where it goes, "going to <device>", "going to which site?", not the future: "going to be
+    # a problem")
+    r"|connects?|connecting|attached|(?:which|what|any)\s+links"
+    r"|going\s+to(?=\s*$|\s*[^\w\s]|\s\s|\s+(?:the|an?|which|what|where)\b)"
     r"|mgmt|management\s+(?:ip|interface|address)"
     # its rated figures: "nominal speed", "line rate"
     r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?"
@@ -344,7 +422,10 @@ _PARTS = re.compile(
     # record itself: "inventory for <device>", "the cmdb entry of <link>"
     r"(?<![\w-])(?:ports|interfaces|intfs|links|circuits|lags|bundles|members|neighbou?rs|uplinks"
     # ("record the result": a verb)
-    r"|cables|inventory|cmdb(?:\s+(?:entry|record))?|records?(?=\s+(?:for|of|on)\b))(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+    r"|cables|(?:inventory|cmdb)(?:\s+(?:entry|record|details))?|records?(?=\s+(?:for|of|on)\b))"
+    r"(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
+    # the kind of the thing named after it: "the inventory entry for link <link>"
+    r"(?:\s+(?:the\s+)?(?:link|device|router|switch|interface|circuit|port)(?=\s))?"
 )
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
@@ -361,6 +442,8 @@ _DESCRIBED = re.compile(
 _LISTING = re.compile(
     # a set of the inventory's things: "every access switch", "the edge routers", "list links"
     rf"(?<![\w-])(?:(?:every|all|each|any)\s+(?:the\s+|our\s+)?{_ROLE}\s+{_KIND}"
+    # the role alone names the devices: "every core at fra1", "all the edges"
+    rf"|(?:every|all|each)\s+(?:the\s+|our\s+)?{_ROLE}s?(?![\w-])"
     rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
     r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
     r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits)"
@@ -372,7 +455,7 @@ _LISTING = re.compile(
 )
 _IDENTITY = re.compile(
     # what a device is, which only its record says: its model, maker, serial, software
-    rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|make|brand"
+    rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|{_MAKE}|brand"
     rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os\s+version"
     rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR})(?![\w-])"
 )
@@ -380,7 +463,8 @@ _RECORDED = re.compile(
     # what the records say, not what the network carries: "a 10G link according to our
     # records", "the speed recorded for <link>"
     r"(?<![\w-])(?:(?:according\s+to|in|per|from)\s+(?:the\s+|our\s+)?(?:inventory|cmdb"
-    r"|records?)|recorded|on\s+record)(?![\w-])"
+    # (its configured or provisioned rate is the record's too: "the configured speed, 10G or 100G?")
+    r"|records?)|recorded|on\s+record|configured|provisioned|nominal)(?![\w-])"
 )
 _OWN_ATTRIBUTE = re.compile(
     # an attribute of the thing already named ("and its serial number"), not any word of the
@@ -395,12 +479,15 @@ _RAISED = re.compile(
 )
 _UPGRADE = re.compile(
     r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
-    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?rate"
+    # (the next rate or speed of a link is an upgrade's target: "the right next speed for <link>")
+    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?(?:rate|speed|tier)"
     r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
-    r"|(?:move|go|migrate)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
+    r"|(?:mov(?:e|es|ed|ing)|go(?:es|ing)?|migrat\w*)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
     rf"|{_RAISED.pattern}"
     # a rate a link would move to: "a move to 400G", "jump to 100G"
-    r"|(?:move|go|jump|step|migrat\w*)\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    # (in any tense: "warrants moving to 100 Gbps")
+    r"|(?:mov(?:e|es|ed|ing)|go(?:es|ing)?|jump(?:s|ed|ing)?|step(?:s|ped|ping)?|migrat\w*)"
+    r"\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gigs|gbps|gbe|ge|t|tbps)(?![\w/])"
     r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
 )
@@ -497,6 +584,8 @@ class NetworkFeatures:
         rated: bool,
         resource: bool,
         pair: bool = False,
+        capacity: bool = False,
+        sized: bool = False,
     ) -> tuple[str, ...]:
         """Two skills one request fits alike, which the router asks between.
 
@@ -505,20 +594,43 @@ class NetworkFeatures:
         or its measure? A rate in question ("is 10G enough for <link>"), or more bandwidth
         needed with no figure: will the traffic fit, or should the link be upgraded?
         """
-        if _RATE_ENOUGH.search(masked) or (_NEED_MORE.search(masked) and not rated):
+        if "upgrade" in signals and _ELSEWHERE.search(masked):
+            # which course, an upgrade or the traffic moved: the planner's, or whether the
+            # traffic fits elsewhere?
+            signals.append("alternatives")
+            return (UPGRADE, CAPACITY)
+        if "upgrade" not in signals and (
+            _RATE_ENOUGH.search(masked)
+            or (_NEED_MORE.search(masked) and not rated)
+            # sufficiency of a link with no traffic named to fit and no room asked ("the 10G
+            # link <link> - enough?", "is <link> big enough"): for what it carries now, or
+            # should it be upgraded? (beside an upgrade, "40G enough, or go 100G?", it is the
+            # planner's question: which rate)
+            or (resource and not rated and not capacity and _SUFFICIENT.search(masked))
+        ):
             signals.append("sufficiency")
             return (CAPACITY, UPGRADE)
+        if sized and resource and not rated and "upgrade" not in signals:
+            signals.append("size")
+            return (CAPACITY, INVENTORY)
         if resource and _UNSIZED.search(masked) and not numbers(masked):
             # more of no size ("can <device> take more?", "can <link> cope?"): a rate to fit,
             # or its load against a threshold?
             signals.append("unsized")
             return (CAPACITY, EVALUATE)
+        growth = resource and _GROW.search(masked) is not None and "upgrade" not in signals
+        if growth and not numbers(masked) and not capacity:
+            # growth of no size ("can <link> grow?"): room for more traffic, or an upgrade?
+            signals.append("unsized")
+            return (CAPACITY, UPGRADE)
         if "metric_of_resource" in signals and _STORY.search(masked):
             # its usage told as a story ("tell me about <link>'s usage", "the load story on
             # <link>"): against a threshold, or the room left?
             signals.append("story")
             return (EVALUATE, CAPACITY)
-        if not resource or _ASKING.search(masked) or "upgrade" in signals:
+        if not resource or "upgrade" in signals or _ASKING.search(masked):
+            return ()
+        if "check" in masked and _CHECK_BID.search(masked):
             return ()
         bare = _INTERFACE.sub(lambda m: " " * len(m[0]), masked)
         if len(_TOPIC_WORD.findall(bare)) > TOPIC_WORDS:
@@ -560,6 +672,8 @@ class NetworkFeatures:
         if site and not devices:
             signals.append("resource:site")
         metrics = _metrics(masked)
+        if "utilization" in metrics and _DEMAND.search(masked):  # "that extra load": no measure
+            metrics = _metrics(_DEMAND.sub(lambda m: " " * len(m[0]), masked))
         if (
             metrics == ["utilization"]
             and _SOFTWARE.search(masked)
@@ -577,6 +691,14 @@ class NetworkFeatures:
         asked = _RAISED.sub(lambda m: " " * len(m[0]), masked)  # its capacity raised: a plan
         capacity = _CAPACITY.search(asked) is not None or (
             (headroom or _LEFT.search(asked) is not None) and not in_percent
+        )
+        # its capacity said and no more (the capacity check still votes: its room is one answer)
+        sized = (
+            capacity
+            and not headroom
+            and all(_SIZE.match(m[0] + " ") for m in _CAPACITY.finditer(asked))
+            and _LEFT.search(asked) is None
+            and _SIZE.search(asked) is not None
         )
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         carried = False
@@ -622,12 +744,10 @@ class NetworkFeatures:
         # the rates the records give a link ("a 10G or 100G link according to our records") are
         # its recorded speed, no traffic to fit
         recorded = _RECORDED.search(masked) is not None
+        # the rate a named link is ("the 10G link <link>") is no traffic to fit either
+        demand = bool(bandwidths) and len(bandwidths) > len(_OWN_RATE.findall(masked))
         if capacity or (
-            bandwidths
-            and (links or len(devices) >= 2)
-            and not targets
-            and not recorded
-            and not carried
+            demand and (links or len(devices) >= 2) and not targets and not recorded and not carried
         ):
             signals.append("capacity")
             votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
@@ -692,10 +812,18 @@ class NetworkFeatures:
         if not resource and _THEORY.search(masked):
             signals.append("theory")  # "explain OSPF vs IS-IS": no skill teaches
             votes = dict.fromkeys(READ_ONLY, -0.6)
-        if not votes and not metrics and not bandwidths and _INSPECT.search(masked):
+        attributes = {m[0] for m in _ATTRIBUTE.finditer(masked)}
+        # (its bare state beside a look, "a review of <link>: current state and options", is
+        # the look's object, no record asked)
+        bare = not votes or (
+            set(votes) <= {INVENTORY, CAPACITY}
+            and not parts
+            and bool(attributes)
+            and attributes <= _BARE_STATE
+        )
+        if bare and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        attributes = {m[0] for m in _ATTRIBUTE.finditer(masked)}
         if (
             _HEALTH.search(masked)
             and not metrics
@@ -708,7 +836,7 @@ class NetworkFeatures:
         ):
             signals.append("health")  # "<link> - is it fine?": by which measure?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if (_CHANGE.search(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
+        if (_change_bid(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
@@ -744,7 +872,7 @@ class NetworkFeatures:
                 signals.append("two_requests")
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
-                masked, signals, attributes, bool(bandwidths), resource, len(devices) >= 2
+                masked, signals, attributes, demand, resource, len(devices) >= 2, capacity, sized
             )
         return TextFeatures(
             tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note

@@ -274,6 +274,30 @@ def _fixed_scores(router: Router, fixed: list[Score]) -> Router:
     return copy
 
 
+@pytest.mark.parametrize(
+    "signals", [(), ("resource:device",), ("resource:link", "resource:interface")]
+)
+def test_the_classifier_alone_below_unsupported_is_asked_about_whatever_was_named(
+    router: Router, signals: tuple[str, ...]
+) -> None:
+    """A thing named (a signal) with no vote from the domain supports no skill: the
+    classifier's choice alone, under UNSUPPORTED, is asked about; a vote supports it."""
+    fixed = [Score("plan_link_upgrade", 0.7, 0.7, 0.0, 0.0)]
+
+    class Named(Router):
+        def score(self, text: str, candidates: Any) -> Any:
+            rest = [Score(c, 0.0, 0.0, 0.0, 0.0) for c in candidates if c != fixed[0].skill_id]
+            return fixed + rest, TextFeatures(signals=signals)
+
+    named = Named.__new__(Named)
+    named.__dict__.update(router.__dict__)
+    decision = named.route(text_message("what goes in the quarterly deck for nyc1-core-01"), PAULA)
+    assert decision.action is Action.CLARIFY
+    fixed[0] = Score("plan_link_upgrade", 0.7, 0.7, 0.0, 0.3)
+    decision = named.route(text_message("what goes in the quarterly deck for nyc1-core-01"), PAULA)
+    assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"
+
+
 def test_a_replaced_skill_loses_to_its_replacement_however_little_the_replacement_scores(
     router: Router,
 ) -> None:
@@ -349,6 +373,46 @@ def test_a_skill_named_and_nothing_else_asks_whether_to_describe_or_run_it(
     assert "describe_skill" in offered and len(offered) == 2
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lookup_inventory, quick question",
+        "hmm, plan_link_upgrade",
+        "a question about check_link_capacity",
+        "um, evaluate_resource_condition?",
+        "well... the upgrade planner, I wonder",
+        "check_link_capacity, thoughts?",
+        "lookup_inventory eh?",
+    ],
+)
+def test_a_skill_named_beside_fillers_asks_nothing_of_it(router: Router, text: str) -> None:
+    """Fillers and asides ("quick question", "hmm", "I wonder") say nothing of what is wanted:
+    the skill is named and nothing asked of it, so describing it and running it fit alike."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY
+    assert "describe_skill" in {c.id for c in decision.candidates}
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("tell me about lookup_inventory for nyc1-core-01", "lookup_inventory"),
+        ("what about check_link_capacity on acme-lnk-00002?", "check_link_capacity"),
+        ("a question about plan_link_upgrade for acme-lnk-00003", "plan_link_upgrade"),
+    ],
+)
+def test_a_skill_asked_about_on_a_thing_asks_whether_to_describe_or_run_it(
+    router: Router, text: str, skill: str
+) -> None:
+    """The skill is what the text is about (its description), the thing where it would run (its
+    answer there): both fit, so the router asks; a bid to run it there still runs it."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY
+    assert {c.id for c in decision.candidates} == {"describe_skill", skill}
+    ran = route(router, f"run {skill} {text.split(skill)[1].rstrip('?')}", PAULA)
+    assert ran.capability is not None and ran.capability.id == skill
+
+
 def test_names_only() -> None:
     registry = load_registry(SKILLS_DIR)
     inventory = registry.get("lookup_inventory")
@@ -358,6 +422,43 @@ def test_names_only() -> None:
     assert not names_only("describe lookup_inventory", inventory)
     assert not names_only("lookup_inventory nyc1", inventory)
     assert not names_only("list the sites", inventory)
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("use lookup_inventory to get the software version of nyc1-core-01", "lookup_inventory"),
+        ("run lookup_inventory: which release is lon1-agg-02 on?", "lookup_inventory"),
+        ("lookup_inventory: which release are we running in prod", "describe_skill"),
+        ("what release of check_link_capacity is deployed?", "describe_skill"),
+    ],
+)
+def test_a_version_or_release_is_the_named_things_not_the_skills(
+    router: Router, text: str, skill: str
+) -> None:
+    """Beside a thing named by an identifier, a version or a release is that thing's (the
+    skill is bid to look it up); with no such thing, it is the named skill's own."""
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("what fields does the threshold-checking skill require", "evaluate_resource_condition"),
+        ("the capacity-checking skill: which arguments?", "check_link_capacity"),
+        ("what fields do inventory lookups take?", "lookup_inventory"),
+    ],
+)
+def test_a_skill_named_in_an_inflected_form_is_named(router: Router, text: str, skill: str) -> None:
+    """A name's words in another inflection ("threshold-checking" for "threshold check") still
+    name the skill: its interface asked about is describe_skill's."""
+    registry = load_registry(SKILLS_DIR)
+    capability = registry.get(skill)
+    assert capability is not None and names_skill(text, capability.manifest)
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+    assert decision.arguments.get("skill_id") == skill
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,8 @@ def test_no_alternatives_match_nothing() -> None:
 
 
 def _describe_as_it_was(manifests: list[Any]) -> Any:
-    """agent/builtin/describe_skill/extract.py's patterns as plain ``re`` alternations."""
+    """agent/builtin/describe_skill/extract.py's patterns as plain ``re`` alternations (a word
+    of a name of several words in any inflection, as ``_inflected`` has it)."""
     listed = sorted(manifests, key=lambda m: m.id)
     ids = [m.id for m in listed]
     forms = {i: [i, i.replace("_", "-"), i.replace("_", "")] for i in ids}
@@ -106,7 +107,11 @@ def _describe_as_it_was(manifests: list[Any]) -> Any:
     alias_pattern = re.compile(
         "|".join(
             f"(?P<a{n}>(?<![a-z0-9_-])"
-            + r"[\s_-]+".join(map(re.escape, phrase.split()))
+            + r"[\s_-]+".join(
+                [re.escape(w) + "(?:s|es|ed|ing|er|ers)?" for w in phrase.split()]
+                if " " in phrase
+                else [re.escape(phrase)]
+            )
             + "(?![a-z0-9_-]))"
             for n, (phrase, _) in enumerate(phrases)
         )
@@ -137,7 +142,8 @@ _REGISTRY = load_registry(SKILLS_DIR)
 _MANIFESTS = [c.manifest for c in _REGISTRY]
 _DESCRIBE = _REGISTRY.get("describe_skill")
 _OLD, _PHRASES, _FORMS = _describe_as_it_was(_MANIFESTS)
-_ATOMS = [*_PHRASES, *_FORMS, "skill", "the", "x", "9", "-", "_", "Check", "LINK", "of"]
+_ATOMS = [*_PHRASES, *_FORMS, "skill", "the", "x", "9", "-", "_", "Check", "LINK", "of", "ing"]
+_ATOMS += ["checking", "checks", "es", "planner", "threshold-checking"]
 
 
 @settings(max_examples=2000, deadline=None)
@@ -159,3 +165,20 @@ def test_the_describe_extractor_finds_what_it_found(pieces: list[tuple[str, str]
 def test_the_describe_extractor_examples(text: str) -> None:
     assert _DESCRIBE is not None and _DESCRIBE.handler is not None
     assert _DESCRIBE.handler.extract(text) == _OLD(text)
+
+
+class _Named:
+    def __init__(self, skill_id: str, aliases: tuple[str, ...]) -> None:
+        self.id = skill_id
+        self.aliases = aliases
+
+
+@pytest.mark.parametrize("alias", ["a.b", "c++", "(x)", "x|y", "q?", "[r]"])
+def test_an_alias_is_words_never_a_pattern(alias: str) -> None:
+    """An alias with regular-expression characters names itself only (one word or several)."""
+    from agent.builtin.describe_skill.extract import bind
+
+    for phrase in (alias, f"the {alias}"):
+        extract = bind([_Named("some_skill", (phrase,)), _Named("describe_skill", ())])
+        assert extract(f"describe {phrase} please") == {"skill_id": "some_skill"}
+        assert extract("describe axb, c, x, y, q, r please") == {}

@@ -166,7 +166,26 @@ def test_the_parts_or_ends_of_a_named_thing_are_a_strong_inventory_vote(text: st
 
 @pytest.mark.parametrize(
     "text",
-    ["all edge routers and their state", "the spine switches at fra1", "list circuits, please"],
+    [
+        "Retrieve the inventory entry for link acme-lnk-00004.",
+        "the cmdb record of device nyc1-core-01",
+        "inventory details for the router lon1-agg-02",
+    ],
+)
+def test_the_record_of_a_thing_named_with_its_kind_is_a_strong_inventory_vote(text: str) -> None:
+    """The thing's kind may stand between the record and its name ("for link <link>")."""
+    assert LEXICON.features(text).votes[INVENTORY] >= 0.8
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "all edge routers and their state",
+        "the spine switches at fra1",
+        "list circuits, please",
+        "Get the OS and version for every core at ams1.",
+        "all the edges in lon1 and their vendor",
+    ],
 )
 def test_a_set_of_the_inventorys_things_votes_for_the_lookup(text: str) -> None:
     features = LEXICON.features(text)
@@ -318,6 +337,8 @@ def test_an_unobserved_metric_beside_an_answerable_request_is_no_veto(text: str)
         "shift traffic away from acme-lnk-00012 before the maintenance",
         "Raise the MTU of ae1 on fra1-agg-02 to 9100",
         "cut over the sin1 uplinks to the new core tonight",
+        "To enable jumbo frames on lon1-agg-02, set the mtu to 9216 on its uplinks.",
+        "Runbook: in order to drain the node, disable the bgp sessions on fra1-core-01.",
     ],
 )
 def test_a_change_to_a_device_or_a_record_is_no_skills(text: str) -> None:
@@ -387,8 +408,17 @@ def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
         ("lon1-agg-02 port errors", {EVALUATE, INVENTORY}),
         ("fra1-core-01 memory, quick", {EVALUATE, INVENTORY}),
         ("state of globex-lnk-00004", {INVENTORY, EVALUATE}),
+        ("fra1-core-01 status check", {INVENTORY, EVALUATE}),
+        ("status check on globex-lnk-00004, thanks", {INVENTORY, EVALUATE}),
         ("would 40G be enough on acme-lnk-00009", {CAPACITY, UPGRADE}),
         ("the sin1 to fra1 path needs more capacity", {CAPACITY, UPGRADE}),
+        ("could globex-lnk-00004 grow?", {CAPACITY, UPGRADE}),
+        ("room on globex-lnk-00004?", {CAPACITY, EVALUATE}),
+        ("upgrade globex-lnk-00004, or reroute some of it?", {UPGRADE, CAPACITY}),
+        ("should we upgrade acme-lnk-00009 or just load-balance", {UPGRADE, CAPACITY}),
+        ("can acme-lnk-00009 absorb that?", {CAPACITY, EVALUATE}),
+        ("will fra1-core-01 manage it", {CAPACITY, EVALUATE}),
+        ("is there room to expand on acme-lnk-00009", {CAPACITY, UPGRADE}),
     ],
 )
 def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> None:
@@ -402,9 +432,17 @@ def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> 
     "text",
     [
         "what is the state of globex-lnk-00004",
+        "check the status of globex-lnk-00004",
+        "pls check fra1-core-01 status",
         "is cpu on fra1-core-01 above 80%?",
         "Give me the upgrade proposal for acme-lnk-00006 from its peak usage",
         "is there room for 5G more on acme-lnk-00009",
+        "what rate should acme-lnk-00009 be upgraded to for next year's growth?",
+        "can acme-lnk-00009 grow by 10G?",
+        "room on globex-lnk-00004 for a 2G flow?",
+        "upgrade acme-lnk-00009 now, or can it wait a quarter?",
+        "keep acme-lnk-00009 at 10G or move to the next standard speed: the upgrade plan?",
+        "can acme-lnk-00009 absorb 3 gig more?",
     ],
 )
 def test_a_question_or_a_request_is_no_topic(text: str) -> None:
@@ -418,6 +456,9 @@ def test_a_question_or_a_request_is_no_topic(text: str) -> None:
         ("is globex-lnk-00002 looking ok today", "health"),
         ("please keep an eye on fra1-agg-01 overnight", "inspection"),
         ("monitor acme-lnk-00030 for me", "inspection"),
+        ("please review globex-lnk-00002 before the change", "inspection"),
+        ("assess fra1-core-01 for the migration", "inspection"),
+        ("Capacity review of acme-lnk-00006: current state and options.", "inspection"),
     ],
 )
 def test_a_health_asked_in_no_measure_or_a_watch_kept_is_no_skills(text: str, signal: str) -> None:
@@ -451,3 +492,160 @@ def test_the_fast_model_is_the_pipeline_for_any_words(words: list[str]) -> None:
     unknown terms and empty blocks: the same probabilities as scikit-learn's."""
     read = normalize(" ".join(words))
     assert np.allclose(_FAST.predict_proba([read]), _FITTED.predict_proba([read]))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is acme-lnk-00003 going to be an issue next month",
+        "is nyc1-core-01 going to need attention soon?",
+        "acme-lnk-00007 going to hold up over the winter?",
+    ],
+)
+def test_going_to_of_the_future_is_no_attribute(text: str) -> None:
+    """A "going to" and a verb is the future tense, not where a link goes: no inventory vote."""
+    features = LEXICON.features(text)
+    assert "attribute" not in features.signals and INVENTORY not in features.votes
+
+
+@pytest.mark.parametrize(
+    "text", ["which device is acme-lnk-00003 going to?", "acme-lnk-00003 going to which site"]
+)
+def test_where_a_link_is_going_to_is_its_attribute(text: str) -> None:
+    assert LEXICON.features(text).votes[INVENTORY] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the 100G link acme-lnk-00002 - sufficient?",
+        "is acme-lnk-00003, a 10G circuit, enough",
+        "is acme-lnk-00004 big enough?",
+        "globex-lnk-00006 adequate?",
+    ],
+)
+def test_sufficiency_with_no_traffic_named_asks_between_the_check_and_the_planner(
+    text: str,
+) -> None:
+    """Enough for what it carries now, or time to upgrade? (A link's own rate, "the 100G link
+    <link>", is no traffic to fit.)"""
+    features = LEXICON.features(text)
+    assert set(features.asks) == {CAPACITY, UPGRADE}
+    assert CAPACITY not in features.votes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is acme-lnk-00004 big enough for another forty gigabits?",
+        "is there enough room on acme-lnk-00004 for 2G?",
+        "upgrading acme-lnk-00004: 40G enough, or go 100G?",
+    ],
+)
+def test_sufficiency_for_named_traffic_or_beside_an_upgrade_asks_nothing(text: str) -> None:
+    assert LEXICON.features(text).asks == ()
+
+
+def test_the_rate_a_named_link_is_is_no_traffic_to_fit() -> None:
+    votes = LEXICON.features("the 10G link acme-lnk-00002 and its vendor").votes
+    assert votes.get(CAPACITY, 0) <= 0 and votes[INVENTORY] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's the capacity of acme-lnk-00003?",
+        "bw on globex-lnk-00002",
+        "tell me the bandwidth of acme-lnk-00009",
+    ],
+)
+def test_a_links_capacity_said_and_no_more_asks_between_its_record_and_its_room(
+    text: str,
+) -> None:
+    """Neither free, nor used, nor needed: its size on record, or the room left on it?"""
+    assert set(LEXICON.features(text).asks) == {CAPACITY, INVENTORY}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "free capacity on acme-lnk-00003",
+        "available bandwidth of acme-lnk-00003 over the last hour",
+        "capacity check on acme-lnk-00003",
+        "bandwidth on acme-lnk-00003 for the backup job",
+        "capacity on acme-lnk-00003 for another 2G?",
+    ],
+)
+def test_a_links_room_or_what_it_must_fit_is_the_capacity_check(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.asks == () and features.votes[CAPACITY] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what's the right next speed for acme-lnk-00006",
+        "the next tier for globex-lnk-00002?",
+        "does acme-lnk-00004 warrant moving to 100 Gbps?",
+        "is acme-lnk-00004 worth stepping up to 400G",
+    ],
+)
+def test_the_next_rate_of_a_link_or_a_move_to_one_in_any_tense_is_an_upgrade(text: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes[UPGRADE] > 0 and votes.get(INVENTORY, 0) <= 0 and votes.get(CAPACITY, 0) <= 0.2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What is the configured speed of acme-lnk-00004, 10G or 100G?",
+        "what speed is globex-lnk-00002 provisioned at, 40G?",
+        "nominal rate of acme-lnk-00004: 25G?",
+    ],
+)
+def test_a_links_configured_rate_is_its_record_not_traffic(text: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes[INVENTORY] > 0 and votes.get(CAPACITY, 0) <= 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Does acme-lnk-00004 have capacity for that extra load?",
+        "bandwidth for the new traffic on globex-lnk-00002?",
+        "acme-lnk-00004: capacity for additional load from the new tenant",
+    ],
+)
+def test_load_to_come_is_traffic_to_fit_not_a_measure(text: str) -> None:
+    """Extra, additional or new load is traffic to fit: the capacity check's, no utilization
+    to evaluate."""
+    features = LEXICON.features(text)
+    assert "metric:utilization" not in features.signals
+    assert features.votes[CAPACITY] > 0 and features.votes.get(EVALUATE, 0) <= 0
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("review the vendor of nyc1-core-01", INVENTORY),
+        ("assess whether acme-lnk-00004 can carry 5G more", CAPACITY),
+        ("Capacity review: should acme-lnk-00004 be upgraded to 100G?", UPGRADE),
+    ],
+)
+def test_a_look_that_says_what_to_know_is_that_request(text: str, skill: str) -> None:
+    features = LEXICON.features(text)
+    assert "inspection" not in features.signals and features.votes[skill] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "voted"),
+    [
+        ("is acme-lnk-00004 going to make it through the peak", False),
+        ("will fra1-core-01 make the cut for the new tenant?", False),
+        ("what make is nyc1-core-01", True),
+        ("lon1-agg-02 make and model", True),
+        ("the make of sin1-edge-01?", True),
+    ],
+)
+def test_make_is_an_attribute_as_a_noun_only(text: str, voted: bool) -> None:
+    assert (INVENTORY in LEXICON.features(text).votes) is voted

@@ -39,6 +39,13 @@ def _id_forms(skill_id: str) -> list[str]:
     return [skill_id, skill_id.replace("_", "-"), skill_id.replace("_", "")]
 
 
+def _inflected(word: str) -> str:
+    """A word of a name of more than one word, in any inflection ("the threshold-checking
+    skill" names the "threshold check"); a one-word name is the word itself ("condition", not
+    "conditions")."""
+    return re.escape(word) + r"(?:s|es|ed|ing|er|ers)?"
+
+
 def bind(manifests: Iterable[Named]) -> Extract:
     """The extractor for exactly these skills (called once, when the registry is loaded)."""
     listed = sorted(manifests, key=lambda m: m.id)
@@ -82,7 +89,9 @@ def bind(manifests: Iterable[Named]) -> Extract:
         [
             Alternative(
                 f"(?P<a{i}>(?<![a-z0-9_-])"
-                + r"[\s_-]+".join(map(re.escape, phrase.split()))
+                + r"[\s_-]+".join(
+                    map(_inflected, phrase.split()) if " " in phrase else [re.escape(phrase)]
+                )
                 + "(?![a-z0-9_-]))",
                 phrase.split()[0][0],
             )

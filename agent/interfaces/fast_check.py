@@ -44,7 +44,7 @@ def compile_check(schema: Any, date_time: Callable[[str], bool]) -> Check | None
     """A check equivalent to "jsonschema finds no error" for ``schema``, or None."""
     try:
         return _Compiler(schema, date_time).build()
-    except (_UnsupportedError, RecursionError, SyntaxError, MemoryError):
+    except (_UnsupportedError, RecursionError, SyntaxError, MemoryError, ValueError):
         return None
 
 

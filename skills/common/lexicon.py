@@ -320,6 +320,14 @@ _ELSEWHERE = re.compile(
 _STORY = re.compile(
     r"(?<![\w-])(?:tell\s+me\s+about|story|picture|situation|rundown|lowdown)(?![\w-])"
 )
+_LOAD_OF = re.compile(
+    # a measure of what a thing carries, of it: "the utilization of <link>", "traffic on <link>"
+    r"(?<![\w-])(?:utili[sz]ation|util|usage|load|traffic|throughput)\s+(?:of|on|for|across"
+    r"|through)(?![\w-])"
+)
+"""A link's load asked of no threshold and no size: against a threshold, or the room left?"""
+_GROWING = re.compile(r"(?<![\w-])(?:grow\w*|expan\w*|scal(?:e|ing))(?![\w-])")
+"""Growth, anywhere: load beside it is room to fill, the capacity check's."""
 _BETWEEN = re.compile(r"^\W*(?:the\s+)?(?:link|links|circuit|path)\s+between\s+and\W*$")
 _NEED_MORE = re.compile(
     r"(?<![\w-])(?:need|needs|require|requires|want)\s+(?:more|extra|additional|a\s+lot\s+more)\s+"
@@ -358,7 +366,7 @@ _THEORY = re.compile(
     rf"|how\s+(?:does|do)|what\s+(?:is|are|does)|what'?s|why\s+(?:does|do|is)|overview\s+of"
     rf"|primer\s+on)\s+(?:\w+\s+){{0,3}}?{_PROTOCOL}(?![\w-])"
 )
-_AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
+_AND = re.compile(r"(?<![\w-])(?:and|plus|&|\+|as\s+well\s+as)(?![\w-])")
 _WHETHER = re.compile(r"(?<![\w-])(?:whether|if)\s+$")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
@@ -489,7 +497,12 @@ _UPGRADE = re.compile(
     r"|(?:mov(?:e|es|ed|ing)|go(?:es|ing)?|jump(?:s|ed|ing)?|step(?:s|ped|ping)?|migrat\w*)"
     r"\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gigs|gbps|gbe|ge|t|tbps)(?![\w/])"
-    r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
+    r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must)"
+    # a rate moved to another ("10G to 40G", "from 1G to 10G"), and the right rate chosen
+    # ("recommend the right speed for <link>"): the plan's
+    r"|\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|m|mbps|t|tbps)\s+to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
+    r"|(?:right|correct|appropriate|best|proper)\s+(?:rate|speed|size))(?![\w-])"
 )
 _NETWORK = re.compile(
     r"(?<![\w-])(?:links?|circuits?|bandwidth|bw|capacity|pipes?|lags?|trunks?|uplinks?|traffic"
@@ -586,6 +599,7 @@ class NetworkFeatures:
         pair: bool = False,
         capacity: bool = False,
         sized: bool = False,
+        link: bool = False,
     ) -> tuple[str, ...]:
         """Two skills one request fits alike, which the router asks between.
 
@@ -623,6 +637,23 @@ class NetworkFeatures:
             # growth of no size ("can <link> grow?"): room for more traffic, or an upgrade?
             signals.append("unsized")
             return (CAPACITY, UPGRADE)
+        if (
+            link
+            and not capacity
+            and "upgrade" not in signals
+            and _LOAD_OF.search(masked)
+            and not numbers(masked)
+            # (a threshold in words, "below forty percent", "over half", says which; so does
+            # its filling, "grow traffic on <link> before it saturates")
+            and "threshold" not in signals
+            and "comparison" not in signals
+            and not _FULL.search(masked)
+            and not _GROWING.search(masked)
+        ):
+            # a link's load of no threshold and no size ("what's the utilization of <link>?",
+            # "traffic on <link>?"): against a threshold, or the room left?
+            signals.append("load_unsized")
+            return (EVALUATE, CAPACITY)
         if "metric_of_resource" in signals and _STORY.search(masked):
             # its usage told as a story ("tell me about <link>'s usage", "the load story on
             # <link>"): against a threshold, or the room left?
@@ -850,7 +881,13 @@ class NetworkFeatures:
         if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:
             # two requests in one text, one before the join and one after it: "its interfaces
             # and their utilization", "free bw on <link> and an upgrade plan"
-            measured = list(_METRIC.finditer(masked)) if votes.get(EVALUATE, 0) > 0 else []
+            # (a metric beside a capacity word on the other side of the join, "errors and free
+            # bandwidth on <link>", is a request of its own too)
+            measured = (
+                list(_METRIC.finditer(masked))
+                if votes.get(EVALUATE, 0) > 0 or (metrics and capacity)
+                else []
+            )
             states = {m.start() for m in measured if _STATE.fullmatch(m[0])}
             evidence = {
                 EVALUATE: [m.start() for m in measured],
@@ -872,7 +909,15 @@ class NetworkFeatures:
                 signals.append("two_requests")
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
-                masked, signals, attributes, demand, resource, len(devices) >= 2, capacity, sized
+                masked,
+                signals,
+                attributes,
+                demand,
+                resource,
+                len(devices) >= 2,
+                capacity,
+                sized,
+                bool(links),
             )
         return TextFeatures(
             tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note

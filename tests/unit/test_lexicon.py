@@ -649,3 +649,55 @@ def test_a_look_that_says_what_to_know_is_that_request(text: str, skill: str) ->
 )
 def test_make_is_an_attribute_as_a_noun_only(text: str, voted: bool) -> None:
     assert (INVENTORY in LEXICON.features(text).votes) is voted
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # "+" joins two requests as "and" does ("+2G", a rate added, joins nothing)
+        ("acme-lnk-00061 spare room + an upgrade plan", {CAPACITY, UPGRADE}),
+        ("sin1-core-02 memory + the ports on it", {EVALUATE, INVENTORY}),
+        # a metric beside a capacity word across the join is a request of its own
+        ("crc drops and available bandwidth on acme-lnk-00062", {EVALUATE, CAPACITY}),
+    ],
+)
+def test_two_requests_joined_by_a_plus_or_beside_a_capacity_word_are_seen_apart(
+    text: str, asks: set[str]
+) -> None:
+    assert set(LEXICON.features(text).asks) == asks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a rate moved to another rate, however the move is said
+        "acme-lnk-00063: 25G to 100G, is it justified?",
+        "should acme-lnk-00064 jump from 10 gig to 40 gig",
+        # the right rate of a link chosen
+        "what's the appropriate rate for acme-lnk-00065 given its growth",
+    ],
+)
+def test_a_rate_moved_to_a_rate_or_the_right_rate_is_an_upgrade(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "upgrade" in features.signals
+    assert features.votes[UPGRADE] >= max(features.votes.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "unsized"),
+    [
+        # a link's load asked of no threshold and no size: a threshold, or the room left?
+        ("how much traffic on acme-lnk-00066 today", True),
+        ("give me the utilisation of acme-lnk-00067", True),
+        # a threshold in words, or growth to fit, says which
+        ("is the load on acme-lnk-00068 under a third?", False),
+        ("can traffic on acme-lnk-00069 grow much before peak season", False),
+    ],
+)
+def test_a_links_load_of_no_threshold_asks_between_the_evaluation_and_the_room(
+    text: str, unsized: bool
+) -> None:
+    features = LEXICON.features(text)
+    assert ("load_unsized" in features.signals) is unsized
+    if unsized:
+        assert features.asks == (EVALUATE, CAPACITY)

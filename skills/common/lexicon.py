@@ -102,6 +102,7 @@ METRIC_SYNONYMS: dict[str, str] = {
     r"|optics?\s+levels?",
     "power draw": r"power\s+(?:draw|drawn|consumption|usage|use|budget|load)|drawing\s+power"
     r"|wattage|watts?|kilowatts?|\d+(?:\.\d+)?\s*kw",
+    "power supply": r"psus?|power\s+suppl(?:y|ies)|power\s+modules?",
     "fan speed": r"fans?(?:\s+(?:speeds?|rpms?|trays?))?|rpms?",
     "uptime": r"uptime|up[\s-]time|time\s+since\s+(?:the\s+)?(?:last\s+)?(?:reboot|boot|restart)",
     "voltage": r"voltages?|volts?|\d+(?:\.\d+)?\s*v",
@@ -185,7 +186,10 @@ _CHANGE_BID = (
 )
 _CHANGE_VERB = (
     r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
-    r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
+    r"|provision|roll\s*back|bounce|delete|enable|disable|book|reserve"
+    # a configuration object applied ("apply the QoS policy to <link>")
+    r"|apply\s+(?:(?:the|a|an|this|that|our|new)\s+)*(?:[\w-]+\s+)?(?:config\w*|polic\w+|templates?"
+    r"|acls?|filters?|route-?maps?|patch\w*|changes?)"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
     r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
     r"|cut\s*over|fail\s*over|re-?route|block|unblock|isolate|quarantine"
@@ -205,6 +209,8 @@ _CHANGE_VERB = (
     # a message to others than the caller: "send the weekly report to the management list"
     r"|(?:send|forward|e-?mail|mail|post)\s+(?!(?:me|us)\b)(?:[\w'-]+\s+){1,6}?to\s+"
     r"(?!(?:me|us)\b)(?:the|a|an|our|my|his|her|their|all|every|each)\b"
+    # (a mail even to the caller: the agent answers here, it sends no mail)
+    r"|e-?mail\s+(?:me|us)\b"
     r"|(?:e-?mail|notify|page|ping|alert)\s+(?:the|our|all|every)\s+(?:[\w-]+\s+)?"
     r"(?:team|teams|list|group|channel|on-?call|noc|engineers?|managers?|management|customers?)"
     r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
@@ -242,6 +248,22 @@ _SOFTWARE_CHANGE = re.compile(
     r"(?<![\w-])(?:upgrad\w*|updat\w*|patch\w*|flash\w*|downgrad\w*|reimag\w*|install\w*)\s+"
     r"(?:(?:the|its|their|a|an|new|latest)\s+)*(?:[\w.-]+\s+)?(?:firmware|software|os|image|code"
     r"|junos|eos|ios|ios-xe|ios-xr|nx-?os|bios|release|microcode|patch)(?![\w-])"
+)
+_PERFORMED = re.compile(
+    # an upgrade carried out, which the planner only recommends: "go ahead and upgrade <link>"
+    r"(?<![\w-])(?:go\s+ahead\s+(?:and|with)|proceed\s+(?:to|with)|carry\s+out|perform|execute"
+    r"|implement|do)\s+(?:the\s+|an?\s+|that\s+)?upgrad\w*"
+)
+_PROTOCOL_STATE = re.compile(
+    # a routing protocol's sessions or neighbours, which no skill reads: "is the bgp neighbor on
+    # <device> established", "the BGP session to the upstream"
+    r"(?<![\w-])(?:bgp|ospf|is-?is|eigrp|ldp|rsvp|pim|bfd|vrrp|hsrp)\s+(?:\w+\s+)?(?:sessions?"
+    r"|neighbou?rs?|neighbou?rships?|peers?|peerings?|adjacenc\w*|process\w*|state|status"
+    r"|established|flap\w*)(?![\w-])"
+)
+PROTOCOL_NOTE = (
+    "This agent reads no routing-protocol state (BGP, OSPF sessions and neighbours): its skills "
+    "only read the network's inventory and telemetry (and recommend upgrades)."
 )
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
@@ -867,11 +889,21 @@ class NetworkFeatures:
         ):
             signals.append("health")  # "<link> - is it fine?": by which measure?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if (_change_bid(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
+        if (
+            (_change_bid(masked) and not runbook)
+            or _SOFTWARE_CHANGE.search(masked)
+            or ("upgrad" in masked and _PERFORMED.search(masked))
+        ):
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
             note = CHANGE_NOTE
+        elif not runbook and _PROTOCOL_STATE.search(masked):
+            # (beside a threshold it is the reason of a check: "BGP flaps on <device>; is
+            # memory over 85%?")
+            signals.append("protocol_state")
+            votes = dict.fromkeys(READ_ONLY, -0.6)
+            note = PROTOCOL_NOTE
         elif _PROBE.search(masked):
             signals.append("probe")  # "ping the far end of <link>": no skill runs a test
             votes = dict.fromkeys(READ_ONLY, -0.6)

@@ -82,7 +82,8 @@ def test_capacity_phrasing_votes_for_the_capacity_check(text: str) -> None:
 
 
 def test_capacity_words_outside_the_network_do_not_vote() -> None:
-    assert CAPACITY not in LEXICON.features("book a meeting room for tomorrow").votes
+    # (a booking is a change no skill makes: every skill is voted against, none for)
+    assert LEXICON.features("book a meeting room for tomorrow").votes.get(CAPACITY, 0) <= 0
 
 
 @pytest.mark.parametrize(
@@ -701,3 +702,30 @@ def test_a_links_load_of_no_threshold_asks_between_the_evaluation_and_the_room(
     assert ("load_unsized" in features.signals) is unsized
     if unsized:
         assert features.asks == (EVALUATE, CAPACITY)
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        # a configuration object applied, a booking, a mail: changes no skill makes
+        ("please apply the new ACL filter to fra1-edge-01", "change"),
+        ("could you reserve a rack slot at sin1 for next week", "change"),
+        ("email us the port list of nyc1-core-02", "change"),
+        # an upgrade carried out, which the planner only recommends
+        ("proceed with the upgrade of acme-lnk-00070 this weekend", "change"),
+        # a routing protocol's sessions or neighbours, which no skill reads
+        ("are the ospf adjacencies on sin1-core-01 up?", "protocol_state"),
+        ("bgp peer status for ams1-edge-02", "protocol_state"),
+        # a power supply's state, which no skill observes
+        ("is power supply 1 of lon1-agg-01 ok", "metric_unobserved"),
+    ],
+)
+def test_a_change_a_protocols_state_or_a_power_supply_is_no_skills(text: str, signal: str) -> None:
+    features = LEXICON.features(text)
+    assert signal in features.signals
+    assert features.votes and max(features.votes.values()) < 0 and features.note
+
+
+def test_a_protocol_beside_a_threshold_is_the_checks_reason() -> None:
+    features = LEXICON.features("OSPF flapping at nyc1-edge-02: is cpu above 90%?")
+    assert "protocol_state" not in features.signals and features.votes[EVALUATE] > 0

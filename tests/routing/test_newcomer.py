@@ -1006,9 +1006,9 @@ def test_an_interface_and_a_run_or_consent_alone_asks_which(
         ("the arguments port_report took, please", Action.RUN, "describe_skill"),
         # a bid to run a skill on a thing is the run, whatever it says of its output
         (
-            "could you run lookup_inventory for sin1-agg-04? my script parses its output.",
+            "could you run check_link_capacity for acme-lnk-00075? my script parses its output.",
             Action.RUN,
-            "lookup_inventory",
+            "check_link_capacity",
         ),
     ],
 )

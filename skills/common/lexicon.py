@@ -132,7 +132,9 @@ _SITE = re.compile(r"(?<![\w\-/:.])(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:])")
 _CAPACITY = re.compile(
     # ("spares" are parts kept for a failure, no room)
     r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare(?!s\b)|slack"
-    r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
+    # ("is <link> fit for ...": the adjective, suitability, no room)
+    r"|(?<!is\s)(?<!are\s)(?<!be\s)(?<!\bnot\s)fit\b"
+    r"|(?:fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
     # capacity for traffic to come: "does the link have capacity for that extra load?"
     r"|(?:capacity|bandwidth|bw)\s+for\s+(?:the\s+|that\s+|this\s+|an?\s+|some\s+)?"
@@ -269,6 +271,9 @@ _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
     r"|sanity[\s-]check|eyeball|diagnose|review|assess|assessment"
+    # facts gathered, of no kind: "gather the facts on <link>", "collect some info on <device>"
+    r"|(?:gather|collect|compile|pull\s+together)\s+(?:the\s+|some\s+|all\s+(?:the\s+)?)?"
+    r"(?:facts|details|info|information|data|evidence)"
     # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
     r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
     r"(?![\w-])"
@@ -429,11 +434,14 @@ _ATTRIBUTE = re.compile(
     r"|interfaces?|ports?|lags?|bundles?|port[\s-]channels?|members?|neighbou?rs?"
     # (where it goes, "going to <device>", "going to which site?", not the future: "going to be
     # a problem")
-    r"|connects?|connecting|attached|(?:which|what|any)\s+links"
+    # ("the attached graph": a document sent, no connection)
+    r"|connects?|connecting|(?<!the\s)(?<!see\s)attached|(?:which|what|any)\s+links"
     r"|going\s+to(?=\s*$|\s*[^\w\s]|\s\s|\s+(?:the|an?|which|what|where)\b)"
     r"|mgmt|management\s+(?:ip|interface|address)"
     # its rated figures: "nominal speed", "line rate"
-    r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?"
+    # (the verb with its object, "record the result", asks no record)
+    r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb"
+    r"|record(?:s|ed)?(?!\s+(?:the|it|this|that|them|our|its|an?|what|how)\b)"
     # who made it, and its life-cycle state: "who makes", "planned or live"
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
     r"|online|release|releases|build"

@@ -729,3 +729,35 @@ def test_a_change_a_protocols_state_or_a_power_supply_is_no_skills(text: str, si
 def test_a_protocol_beside_a_threshold_is_the_checks_reason() -> None:
     features = LEXICON.features("OSPF flapping at nyc1-edge-02: is cpu above 90%?")
     assert "protocol_state" not in features.signals and features.votes[EVALUATE] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "fit" as an adjective is suitability, no room to fit traffic
+        "examine whether acme-lnk-00071 is fit for the new tenant",
+        # "record" as a verb with its object asks no record
+        "examine acme-lnk-00072 and record what you find",
+        # "the attached" is a document sent, no connection
+        "lon1-agg-02, see attached screenshot - review it",
+        # facts gathered of no kind
+        "collect some info on nyc1-core-03 ahead of the audit",
+    ],
+)
+def test_a_look_of_no_measure_is_an_inspection_whatever_its_other_words(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "inspection" in features.signals, features
+    assert max(features.votes.values()) < 0
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # the verb "fit" still asks for room; "the record of" still asks for the record
+        ("will 3G more fit on acme-lnk-00073?", CAPACITY),
+        ("what's recorded for acme-lnk-00074 in the cmdb", INVENTORY),
+        ("which device is acme-lnk-00075 attached to", INVENTORY),
+    ],
+)
+def test_fit_record_and_attached_in_their_own_sense_still_vote(text: str, skill: str) -> None:
+    assert LEXICON.features(text).votes[skill] > 0

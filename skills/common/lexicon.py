@@ -471,7 +471,7 @@ _ENDS = re.compile(
     r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
     r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes))(?![\w-])"
 )
-_ROLE = r"(?:core|edge|access|aggregation|agg|distribution|spine|leaf|border)"
+_ROLE = r"(?:core|edge|access|aggregation|aggr|agg|distribution|spine|leaf|border)"
 _KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
 _DESCRIBED = re.compile(
     # a device named by its site and role: "the sfo1 edge box", "lon1's core router"
@@ -483,6 +483,11 @@ _LISTING = re.compile(
     # the role alone names the devices: "every core at fra1", "all the edges"
     rf"|(?:every|all|each)\s+(?:the\s+|our\s+)?{_ROLE}s?(?![\w-])"
     rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
+    # a kind counted or asked for as a set: "how many core routers at fra1", "what devices do
+    # we have in tok1"
+    rf"|how\s+many\s+(?:{_ROLE}\s+)?(?:{_KIND}|links|circuits|sites|ports|interfaces)"
+    rf"|(?:what|which)\s+(?:{_ROLE}\s+)?(?:devices|links|routers|switches|circuits|sites|boxes"
+    r"|nodes)\s+(?:do\s+we\s+have|are\s+there|exist)"
     r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
     r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits)"
     r"|(?:list|show|give\s+me|enumerate)\s+(?:every|each)\s+(?:\w+\s+)?"

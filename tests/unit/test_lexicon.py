@@ -761,3 +761,19 @@ def test_a_look_of_no_measure_is_an_inspection_whatever_its_other_words(text: st
 )
 def test_fit_record_and_attached_in_their_own_sense_still_vote(text: str, skill: str) -> None:
     assert LEXICON.features(text).votes[skill] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a kind counted, or asked for as a set, at a site: a listing
+        "how many boxes are at sin1",
+        "which links are there in ams1? a rough list is fine",
+        # "aggr" names the aggregation role too
+        "every aggr box at fra1",
+    ],
+)
+def test_a_kind_counted_or_asked_as_a_set_is_a_listing(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "listing" in features.signals, features
+    assert features.votes[INVENTORY] > 0

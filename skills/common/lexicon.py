@@ -133,7 +133,7 @@ _CAPACITY = re.compile(
     # ("spares" are parts kept for a failure, no room)
     r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare(?!s\b)|slack"
     # ("is <link> fit for ...": the adjective, suitability, no room)
-    r"|(?<!is\s)(?<!are\s)(?<!be\s)(?<!\bnot\s)fit\b"
+    r"|fit\b(?<!is\sfit)(?<!are\sfit)(?<!be\sfit)(?<!\bnot\sfit)"
     r"|(?:fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
     # capacity for traffic to come: "does the link have capacity for that extra load?"
@@ -190,7 +190,7 @@ _CHANGE_VERB = (
     r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|book|reserve"
     # a configuration object applied ("apply the QoS policy to <link>")
-    r"|apply\s+(?:(?:the|a|an|this|that|our|new)\s+)*(?:[\w-]+\s+)?(?:config\w*|polic\w+|templates?"
+    r"|apply\s+(?:[\w-]+\s+){0,3}?(?:config\w*|polic\w+|templates?"
     r"|acls?|filters?|route-?maps?|patch\w*|changes?)"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
     r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
@@ -263,6 +263,8 @@ _PROTOCOL_STATE = re.compile(
     r"|neighbou?rs?|neighbou?rships?|peers?|peerings?|adjacenc\w*|process\w*|state|status"
     r"|established|flap\w*)(?![\w-])"
 )
+_PROTOCOLS = ("bgp", "ospf", "is-is", "isis", "eigrp", "ldp", "rsvp", "pim", "bfd", "vrrp", "hsrp")
+"""The routing protocols' names, looked for before their state is (most texts name none)."""
 PROTOCOL_NOTE = (
     "This agent reads no routing-protocol state (BGP, OSPF sessions and neighbours): its skills "
     "only read the network's inventory and telemetry (and recommend upgrades)."
@@ -911,7 +913,11 @@ class NetworkFeatures:
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
             note = CHANGE_NOTE
-        elif not runbook and _PROTOCOL_STATE.search(masked):
+        elif (
+            not runbook
+            and any(name in masked for name in _PROTOCOLS)
+            and _PROTOCOL_STATE.search(masked)
+        ):
             # (beside a threshold it is the reason of a check: "BGP flaps on <device>; is
             # memory over 85%?")
             signals.append("protocol_state")

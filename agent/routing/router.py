@@ -95,7 +95,9 @@ _VAGUE = frozenset(
         "happen going overview summary "
         # fillers and asides, which say nothing of what is wanted ("<skill>, quick question",
         # "so, <skill>, hmm")
-        "question query curiou wonder thought idea hmm hmmm hm um umm uh er erm ah oh eh huh well ",
+        "question query curiou wonder thought idea hmm hmmm hm um umm uh er erm ah oh eh huh well "
+        # consent, which bids nothing of its own ("<skill>, go ahead": describe it, or run it?)
+        "go ahead proce sure yes ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
@@ -148,6 +150,14 @@ call ...")."""
 _FOR_THING = r" (?:for|on|against|of) (?:the |a )?(?:[a-z]+ ){0,2}[a-z]*[0-9]"
 """After a skill's name, a thing named by an identifier (``plan_link_upgrade for <link>``): a
 bid to run the skill on it, not a mention of the skill."""
+_CHOICE = re.compile(r"(?<![\w-])(?:or|vs|versus)(?![\w-])")
+"""An alternative offered: between two named skills ("<skill> or <skill> for <link>?",
+"<skill> vs <skill>, which one?"), the caller's choice is asked, not made."""
+_SUCCESSOR = re.compile(
+    r"(?<![\w-])or\s+(?:\w+\s+){0,2}?(?:replac\w*|successor|newer|new\s+one)(?![\w-])"
+)
+"""A replaced skill offered beside its successor ("<old skill> or whatever replaced it"): which
+of the two, is asked."""
 _RELATING = frozenset(("on", "of", "for", "at", "in", "to", "from", "between", "behind"))
 
 
@@ -551,12 +561,35 @@ class Router:
         if second and best is not None:
             close = [best, *second]
         only = False
-        if described is not None and described.id in by_id:
+        lowered = read.lower()
+        if _CHOICE.search(lowered) and not only:
+            # two named skills offered as alternatives, or a replaced one beside its successor
+            chosen_among = [
+                c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
+            ]
+            if len(chosen_among) == 1 and _SUCCESSOR.search(lowered):
+                successor = chosen_among[0].manifest.replacement
+                chosen_among += [c for c in fitting if c.id == successor]
+            if len(chosen_among) >= 2:
+                only = True
+                ids = {c.id for c in chosen_among}
+                close = sorted((s for s in scores if s.skill_id in ids), key=lambda s: -s.score)
+        if described is not None and described.id in by_id and not only:
             named = [
                 c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
             ]
             if names_only(read, *named) or (
-                len(named) == 1 and about_on_a_thing(read, named[0].manifest)
+                len(named) == 1
+                and (
+                    about_on_a_thing(read, named[0].manifest)
+                    # its interface asked, and a run of it on a thing bid too ("the schema and
+                    # a run of <skill> for <link>"): two asks, describing it and running it
+                    or (
+                        asks_interface(lowered)
+                        and bids_on_a_thing(read, named[0].manifest)
+                        and _RUN.search(lowered) is None
+                    )
+                )
             ):
                 # "lookup_inventory?": describe it, or run it? "<skill> or <skill>": which?
                 # "tell me about <skill> on <link>": its description, or its answer there?
@@ -634,6 +667,16 @@ class Router:
         named = extract(text).get("skill_id") if extract is not None else None
         target = self._registry.get(named) if isinstance(named, str) else None
         if target is not None and not visible(target.manifest, principal):
+            if target.manifest.state is State.REMOVED and asks_interface(text.lower()):
+                # a removed skill's interface or version asked: describe_skill says it is gone
+                # (its work asked, "<removed skill> for <device>", is its replacement's)
+                kept = [
+                    replace(s, score=max(s.score, self.threshold))
+                    if s.skill_id == DESCRIBE_SKILL_ID
+                    else s
+                    for s in scores
+                ]
+                return sorted(kept, key=lambda s: (-s.score, s.skill_id)), target
             return [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID], None
         if extract is None:
             return scores, target
@@ -653,7 +696,14 @@ class Router:
         lowered = text.lower()
         itself = target.id == DESCRIBE_SKILL_ID  # "arguments for describe_skill?": its own
         called = not itself and names_skill(text, by_id[DESCRIBE_SKILL_ID].manifest)
-        if asks_interface(lowered) or (called and _RUN.search(lowered)):
+        # a bid to run it on a thing ("can you run <skill> for <link>? ... expects its output")
+        # is the run, whatever it says of its output
+        run_bid = (
+            not called
+            and _RUN.search(lowered) is not None
+            and bids_on_a_thing(text, target.manifest)
+        )
+        if (asks_interface(lowered) and not run_bid) or (called and _RUN.search(lowered)):
             # its interface or version asked about ("which version is <skill> on"), or
             # describe_skill bid to describe it: a request for describe_skill as good as a bid
             lead = max(describe.score, own.score, self.threshold)

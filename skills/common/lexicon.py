@@ -102,6 +102,7 @@ METRIC_SYNONYMS: dict[str, str] = {
     r"|optics?\s+levels?",
     "power draw": r"power\s+(?:draw|drawn|consumption|usage|use|budget|load)|drawing\s+power"
     r"|wattage|watts?|kilowatts?|\d+(?:\.\d+)?\s*kw",
+    "power supply": r"psus?|power\s+suppl(?:y|ies)|power\s+modules?",
     "fan speed": r"fans?(?:\s+(?:speeds?|rpms?|trays?))?|rpms?",
     "uptime": r"uptime|up[\s-]time|time\s+since\s+(?:the\s+)?(?:last\s+)?(?:reboot|boot|restart)",
     "voltage": r"voltages?|volts?|\d+(?:\.\d+)?\s*v",
@@ -131,7 +132,9 @@ _SITE = re.compile(r"(?<![\w\-/:.])(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:])")
 _CAPACITY = re.compile(
     # ("spares" are parts kept for a failure, no room)
     r"(?<![\w-])(?:room\s+(?:for|on|left)|take\s+(?:another|an?\s+extra|more|on)|spare(?!s\b)|slack"
-    r"|(?:fit|fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
+    # ("is <link> fit for ...": the adjective, suitability, no room)
+    r"|fit\b(?<!is\sfit)(?<!are\sfit)(?<!be\sfit)(?<!\bnot\sfit)"
+    r"|(?:fits|squeeze|squeezed|absorb|carry|handle|accommodate|push)\b"
     r"|space\s+for|enough\s+(?:bandwidth|capacity|room|space)|headroom\s+for"
     # capacity for traffic to come: "does the link have capacity for that extra load?"
     r"|(?:capacity|bandwidth|bw)\s+for\s+(?:the\s+|that\s+|this\s+|an?\s+|some\s+)?"
@@ -185,7 +188,10 @@ _CHANGE_BID = (
 )
 _CHANGE_VERB = (
     r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
-    r"|provision|roll\s*back|bounce|delete|enable|disable|apply\s+(?:the\s+)?config"
+    r"|provision|roll\s*back|bounce|delete|enable|disable|book|reserve"
+    # a configuration object applied ("apply the QoS policy to <link>")
+    r"|apply\s+(?:[\w-]+\s+){0,3}?(?:config\w*|polic\w+|templates?"
+    r"|acls?|filters?|route-?maps?|patch\w*|changes?)"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
     r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
     r"|cut\s*over|fail\s*over|re-?route|block|unblock|isolate|quarantine"
@@ -205,6 +211,8 @@ _CHANGE_VERB = (
     # a message to others than the caller: "send the weekly report to the management list"
     r"|(?:send|forward|e-?mail|mail|post)\s+(?!(?:me|us)\b)(?:[\w'-]+\s+){1,6}?to\s+"
     r"(?!(?:me|us)\b)(?:the|a|an|our|my|his|her|their|all|every|each)\b"
+    # (a mail even to the caller: the agent answers here, it sends no mail)
+    r"|e-?mail\s+(?:me|us)\b"
     r"|(?:e-?mail|notify|page|ping|alert)\s+(?:the|our|all|every)\s+(?:[\w-]+\s+)?"
     r"(?:team|teams|list|group|channel|on-?call|noc|engineers?|managers?|management|customers?)"
     r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
@@ -243,10 +251,31 @@ _SOFTWARE_CHANGE = re.compile(
     r"(?:(?:the|its|their|a|an|new|latest)\s+)*(?:[\w.-]+\s+)?(?:firmware|software|os|image|code"
     r"|junos|eos|ios|ios-xe|ios-xr|nx-?os|bios|release|microcode|patch)(?![\w-])"
 )
+_PERFORMED = re.compile(
+    # an upgrade carried out, which the planner only recommends: "go ahead and upgrade <link>"
+    r"(?<![\w-])(?:go\s+ahead\s+(?:and|with)|proceed\s+(?:to|with)|carry\s+out|perform|execute"
+    r"|implement|do)\s+(?:the\s+|an?\s+|that\s+)?upgrad\w*"
+)
+_PROTOCOL_STATE = re.compile(
+    # a routing protocol's sessions or neighbours, which no skill reads: "is the bgp neighbor on
+    # <device> established", "the BGP session to the upstream"
+    r"(?<![\w-])(?:bgp|ospf|is-?is|eigrp|ldp|rsvp|pim|bfd|vrrp|hsrp)\s+(?:\w+\s+)?(?:sessions?"
+    r"|neighbou?rs?|neighbou?rships?|peers?|peerings?|adjacenc\w*|process\w*|state|status"
+    r"|established|flap\w*)(?![\w-])"
+)
+_PROTOCOLS = ("bgp", "ospf", "is-is", "isis", "eigrp", "ldp", "rsvp", "pim", "bfd", "vrrp", "hsrp")
+"""The routing protocols' names, looked for before their state is (most texts name none)."""
+PROTOCOL_NOTE = (
+    "This agent reads no routing-protocol state (BGP, OSPF sessions and neighbours): its skills "
+    "only read the network's inventory and telemetry (and recommend upgrades)."
+)
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
     r"|sanity[\s-]check|eyeball|diagnose|review|assess|assessment"
+    # facts gathered, of no kind: "gather the facts on <link>", "collect some info on <device>"
+    r"|(?:gather|collect|compile|pull\s+together)\s+(?:the\s+|some\s+|all\s+(?:the\s+)?)?"
+    r"(?:facts|details|info|information|data|evidence)"
     # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
     r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
     r"(?![\w-])"
@@ -320,6 +349,14 @@ _ELSEWHERE = re.compile(
 _STORY = re.compile(
     r"(?<![\w-])(?:tell\s+me\s+about|story|picture|situation|rundown|lowdown)(?![\w-])"
 )
+_LOAD_OF = re.compile(
+    # a measure of what a thing carries, of it: "the utilization of <link>", "traffic on <link>"
+    r"(?<![\w-])(?:utili[sz]ation|util|usage|load|traffic|throughput)\s+(?:of|on|for|across"
+    r"|through)(?![\w-])"
+)
+"""A link's load asked of no threshold and no size: against a threshold, or the room left?"""
+_GROWING = re.compile(r"(?<![\w-])(?:grow\w*|expan\w*|scal(?:e|ing))(?![\w-])")
+"""Growth, anywhere: load beside it is room to fill, the capacity check's."""
 _BETWEEN = re.compile(r"^\W*(?:the\s+)?(?:link|links|circuit|path)\s+between\s+and\W*$")
 _NEED_MORE = re.compile(
     r"(?<![\w-])(?:need|needs|require|requires|want)\s+(?:more|extra|additional|a\s+lot\s+more)\s+"
@@ -358,7 +395,7 @@ _THEORY = re.compile(
     rf"|how\s+(?:does|do)|what\s+(?:is|are|does)|what'?s|why\s+(?:does|do|is)|overview\s+of"
     rf"|primer\s+on)\s+(?:\w+\s+){{0,3}}?{_PROTOCOL}(?![\w-])"
 )
-_AND = re.compile(r"(?<![\w-])(?:and|plus|&|as\s+well\s+as)(?![\w-])")
+_AND = re.compile(r"(?<![\w-])(?:and|plus|&|\+|as\s+well\s+as)(?![\w-])")
 _WHETHER = re.compile(r"(?<![\w-])(?:whether|if)\s+$")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
@@ -399,11 +436,14 @@ _ATTRIBUTE = re.compile(
     r"|interfaces?|ports?|lags?|bundles?|port[\s-]channels?|members?|neighbou?rs?"
     # (where it goes, "going to <device>", "going to which site?", not the future: "going to be
     # a problem")
-    r"|connects?|connecting|attached|(?:which|what|any)\s+links"
+    # ("the attached graph": a document sent, no connection)
+    r"|connects?|connecting|(?<!the\s)(?<!see\s)attached|(?:which|what|any)\s+links"
     r"|going\s+to(?=\s*$|\s*[^\w\s]|\s\s|\s+(?:the|an?|which|what|where)\b)"
     r"|mgmt|management\s+(?:ip|interface|address)"
     # its rated figures: "nominal speed", "line rate"
-    r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb|record(?:s|ed)?"
+    # (the verb with its object, "record the result", asks no record)
+    r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb"
+    r"|record(?:s|ed)?(?!\s+(?:the|it|this|that|them|our|its|an?|what|how)\b)"
     # who made it, and its life-cycle state: "who makes", "planned or live"
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
     r"|online|release|releases|build"
@@ -433,7 +473,7 @@ _ENDS = re.compile(
     r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
     r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes))(?![\w-])"
 )
-_ROLE = r"(?:core|edge|access|aggregation|agg|distribution|spine|leaf|border)"
+_ROLE = r"(?:core|edge|access|aggregation|aggr|agg|distribution|spine|leaf|border)"
 _KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
 _DESCRIBED = re.compile(
     # a device named by its site and role: "the sfo1 edge box", "lon1's core router"
@@ -445,6 +485,11 @@ _LISTING = re.compile(
     # the role alone names the devices: "every core at fra1", "all the edges"
     rf"|(?:every|all|each)\s+(?:the\s+|our\s+)?{_ROLE}s?(?![\w-])"
     rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
+    # a kind counted or asked for as a set: "how many core routers at fra1", "what devices do
+    # we have in tok1"
+    rf"|how\s+many\s+(?:{_ROLE}\s+)?(?:{_KIND}|links|circuits|sites|ports|interfaces)"
+    rf"|(?:what|which)\s+(?:{_ROLE}\s+)?(?:devices|links|routers|switches|circuits|sites|boxes"
+    r"|nodes)\s+(?:do\s+we\s+have|are\s+there|exist)"
     r"|(?:list|enumerate)\s+(?:me\s+)?(?:the\s+|all\s+(?:the\s+)?|every\s+|our\s+)?(?:\w+\s+)?"
     r"(?:links|devices|sites|interfaces|ports|routers|switches|circuits)"
     r"|(?:list|show|give\s+me|enumerate)\s+(?:every|each)\s+(?:\w+\s+)?"
@@ -489,7 +534,12 @@ _UPGRADE = re.compile(
     r"|(?:mov(?:e|es|ed|ing)|go(?:es|ing)?|jump(?:s|ed|ing)?|step(?:s|ped|ping)?|migrat\w*)"
     r"\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gigs|gbps|gbe|ge|t|tbps)(?![\w/])"
-    r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must))(?![\w-])"
+    r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must)"
+    # a rate moved to another ("10G to 40G", "from 1G to 10G"), and the right rate chosen
+    # ("recommend the right speed for <link>"): the plan's
+    r"|\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|m|mbps|t|tbps)\s+to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
+    r"|(?:right|correct|appropriate|best|proper)\s+(?:rate|speed|size))(?![\w-])"
 )
 _NETWORK = re.compile(
     r"(?<![\w-])(?:links?|circuits?|bandwidth|bw|capacity|pipes?|lags?|trunks?|uplinks?|traffic"
@@ -586,6 +636,7 @@ class NetworkFeatures:
         pair: bool = False,
         capacity: bool = False,
         sized: bool = False,
+        link: bool = False,
     ) -> tuple[str, ...]:
         """Two skills one request fits alike, which the router asks between.
 
@@ -623,6 +674,23 @@ class NetworkFeatures:
             # growth of no size ("can <link> grow?"): room for more traffic, or an upgrade?
             signals.append("unsized")
             return (CAPACITY, UPGRADE)
+        if (
+            link
+            and not capacity
+            and "upgrade" not in signals
+            and _LOAD_OF.search(masked)
+            and not numbers(masked)
+            # (a threshold in words, "below forty percent", "over half", says which; so does
+            # its filling, "grow traffic on <link> before it saturates")
+            and "threshold" not in signals
+            and "comparison" not in signals
+            and not _FULL.search(masked)
+            and not _GROWING.search(masked)
+        ):
+            # a link's load of no threshold and no size ("what's the utilization of <link>?",
+            # "traffic on <link>?"): against a threshold, or the room left?
+            signals.append("load_unsized")
+            return (EVALUATE, CAPACITY)
         if "metric_of_resource" in signals and _STORY.search(masked):
             # its usage told as a story ("tell me about <link>'s usage", "the load story on
             # <link>"): against a threshold, or the room left?
@@ -836,11 +904,25 @@ class NetworkFeatures:
         ):
             signals.append("health")  # "<link> - is it fine?": by which measure?
             votes = dict.fromkeys(READ_ONLY, -0.5)
-        if (_change_bid(masked) and not runbook) or _SOFTWARE_CHANGE.search(masked):
+        if (
+            (_change_bid(masked) and not runbook)
+            or _SOFTWARE_CHANGE.search(masked)
+            or ("upgrad" in masked and _PERFORMED.search(masked))
+        ):
             # (a change beside a threshold is a step of a runbook: "..., then escalate")
             signals.append("change")
             votes = dict.fromkeys(READ_ONLY, -0.6)
             note = CHANGE_NOTE
+        elif (
+            not runbook
+            and any(name in masked for name in _PROTOCOLS)
+            and _PROTOCOL_STATE.search(masked)
+        ):
+            # (beside a threshold it is the reason of a check: "BGP flaps on <device>; is
+            # memory over 85%?")
+            signals.append("protocol_state")
+            votes = dict.fromkeys(READ_ONLY, -0.6)
+            note = PROTOCOL_NOTE
         elif _PROBE.search(masked):
             signals.append("probe")  # "ping the far end of <link>": no skill runs a test
             votes = dict.fromkeys(READ_ONLY, -0.6)
@@ -850,7 +932,13 @@ class NetworkFeatures:
         if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:
             # two requests in one text, one before the join and one after it: "its interfaces
             # and their utilization", "free bw on <link> and an upgrade plan"
-            measured = list(_METRIC.finditer(masked)) if votes.get(EVALUATE, 0) > 0 else []
+            # (a metric beside a capacity word on the other side of the join, "errors and free
+            # bandwidth on <link>", is a request of its own too)
+            measured = (
+                list(_METRIC.finditer(masked))
+                if votes.get(EVALUATE, 0) > 0 or (metrics and capacity)
+                else []
+            )
             states = {m.start() for m in measured if _STATE.fullmatch(m[0])}
             evidence = {
                 EVALUATE: [m.start() for m in measured],
@@ -872,7 +960,15 @@ class NetworkFeatures:
                 signals.append("two_requests")
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
-                masked, signals, attributes, demand, resource, len(devices) >= 2, capacity, sized
+                masked,
+                signals,
+                attributes,
+                demand,
+                resource,
+                len(devices) >= 2,
+                capacity,
+                sized,
+                bool(links),
             )
         return TextFeatures(
             tuple(terms), MappingProxyType(votes), tuple(signals), asks=asks, note=note

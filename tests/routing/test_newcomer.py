@@ -948,3 +948,74 @@ def test_a_bare_link_between_two_devices_or_a_usage_story_is_asked_about(
     decision = route(router, text, PAULA)
     assert decision.action is Action.CLARIFY, decision
     assert offered <= {c.id for c in decision.candidates}
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # two named skills offered as alternatives: the caller's choice, asked
+        (
+            "plan_link_upgrade or check_link_capacity on acme-lnk-00073?",
+            {"plan_link_upgrade", "check_link_capacity"},
+        ),
+        (
+            "lookup_inventory vs evaluate_resource_condition for nyc1-core-02, which?",
+            {"lookup_inventory", "evaluate_resource_condition"},
+        ),
+        # a replaced skill beside its successor
+        (
+            "use link_headroom on acme-lnk-00074, or its replacement",
+            {"link_headroom", "check_link_capacity"},
+        ),
+    ],
+)
+def test_named_skills_offered_as_alternatives_are_asked_between(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == offered
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # a skill's interface asked and a run of it on a thing bid, in one text
+        (
+            "the parameters of lookup_inventory and a go of lookup_inventory for sin1-agg-04",
+            {"describe_skill", "lookup_inventory"},
+        ),
+        # consent alone bids nothing of a named skill: describe it, or run it?
+        ("check_link_capacity - sure, proceed", {"describe_skill", "check_link_capacity"}),
+        ("lookup_inventory, go ahead", {"describe_skill", "lookup_inventory"}),
+    ],
+)
+def test_an_interface_and_a_run_or_consent_alone_asks_which(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == offered
+
+
+@pytest.mark.parametrize(
+    ("text", "action", "skill"),
+    [
+        # a removed skill's interface or version: describe_skill says why it is gone
+        ("which release is port_report at?", Action.RUN, "describe_skill"),
+        ("the arguments port_report took, please", Action.RUN, "describe_skill"),
+        # a bid to run a skill on a thing is the run, whatever it says of its output
+        (
+            "could you run check_link_capacity for acme-lnk-00075? my script parses its output.",
+            Action.RUN,
+            "check_link_capacity",
+        ),
+    ],
+)
+def test_a_removed_skills_interface_is_described_and_a_run_bid_runs(
+    router: Router, text: str, action: Action, skill: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is action, decision
+    assert decision.capability is not None
+    assert decision.capability.id == skill

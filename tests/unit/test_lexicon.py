@@ -82,7 +82,8 @@ def test_capacity_phrasing_votes_for_the_capacity_check(text: str) -> None:
 
 
 def test_capacity_words_outside_the_network_do_not_vote() -> None:
-    assert CAPACITY not in LEXICON.features("book a meeting room for tomorrow").votes
+    # (a booking is a change no skill makes: every skill is voted against, none for)
+    assert LEXICON.features("book a meeting room for tomorrow").votes.get(CAPACITY, 0) <= 0
 
 
 @pytest.mark.parametrize(
@@ -649,3 +650,130 @@ def test_a_look_that_says_what_to_know_is_that_request(text: str, skill: str) ->
 )
 def test_make_is_an_attribute_as_a_noun_only(text: str, voted: bool) -> None:
     assert (INVENTORY in LEXICON.features(text).votes) is voted
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # "+" joins two requests as "and" does ("+2G", a rate added, joins nothing)
+        ("acme-lnk-00061 spare room + an upgrade plan", {CAPACITY, UPGRADE}),
+        ("sin1-core-02 memory + the ports on it", {EVALUATE, INVENTORY}),
+        # a metric beside a capacity word across the join is a request of its own
+        ("crc drops and available bandwidth on acme-lnk-00062", {EVALUATE, CAPACITY}),
+    ],
+)
+def test_two_requests_joined_by_a_plus_or_beside_a_capacity_word_are_seen_apart(
+    text: str, asks: set[str]
+) -> None:
+    assert set(LEXICON.features(text).asks) == asks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a rate moved to another rate, however the move is said
+        "acme-lnk-00063: 25G to 100G, is it justified?",
+        "should acme-lnk-00064 jump from 10 gig to 40 gig",
+        # the right rate of a link chosen
+        "what's the appropriate rate for acme-lnk-00065 given its growth",
+    ],
+)
+def test_a_rate_moved_to_a_rate_or_the_right_rate_is_an_upgrade(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "upgrade" in features.signals
+    assert features.votes[UPGRADE] >= max(features.votes.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "unsized"),
+    [
+        # a link's load asked of no threshold and no size: a threshold, or the room left?
+        ("how much traffic on acme-lnk-00066 today", True),
+        ("give me the utilisation of acme-lnk-00067", True),
+        # a threshold in words, or growth to fit, says which
+        ("is the load on acme-lnk-00068 under a third?", False),
+        ("can traffic on acme-lnk-00069 grow much before peak season", False),
+    ],
+)
+def test_a_links_load_of_no_threshold_asks_between_the_evaluation_and_the_room(
+    text: str, unsized: bool
+) -> None:
+    features = LEXICON.features(text)
+    assert ("load_unsized" in features.signals) is unsized
+    if unsized:
+        assert features.asks == (EVALUATE, CAPACITY)
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        # a configuration object applied, a booking, a mail: changes no skill makes
+        ("please apply the new ACL filter to fra1-edge-01", "change"),
+        ("could you reserve a rack slot at sin1 for next week", "change"),
+        ("email us the port list of nyc1-core-02", "change"),
+        # an upgrade carried out, which the planner only recommends
+        ("proceed with the upgrade of acme-lnk-00070 this weekend", "change"),
+        # a routing protocol's sessions or neighbours, which no skill reads
+        ("are the ospf adjacencies on sin1-core-01 up?", "protocol_state"),
+        ("bgp peer status for ams1-edge-02", "protocol_state"),
+        # a power supply's state, which no skill observes
+        ("is power supply 1 of lon1-agg-01 ok", "metric_unobserved"),
+    ],
+)
+def test_a_change_a_protocols_state_or_a_power_supply_is_no_skills(text: str, signal: str) -> None:
+    features = LEXICON.features(text)
+    assert signal in features.signals
+    assert features.votes and max(features.votes.values()) < 0 and features.note
+
+
+def test_a_protocol_beside_a_threshold_is_the_checks_reason() -> None:
+    features = LEXICON.features("OSPF flapping at nyc1-edge-02: is cpu above 90%?")
+    assert "protocol_state" not in features.signals and features.votes[EVALUATE] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "fit" as an adjective is suitability, no room to fit traffic
+        "examine whether acme-lnk-00071 is fit for the new tenant",
+        # "record" as a verb with its object asks no record
+        "examine acme-lnk-00072 and record what you find",
+        # "the attached" is a document sent, no connection
+        "lon1-agg-02, see attached screenshot - review it",
+        # facts gathered of no kind
+        "collect some info on nyc1-core-03 ahead of the audit",
+    ],
+)
+def test_a_look_of_no_measure_is_an_inspection_whatever_its_other_words(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "inspection" in features.signals, features
+    assert max(features.votes.values()) < 0
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # the verb "fit" still asks for room; "the record of" still asks for the record
+        ("will 3G more fit on acme-lnk-00073?", CAPACITY),
+        ("what's recorded for acme-lnk-00074 in the cmdb", INVENTORY),
+        ("which device is acme-lnk-00075 attached to", INVENTORY),
+    ],
+)
+def test_fit_record_and_attached_in_their_own_sense_still_vote(text: str, skill: str) -> None:
+    assert LEXICON.features(text).votes[skill] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a kind counted, or asked for as a set, at a site: a listing
+        "how many boxes are at sin1",
+        "which links are there in ams1? a rough list is fine",
+        # "aggr" names the aggregation role too
+        "every aggr box at fra1",
+    ],
+)
+def test_a_kind_counted_or_asked_as_a_set_is_a_listing(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "listing" in features.signals, features
+    assert features.votes[INVENTORY] > 0

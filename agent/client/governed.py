@@ -401,8 +401,8 @@ def sdk_config(binding: str, http: httpx.AsyncClient, *, streaming: bool) -> Cli
 def _compile(
     advertised: _Advertised, skill_id: str, version: str, digest: str, document: dict[str, Any]
 ) -> VerifiedInterface:
-    def validator(reference: dict[str, Any]) -> Any:
-        return compile_validator(reference["resolution"]["schema"])
+    def validator(reference: dict[str, Any]) -> Any:  # verify_document has checked each schema
+        return compile_validator(reference["resolution"]["schema"], checked=True)
 
     return VerifiedInterface(
         card_url=advertised.card_url,

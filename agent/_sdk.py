@@ -7,18 +7,18 @@ moves one of them breaks here, with a clear name, and nowhere else. The import-r
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
-from a2a.server.routes import common as routes_common
-from a2a.server.routes import jsonrpc_dispatcher, rest_dispatcher
-from a2a.server.routes.agent_card_routes import _etag_for, _if_none_match_hits
 from google.protobuf import json_format
 
 from agent.edge.json_numbers import integral_numbers
 from agent.edge.prepared_answer import take as take_answer
 from agent.edge.proto_json import message_to_wire_dict
-from agent.edge.proto_parse import parse_dict
-from agent.edge.sse import create_event_stream_response
+
+# The SDK's server side (a2a.server.routes, and agent.edge.sse's Starlette) is imported by the
+# functions that patch or read it, which the app calls as it is built: a client that imports
+# this module must not pay for a server.
 
 __all__ = [
     "answer_printer",
@@ -35,11 +35,15 @@ __all__ = [
 
 def card_etag(card: dict[str, Any]) -> str:
     """The SDK card route's ETag for a rendered card, so ours revalidates exactly as the SDK's."""
+    from a2a.server.routes.agent_card_routes import _etag_for
+
     return str(_etag_for(card))
 
 
 def etag_matches(if_none_match: str, etag: str) -> bool:
     """Whether an If-None-Match header selects ``etag`` (the SDK's own RFC 9110 reading)."""
+    from a2a.server.routes.agent_card_routes import _if_none_match_hits
+
     return bool(_if_none_match_hits(if_none_match, etag))
 
 
@@ -49,7 +53,11 @@ def etag_matches(if_none_match: str, etag: str) -> bool:
 # bound here to one that writes integral numbers as integers (agent/edge/json_numbers.py). The
 # public card is rendered by agent/registry/cards.py, which does the same itself; gRPC carries
 # the protobuf itself and is not concerned.
-_SERIALIZING_MODULES = (rest_dispatcher, jsonrpc_dispatcher, routes_common)
+def _serializing_modules() -> tuple[ModuleType, ...]:
+    from a2a.server.routes import common as routes_common
+    from a2a.server.routes import jsonrpc_dispatcher, rest_dispatcher
+
+    return (rest_dispatcher, jsonrpc_dispatcher, routes_common)
 
 
 def _message_to_dict(message: Any, *args: Any, **kwargs: Any) -> Any:
@@ -68,7 +76,7 @@ def serialize_integral_numbers() -> None:
     Raises if an SDK module no longer serializes with ``MessageToDict``: an upgrade that moves
     the step must break here, not silently put ``1.0`` back on the wire.
     """
-    for module in _SERIALIZING_MODULES:
+    for module in _serializing_modules():
         current = getattr(module, "MessageToDict", None)
         if current is not json_format.MessageToDict and current is not _message_to_dict:
             raise RuntimeError(f"{module.__name__} no longer serializes with MessageToDict")
@@ -80,6 +88,10 @@ def parse_requests_fast() -> None:
     (ParseDict's outcome, faster; idempotent). Raises if the module no longer parses with
     ``ParseDict``: an upgrade that moves the step must break here, not silently slow down.
     """
+    from a2a.server.routes import jsonrpc_dispatcher
+
+    from agent.edge.proto_parse import parse_dict
+
     current = getattr(jsonrpc_dispatcher, "ParseDict", None)
     if current is not json_format.ParseDict and current is not parse_dict:
         raise RuntimeError(f"{jsonrpc_dispatcher.__name__} no longer parses with ParseDict")
@@ -90,21 +102,25 @@ def serializes_integral_numbers() -> bool:
     """Whether every serializing module of the SDK uses ours (a check for tests)."""
     return all(
         getattr(module, "MessageToDict", None) is _message_to_dict
-        for module in _SERIALIZING_MODULES
+        for module in _serializing_modules()
     )
 
 
 # -- the SSE response of both HTTP bindings ----------------------------------------------------
 # Both adapters build their streaming answer with routes.common.create_event_source_response,
 # imported by name into each module; each name is bound here to agent/edge/sse.py's.
-_STREAMING_MODULES = (jsonrpc_dispatcher, rest_dispatcher)
 
 
 def stream_events_lean() -> None:
     """Make the SDK's HTTP bindings stream with ``agent.edge.sse`` (one helper task per
     stream instead of sse-starlette's five; idempotent). Raises if a module no longer builds
     its SSE answer with the SDK's ``create_event_source_response``."""
-    for module in _STREAMING_MODULES:
+    from a2a.server.routes import common as routes_common
+    from a2a.server.routes import jsonrpc_dispatcher, rest_dispatcher
+
+    from agent.edge.sse import create_event_stream_response
+
+    for module in (jsonrpc_dispatcher, rest_dispatcher):
         current = getattr(module, "create_event_source_response", None)
         if current is not routes_common.create_event_source_response and (
             current is not create_event_stream_response
@@ -122,11 +138,15 @@ def stream_events_lean() -> None:
 
 def params_parser() -> Any:
     """The function the SDK's JSON-RPC adapter parses request params with."""
+    from a2a.server.routes import jsonrpc_dispatcher
+
     return jsonrpc_dispatcher.ParseDict  # type: ignore[attr-defined]
 
 
 def answer_printer() -> Any:
     """The function the SDK's JSON-RPC adapter prints its answers with."""
+    from a2a.server.routes import jsonrpc_dispatcher
+
     return jsonrpc_dispatcher.MessageToDict  # type: ignore[attr-defined]
 
 

@@ -7,6 +7,7 @@ moves one of them breaks here, with a clear name, and nowhere else. The import-r
 
 from __future__ import annotations
 
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -18,12 +19,13 @@ from agent.edge.proto_json import message_to_wire_dict
 
 # The SDK's server side (a2a.server.routes, and agent.edge.sse's Starlette) is imported by the
 # functions that patch or read it, which the app calls as it is built: a client that imports
-# this module must not pay for a server.
+# this module for import_client() below must not pay for a server.
 
 __all__ = [
     "answer_printer",
     "card_etag",
     "etag_matches",
+    "import_client",
     "params_parser",
     "parse_requests_fast",
     "sdk_spans_recorded",
@@ -160,3 +162,71 @@ def sdk_spans_recorded() -> bool:
     from opentelemetry import trace
 
     return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+# -- the client's import (agent/client/governed.py, agent/devtools/conformance.py) -------------
+# ``import a2a.client`` runs its package's __init__, whose ClientFactory module imports both gRPC
+# transports (the 1.0 one, and the 0.3 compatibility one, whose pydantic types are most of the
+# package's import) whichever binding the client speaks: 0.11 to 0.13 s of a client
+# command's CPU. client_factory takes either transport as None when its import fails (gRPC is
+# the SDK's optional extra), and only its GRPC producer reads them. A client of an HTTP binding
+# imports the package with the gRPC modules blocked (``sys.modules[name] = None``: an import of
+# it raises ImportError, as Python documents); they are unblocked at once, and the gRPC binding
+# asked for later in the same process gets its transports back (_restore_grpc_transports).
+_GRPC_MODULES = ("grpc", "a2a.client.transports.grpc", "a2a.compat.v0_3.grpc_transport")
+_grpc_left_out = False
+"""Whether import_client imported the SDK's client without its gRPC transports."""
+
+
+def import_client(binding: str) -> None:
+    """Import the a2a-sdk's client for ``binding`` (a card's ``protocolBinding`` name): without
+    gRPC for ``JSONRPC`` and ``HTTP+JSON`` when nothing has imported it yet, with it for
+    ``GRPC`` (its transports restored if an earlier call left them out). Idempotent; call it
+    before using ``ClientFactory`` for a binding (``sdk_config`` does), and, to leave gRPC
+    out, before anything imports ``a2a.client`` (the client commands' ``_binding`` does)."""
+    global _grpc_left_out
+    if binding == "GRPC":
+        if _grpc_left_out:
+            _restore_grpc_transports()
+        return
+    if "a2a.client" in sys.modules:
+        return
+    blocked = [name for name in _GRPC_MODULES if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        import a2a.client
+    except ImportError:  # the SDK no longer takes them as optional: import them as ever
+        _unblock(blocked)
+        import a2a.client  # noqa: F401
+    finally:
+        _unblock(blocked)
+    from a2a.client import client_factory
+
+    _grpc_left_out = client_factory.GrpcTransport is None  # type: ignore[attr-defined]
+
+
+def _unblock(names: list[str]) -> None:
+    for name in names:
+        if name in sys.modules and sys.modules[name] is None:
+            del sys.modules[name]
+
+
+def _restore_grpc_transports() -> None:
+    """Give client_factory the gRPC transports import_client left out (as its own imports
+    would have bound them; a missing gRPC extra leaves them None, and the SDK says so)."""
+    global _grpc_left_out
+    from a2a.client import client_factory
+
+    try:
+        from a2a.client.transports.grpc import GrpcTransport
+    except ImportError:
+        return
+    client_factory.GrpcTransport = GrpcTransport  # type: ignore[attr-defined]
+    try:
+        from a2a.compat.v0_3.grpc_transport import CompatGrpcTransport
+    except ImportError:
+        pass
+    else:
+        client_factory.CompatGrpcTransport = CompatGrpcTransport  # type: ignore[attr-defined]
+    _grpc_left_out = False

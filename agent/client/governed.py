@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc.aio
 import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.client import ClientCallContext
@@ -31,6 +30,8 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 
+from agent._sdk import import_client
+from agent.client.bindings import BINDINGS, GRPC
 from agent.client.cache import InterfaceCache, VerifiedInterface
 from agent.client.errors import (
     REFUSED_STATUSES,
@@ -53,9 +54,6 @@ from agent.interfaces import (
 from agent.routing.skill_request import plain_json
 
 CARD_PATH = "/.well-known/agent-card.json"
-GRPC = "GRPC"
-BINDINGS = ("JSONRPC", "HTTP+JSON", GRPC)
-"""The A2A bindings a client can use, as the card's ``protocolBinding`` names them."""
 JSON = "application/json"
 ResultHandler = Callable[[dict[str, Any], "Invocation"], Awaitable[None] | None]
 RecordHandler = Callable[["Record", "Invocation | None"], Awaitable[None] | None]
@@ -389,12 +387,21 @@ def sdk_config(binding: str, http: httpx.AsyncClient, *, streaming: bool) -> Cli
     """The a2a-sdk client's configuration for one binding: ``JSONRPC`` and ``HTTP+JSON`` over
     ``http``; ``GRPC`` over a plaintext channel to the card's ``host:port`` (the SDK closes it
     with the client). The bearer token and extensions go in each call's context either way
-    (``authorization`` and ``a2a-extensions`` metadata on gRPC)."""
+    (``authorization`` and ``a2a-extensions`` metadata on gRPC).
+
+    The SDK's client is made ready for the binding first (``import_client``: an HTTP binding's
+    client is imported without gRPC, whose transports the gRPC binding gets back)."""
+    import_client(binding)
+    channel_factory = None
+    if binding == GRPC:
+        import grpc.aio
+
+        channel_factory = grpc.aio.insecure_channel
     return ClientConfig(
         streaming=streaming,
         httpx_client=http,
         supported_protocol_bindings=[binding],
-        grpc_channel_factory=grpc.aio.insecure_channel if binding == GRPC else None,
+        grpc_channel_factory=channel_factory,
     )
 
 
@@ -461,4 +468,12 @@ async def _maybe_await(value: Awaitable[None] | None) -> None:
         await value
 
 
-__all__ = ["ClientStats", "GovernedClient", "Invocation", "Record", "StreamResponse"]
+__all__ = [
+    "BINDINGS",
+    "GRPC",
+    "ClientStats",
+    "GovernedClient",
+    "Invocation",
+    "Record",
+    "StreamResponse",
+]

@@ -49,7 +49,7 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from jsonschema.protocols import Validator
 
 from agent.client.errors import CredentialRefusedError, refusal_in
-from agent.client.governed import sdk_config
+from agent.client.governed import http_client, sdk_config
 from agent.interfaces import (
     DESCRIBE_SKILL_ID,
     EXTENSION_URI,
@@ -178,7 +178,7 @@ async def check_agent(
 ) -> Report:
     """Run every check against the agent at ``base_url`` as the bearer of ``token``."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx.AsyncClient(headers=headers, timeout=timeout) as http:
+    async with http_client(headers=headers, timeout=timeout) as http:
         checker = _Checker(base_url.rstrip("/"), binding, http, authenticated=bool(token))
         await checker.run()
         return checker.report

@@ -847,7 +847,7 @@ def _run_client(work: Coroutine[Any, Any, T], as_json: bool, token: str | None =
 
 
 def _status_style() -> dict[str, str]:
-    from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP
+    from agent.devtools.statuses import FAIL, NOT_APPLICABLE, PASS, SKIP
 
     return {PASS: "green", FAIL: "bold red", SKIP: "yellow", NOT_APPLICABLE: "dim"}
 
@@ -1035,7 +1035,7 @@ def describe_command(
     """Fetch a skill's interface and verify it: card, three-way digest, trusted schema."""
     chosen = _binding(binding)
     from agent.client import GovernedClient, SkillNotAdvertisedError
-    from agent.devtools.conformance import PASS
+    from agent.devtools.statuses import PASS
 
     async def run() -> tuple[AgentCard, VerifiedInterface]:
         async with GovernedClient(url, token=bearer, binding=chosen) as client:

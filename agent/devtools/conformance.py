@@ -50,6 +50,7 @@ from jsonschema.protocols import Validator
 
 from agent.client.errors import CredentialRefusedError, refusal_in
 from agent.client.governed import http_client, sdk_config
+from agent.devtools.statuses import FAIL, NOT_APPLICABLE, PASS, SKIP
 from agent.interfaces import (
     DESCRIBE_SKILL_ID,
     EXTENSION_URI,
@@ -70,10 +71,6 @@ from agent.interfaces import (
 )
 from agent.routing.skill_request import plain_json
 
-PASS: Final = "pass"
-FAIL: Final = "fail"
-SKIP: Final = "skip"
-NOT_APPLICABLE: Final = "n/a"
 AGENT: Final = "(agent)"
 CARD_PATH: Final = "/.well-known/agent-card.json"
 JSON: Final = "application/json"

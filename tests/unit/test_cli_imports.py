@@ -278,6 +278,8 @@ def test_the_client_commands_import_neither_the_server_the_database_nor_the_regi
     assert ran.imported(("a2a.client", "httpx")) == ["a2a.client", "httpx"]
     assert ran.imported(SERVER + DATABASE + REGISTRY) == []
     assert ran.imported(GRPC) == []  # an HTTP binding's client: no gRPC, no 0.3 types
+    if command != "check":  # describe prints its checks' status, and runs none of check's
+        assert "agent.devtools.conformance" not in ran.modules
 
 
 def test_the_grpc_binding_imports_the_sdk_client_with_its_grpc_transports(

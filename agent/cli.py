@@ -658,10 +658,14 @@ def _client_errors() -> tuple[type[Exception], ...]:
 
 
 def _binding(value: str) -> str:
+    """``--binding``, checked; the a2a-sdk's client is imported for it (without gRPC for an
+    HTTP binding: agent/_sdk.py ``import_client``), so call it before importing the client."""
+    from agent._sdk import import_client
     from agent.client import BINDINGS
 
     for name in BINDINGS:
         if value.upper() == name:
+            import_client(name)
             return name
     raise fail(f"--binding must be one of {', '.join(BINDINGS)}, not {value!r}")
 
@@ -843,7 +847,7 @@ def _run_client(work: Coroutine[Any, Any, T], as_json: bool, token: str | None =
 
 
 def _status_style() -> dict[str, str]:
-    from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP
+    from agent.devtools.statuses import FAIL, NOT_APPLICABLE, PASS, SKIP
 
     return {PASS: "green", FAIL: "bold red", SKIP: "yellow", NOT_APPLICABLE: "dim"}
 
@@ -1029,10 +1033,9 @@ def describe_command(
     as_json: AsJson = False,
 ) -> None:
     """Fetch a skill's interface and verify it: card, three-way digest, trusted schema."""
-    from agent.client import GovernedClient, SkillNotAdvertisedError
-    from agent.devtools.conformance import PASS
-
     chosen = _binding(binding)
+    from agent.client import GovernedClient, SkillNotAdvertisedError
+    from agent.devtools.statuses import PASS
 
     async def run() -> tuple[AgentCard, VerifiedInterface]:
         async with GovernedClient(url, token=bearer, binding=chosen) as client:
@@ -1084,9 +1087,9 @@ def invoke_command(
     Prints the result first, then how many supporting records of each kind came with it
     (--records: each one; --json: everything as JSON, rates in bit/s as the schemas say).
     """
+    chosen = _binding(binding)
     from agent.client import GovernedClient, Invocation, SkillNotAdvertisedError
 
-    chosen = _binding(binding)
     arguments = _arguments(args)
     streamed: list[Record] = []
 
@@ -1275,9 +1278,9 @@ def chain_command(
         raise fail("--task only filters `chain list`")
     if not (upstream and downstream and args is not None):
         raise fail("chain needs --from SKILL, --args JSON and --to SKILL")
+    chosen = _binding(binding)
     from agent.client import GovernedClient, chain  # the a2a-sdk's client: not for `chain list`
 
-    chosen = _binding(binding)
     arguments = _arguments(args)
 
     async def run(engine: AsyncEngine) -> ChainResult:
@@ -1347,9 +1350,9 @@ def check_command(
     """Check any A2A agent against the schema-interface procedure (exit 1 if a check fails)."""
     from rich.table import Table
 
+    chosen = _binding(binding)
     from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
 
-    chosen = _binding(binding)
     report = asyncio.run(check_agent(url, token=bearer, binding=chosen))
     caller = "with --token" if bearer else "anonymous"
     table = Table(title=f"schema-interface conformance of {url} ({chosen}, {caller})")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from agent.lazy import on_first_use
 
 if TYPE_CHECKING:
+    from agent.client.bindings import BINDINGS
     from agent.client.cache import InterfaceCache, VerifiedInterface
     from agent.client.compose import ChainResult, chain, composition_differences
     from agent.client.correlation import CorrelationStore
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
         SkillNotAdvertisedError,
         refusal_in,
     )
-    from agent.client.governed import BINDINGS, ClientStats, GovernedClient, Invocation, Record
+    from agent.client.governed import ClientStats, GovernedClient, Invocation, Record
 
 _MODULES = {
     "InterfaceCache": "agent.client.cache",
@@ -46,7 +47,7 @@ _MODULES = {
     "RemoteTaskError": "agent.client.errors",
     "SkillNotAdvertisedError": "agent.client.errors",
     "refusal_in": "agent.client.errors",
-    "BINDINGS": "agent.client.governed",
+    "BINDINGS": "agent.client.bindings",
     "ClientStats": "agent.client.governed",
     "GovernedClient": "agent.client.governed",
     "Invocation": "agent.client.governed",

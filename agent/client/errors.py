@@ -15,6 +15,7 @@ RemoteTaskError carrying the task's own state and error object.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -130,7 +131,6 @@ def refusal_from_body(status: int, body: Any, url: str = "") -> CredentialRefuse
 
 def refusal_in(exc: BaseException) -> CredentialRefusedError | None:
     """The credential refusal behind ``exc`` (an SDK error wraps the HTTP or gRPC one), if any."""
-    import grpc
     import httpx
 
     seen: BaseException | None = exc
@@ -148,11 +148,14 @@ def refusal_in(exc: BaseException) -> CredentialRefusedError | None:
             except (httpx.ResponseNotRead, ValueError):
                 body = None
             return refusal_from_body(response.status_code, body, str(seen.request.url))
-        if isinstance(seen, grpc.aio.AioRpcError):
-            status = _GRPC_STATUS.get(seen.code().name)
-            if status is None:
-                return None
-            return CredentialRefusedError(status, seen.details() or seen.code().name.lower())
+        if "grpc.aio" in sys.modules:  # a gRPC error is raised only where gRPC is imported
+            import grpc.aio
+
+            if isinstance(seen, grpc.aio.AioRpcError):
+                status = _GRPC_STATUS.get(seen.code().name)
+                if status is None:
+                    return None
+                return CredentialRefusedError(status, seen.details() or seen.code().name.lower())
         seen = seen.__cause__ or seen.__context__
     return None
 

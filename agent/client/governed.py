@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc.aio
 import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.client import ClientCallContext
@@ -31,6 +30,8 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 
+from agent._sdk import import_client
+from agent.client.bindings import BINDINGS, GRPC
 from agent.client.cache import InterfaceCache, VerifiedInterface
 from agent.client.errors import (
     REFUSED_STATUSES,
@@ -53,9 +54,6 @@ from agent.interfaces import (
 from agent.routing.skill_request import plain_json
 
 CARD_PATH = "/.well-known/agent-card.json"
-GRPC = "GRPC"
-BINDINGS = ("JSONRPC", "HTTP+JSON", GRPC)
-"""The A2A bindings a client can use, as the card's ``protocolBinding`` names them."""
 JSON = "application/json"
 ResultHandler = Callable[[dict[str, Any], "Invocation"], Awaitable[None] | None]
 RecordHandler = Callable[["Record", "Invocation | None"], Awaitable[None] | None]
@@ -133,7 +131,7 @@ class GovernedClient:
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._token = token
         self._own_http = http is None
-        self._http = http or httpx.AsyncClient(timeout=30)
+        self._http = http or http_client(timeout=30)
         self._result_handlers: dict[str, list[ResultHandler]] = {}
         self._record_handlers: dict[str, list[RecordHandler]] = {}
 
@@ -385,24 +383,69 @@ class GovernedClient:
         return ClientFactory(sdk_config(self.binding, self._http, streaming=streaming)).create(card)
 
 
+def http_client(*, timeout: float, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
+    """``httpx.AsyncClient(headers=headers, timeout=timeout)``, with its TLS context (certifi's
+    CA bundle loaded: 40 to 70 ms of a command's start here) made for its first https request,
+    not for a client that speaks only plain http. With a proxy in the environment (httpx reads
+    it only without a transport of ours), exactly httpx's client."""
+    import urllib.request
+
+    if urllib.request.getproxies():  # what httpx reads its environment's proxies from
+        return httpx.AsyncClient(headers=headers, timeout=timeout)
+    return httpx.AsyncClient(headers=headers, timeout=timeout, transport=_TlsWhenAsked())
+
+
+class _TlsWhenAsked(httpx.AsyncBaseTransport):
+    """httpx's default transport (``AsyncHTTPTransport()``: verified TLS, SSL_CERT_FILE and
+    SSL_CERT_DIR read), made for the first request that is not plain http; plain http goes
+    through one whose TLS context is never used (and has no CA: it could verify nothing)."""
+
+    def __init__(self) -> None:
+        import ssl
+
+        self._plain = httpx.AsyncHTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+        self._tls: httpx.AsyncHTTPTransport | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.scheme == "http":
+            return await self._plain.handle_async_request(request)
+        if self._tls is None:
+            self._tls = httpx.AsyncHTTPTransport()
+        return await self._tls.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._plain.aclose()
+        if self._tls is not None:
+            await self._tls.aclose()
+
+
 def sdk_config(binding: str, http: httpx.AsyncClient, *, streaming: bool) -> ClientConfig:
     """The a2a-sdk client's configuration for one binding: ``JSONRPC`` and ``HTTP+JSON`` over
     ``http``; ``GRPC`` over a plaintext channel to the card's ``host:port`` (the SDK closes it
     with the client). The bearer token and extensions go in each call's context either way
-    (``authorization`` and ``a2a-extensions`` metadata on gRPC)."""
+    (``authorization`` and ``a2a-extensions`` metadata on gRPC).
+
+    The SDK's client is made ready for the binding first (``import_client``: an HTTP binding's
+    client is imported without gRPC, whose transports the gRPC binding gets back)."""
+    import_client(binding)
+    channel_factory = None
+    if binding == GRPC:
+        import grpc.aio
+
+        channel_factory = grpc.aio.insecure_channel
     return ClientConfig(
         streaming=streaming,
         httpx_client=http,
         supported_protocol_bindings=[binding],
-        grpc_channel_factory=grpc.aio.insecure_channel if binding == GRPC else None,
+        grpc_channel_factory=channel_factory,
     )
 
 
 def _compile(
     advertised: _Advertised, skill_id: str, version: str, digest: str, document: dict[str, Any]
 ) -> VerifiedInterface:
-    def validator(reference: dict[str, Any]) -> Any:
-        return compile_validator(reference["resolution"]["schema"])
+    def validator(reference: dict[str, Any]) -> Any:  # verify_document has checked each schema
+        return compile_validator(reference["resolution"]["schema"], checked=True)
 
     return VerifiedInterface(
         card_url=advertised.card_url,
@@ -461,4 +504,13 @@ async def _maybe_await(value: Awaitable[None] | None) -> None:
         await value
 
 
-__all__ = ["ClientStats", "GovernedClient", "Invocation", "Record", "StreamResponse"]
+__all__ = [
+    "BINDINGS",
+    "GRPC",
+    "ClientStats",
+    "GovernedClient",
+    "Invocation",
+    "Record",
+    "StreamResponse",
+    "http_client",
+]

@@ -49,7 +49,8 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from jsonschema.protocols import Validator
 
 from agent.client.errors import CredentialRefusedError, refusal_in
-from agent.client.governed import sdk_config
+from agent.client.governed import http_client, sdk_config
+from agent.devtools.statuses import FAIL, NOT_APPLICABLE, PASS, SKIP
 from agent.interfaces import (
     DESCRIBE_SKILL_ID,
     EXTENSION_URI,
@@ -70,10 +71,6 @@ from agent.interfaces import (
 )
 from agent.routing.skill_request import plain_json
 
-PASS: Final = "pass"
-FAIL: Final = "fail"
-SKIP: Final = "skip"
-NOT_APPLICABLE: Final = "n/a"
 AGENT: Final = "(agent)"
 CARD_PATH: Final = "/.well-known/agent-card.json"
 JSON: Final = "application/json"
@@ -178,7 +175,7 @@ async def check_agent(
 ) -> Report:
     """Run every check against the agent at ``base_url`` as the bearer of ``token``."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx.AsyncClient(headers=headers, timeout=timeout) as http:
+    async with http_client(headers=headers, timeout=timeout) as http:
         checker = _Checker(base_url.rstrip("/"), binding, http, authenticated=bool(token))
         await checker.run()
         return checker.report

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -474,6 +475,32 @@ async def test_the_honest_lying_agent_satisfies_the_client(binding: str) -> None
         "interface_digest": liar.advertised[1],
         "arguments": WORKED,
     }
+
+
+async def test_describe_checks_each_received_schema_once(monkeypatch) -> None:
+    """verify_document checks every embedded schema against the 2020-12 metaschema; the
+    validators compiled from them afterwards do not check them again (it was most of the
+    client's own work in ``netagent describe``)."""
+    from agent.interfaces import document, trusted_schema, validation
+
+    checked: list[int] = []
+    client_thread = threading.get_ident()  # the lying agent serves from a thread of its own
+
+    def counted(schema: Any) -> None:
+        if threading.get_ident() == client_thread and schema is not trusted_schema():
+            checked.append(id(schema))
+        real(schema)
+
+    real = validation.check_schema
+    monkeypatch.setattr(validation, "check_schema", counted)
+    monkeypatch.setattr(document, "check_schema", counted)
+    with LyingAgent("honest") as liar:
+        async with GovernedClient(liar.base_url) as client:
+            checked.clear()  # the lying agent's own documents, built as it starts
+            interface = await client.describe(SKILL)
+    schemas = 2 + len(interface.document["supporting_record_schemas"])
+    assert len(checked) == schemas
+    assert len(set(checked)) == schemas
 
 
 # -- domain handlers ------------------------------------------------------------------------

@@ -113,6 +113,8 @@ SERVER = ("a2a.server", "fastapi", "uvicorn", "sklearn", "scipy", "numpy", "agen
 DATABASE = ("sqlalchemy", "alembic")
 CLIENT = ("a2a.client", "httpx", "grpc")
 TOKENS = ("jwt", "cryptography")
+GRPC = ("a2a.client.transports.grpc", "a2a.compat.v0_3.types", "grpc")
+"""The gRPC binding's client (and the a2a-sdk's 0.3 types, which its 0.3 transport needs)."""
 REGISTRY = ("netops.deployment", "agent.registry.loader")
 """The deployment and its registry: what the agent serves, not what a client calls."""
 
@@ -275,6 +277,49 @@ def test_the_client_commands_import_neither_the_server_the_database_nor_the_regi
     assert ran.code == 1, ran.stdout  # could not connect: a remote error, not a usage error
     assert ran.imported(("a2a.client", "httpx")) == ["a2a.client", "httpx"]
     assert ran.imported(SERVER + DATABASE + REGISTRY) == []
+    assert ran.imported(GRPC) == []  # an HTTP binding's client: no gRPC, no 0.3 types
+    if command != "check":  # describe prints its checks' status, and runs none of check's
+        assert "agent.devtools.conformance" not in ran.modules
+
+
+def test_the_grpc_binding_imports_the_sdk_client_with_its_grpc_transports(
+    home: Path, port: int
+) -> None:
+    url = f"http://127.0.0.1:{port}"
+    ran = _run_command(home, "describe", url, "lookup_inventory", "--binding", "grpc")
+    assert ran.code == 1, ran.stdout
+    assert ran.imported(GRPC) == list(GRPC)
+
+
+def test_an_http_binding_leaves_grpc_out_and_the_grpc_binding_gets_it_back() -> None:
+    """agent/_sdk.py import_client: the SDK's client imported for JSON-RPC without gRPC, then
+    a gRPC client made in the same process (ClientFactory raises ImportError without it)."""
+    statement = (
+        "import httpx\n"
+        "from agent._sdk import import_client\n"
+        "import_client('JSONRPC')  # as the client commands do, first\n"
+        "from agent.client.governed import sdk_config\n"
+        "from a2a.client import ClientFactory\n"
+        "ClientFactory(sdk_config('JSONRPC', httpx.AsyncClient(), streaming=False))\n"
+        f"assert not [m for m in {GRPC!r} if m in sys.modules]\n"
+        "ClientFactory(sdk_config('GRPC', httpx.AsyncClient(), streaming=False))\n"
+        "ClientFactory(sdk_config('HTTP+JSON', httpx.AsyncClient(), streaming=False))"
+    )
+    modules = _imported_after(statement)
+    assert [m for m in GRPC if m in modules] == list(GRPC)
+
+
+def test_an_sdk_that_needs_a_left_out_module_is_imported_as_ever() -> None:
+    """Should the SDK's client import one of the modules left out unguarded, import_client
+    imports it with them instead of failing (here: a module it always needs, left out)."""
+    statement = (
+        "from agent import _sdk\n"
+        "_sdk._GRPC_MODULES = ('grpc', 'a2a.client.client_factory')\n"
+        "_sdk.import_client('JSONRPC')\n"
+        "from a2a.client import ClientFactory"
+    )
+    modules = _imported_after(statement)
+    assert "a2a.client.client_factory" in modules
 
 
 def test_chain_imports_the_client_and_the_database_but_not_the_server(
@@ -285,3 +330,4 @@ def test_chain_imports_the_client_and_the_database_but_not_the_server(
     assert ran.code == 1, ran.stdout
     assert ran.imported(("a2a.client", "sqlalchemy")) == ["a2a.client", "sqlalchemy"]
     assert ran.imported(SERVER) == []
+    assert ran.imported(GRPC) == []

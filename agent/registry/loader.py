@@ -20,6 +20,7 @@ from agent.registry.manifests import (
     BUILTIN_SKILLS_DIR,
     MANIFEST_FILE,
     RegistryError,
+    checked_json,
     cross_reference_problems,
     manifest_paths,
     manifest_problems,
@@ -193,14 +194,8 @@ def load_registry(skills_dir: Path, *, builtin: bool = True) -> Registry:
     """Read, validate and freeze every manifest below ``skills_dir`` and the core's built-in
     skills (``agent/builtin``: describe_skill); the first problem stops it."""
     root, paths = manifest_paths(skills_dir, builtin)
-    validator = manifest_validator()
-    capabilities: list[Capability] = []
-    for path in paths:
-        data = read_json(path, str(path))
-        problems = manifest_problems(path, data, validator)
-        if problems:
-            raise RegistryError(problems[0])
-        capabilities.append(_load_capability(path, data))
+    # a generator: each manifest's handler is imported before the next file is read, as ever
+    capabilities = [_load_capability(path, data) for path, data in checked_json(paths)]
     problems = _cross_reference_problems(capabilities, root)
     if problems:
         raise RegistryError(problems[0])

@@ -11,7 +11,7 @@ checks) are imported here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,18 @@ def cross_reference_problems(manifests: Iterable[Manifest], root: Path) -> list[
     return problems
 
 
+def checked_json(paths: Iterable[Path]) -> Iterator[tuple[Path, Any]]:
+    """Each manifest file's JSON once it passed the manifest schema and its folder's checks,
+    in ``paths``' order; the first problem raises, before the next file is read."""
+    validator = manifest_validator()
+    for path in paths:
+        data = read_json(path, str(path))
+        problems = manifest_problems(path, data, validator)
+        if problems:
+            raise RegistryError(problems[0])
+        yield path, data
+
+
 def read_manifests(skills_dir: Path, *, builtin: bool = True) -> dict[str, Manifest]:
     """Every manifest below ``skills_dir`` and the core's built-in ones, by skill id in id
     order (removed ones included), checked as ``load_registry`` checks them before it imports
@@ -125,14 +137,7 @@ def read_manifests(skills_dir: Path, *, builtin: bool = True) -> dict[str, Manif
     stops it. A handler that cannot be imported, or a schema that is not one, is not found
     here: ``load_registry`` (and ``netagent validate``) find those."""
     root, paths = manifest_paths(skills_dir, builtin)
-    validator = manifest_validator()
-    manifests: list[Manifest] = []
-    for path in paths:
-        data = read_json(path, str(path))
-        problems = manifest_problems(path, data, validator)
-        if problems:
-            raise RegistryError(problems[0])
-        manifests.append(Manifest.from_json(data, path.parent))
+    manifests = [Manifest.from_json(data, path.parent) for path, data in checked_json(paths)]
     problems = cross_reference_problems(manifests, root)
     if problems:
         raise RegistryError(problems[0])

@@ -1,17 +1,18 @@
 """The held-out routing sets stay held out: none of their text is in what the router trains on.
 
 ``heldout.json``, ``heldout_v2.json``, ``heldout_v3.json``, ``heldout_v4.json``,
-``heldout_v5.json``, ``heldout_v6.json`` and ``heldout_v7.json`` measure the router on phrasing
-it has never seen (``python -m bench.routing --set heldout`` / ``--set heldout_v2`` /
-``--set heldout_v3`` / ``--set heldout_v4`` / ``--set heldout_v5`` / ``--set heldout_v6`` /
-``--set heldout_v7``). The second was written after
+``heldout_v5.json``, ``heldout_v6.json``, ``heldout_v7.json`` and ``heldout_v8.json`` measure the
+router on phrasing it has never seen (``python -m bench.routing --set heldout`` /
+``--set heldout_v2`` / ``--set heldout_v3`` / ``--set heldout_v4`` / ``--set heldout_v5`` /
+``--set heldout_v6`` / ``--set heldout_v7`` / ``--set heldout_v8``). The second was written after
 the first was spent (looked at while changing the router), so it must share no text with the
 first nor with the tuning sets (``dev_set.json``, ``eval_set.json``) either; the third, written
 after the second was spent too, must share no text with any of the four; the fourth, written
 after the third was spent, must share no text with any of the five; the fifth, written after the
 fourth was spent, must share no text with any of the six; the sixth, written after the fifth was
 spent, must share no text with any of the seven; the seventh, written after the sixth was
-spent, must share no text with any of the eight. A held-out set
+spent, must share no text with any of the eight; the eighth, written after the seventh was
+spent, must share no text with any of the nine. A held-out set
 only means something while (a) no held-out request is, up to case, spacing and punctuation, a
 training text or a piece of one, and (b) nothing the agent runs reads the file. The training
 texts are collected through the same code the classifier uses (``training_texts`` per
@@ -48,6 +49,7 @@ HELDOUT_V4_FILE = HERE / "heldout_v4.json"
 HELDOUT_V5_FILE = HERE / "heldout_v5.json"
 HELDOUT_V6_FILE = HERE / "heldout_v6.json"
 HELDOUT_V7_FILE = HERE / "heldout_v7.json"
+HELDOUT_V8_FILE = HERE / "heldout_v8.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -76,6 +78,7 @@ SETS = {
     "heldout_v5": HeldOut(HELDOUT_V5_FILE, frozenset(SOURCES_V2), 230, 50, 40, 320),
     "heldout_v6": HeldOut(HELDOUT_V6_FILE, frozenset(SOURCES_V2), 250, 90, 50, 390),
     "heldout_v7": HeldOut(HELDOUT_V7_FILE, frozenset(SOURCES_V2), 250, 100, 50, 400),
+    "heldout_v8": HeldOut(HELDOUT_V8_FILE, frozenset(SOURCES_V2), 260, 110, 55, 425),
 }
 EARLIER_SETS = {
     "heldout_v2": ("heldout.json", "dev_set.json", "eval_set.json"),
@@ -111,6 +114,17 @@ EARLIER_SETS = {
         "heldout_v4.json",
         "heldout_v5.json",
         "heldout_v6.json",
+        "dev_set.json",
+        "eval_set.json",
+    ),
+    "heldout_v8": (
+        "heldout.json",
+        "heldout_v2.json",
+        "heldout_v3.json",
+        "heldout_v4.json",
+        "heldout_v5.json",
+        "heldout_v6.json",
+        "heldout_v7.json",
         "dev_set.json",
         "eval_set.json",
     ),

@@ -211,7 +211,8 @@ def run_processes(
     print(
         f"\nmulti-process (issue 17 point 5): N `netagent serve` replicas on one PostgreSQL "
         f"database, all on the servers' core; evaluate (Data Part), c={TARGET_CONCURRENCY} "
-        "spread round robin",
+        "spread round robin; the control: the bare SDK's echo in N processes the same way, just "
+        "before ours (bench/perf/scaleout.py)",
         flush=True,
     )
     scaled = run_scaleout(

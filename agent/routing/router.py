@@ -97,7 +97,10 @@ _VAGUE = frozenset(
         # "so, <skill>, hmm")
         "question query curiou wonder thought idea hmm hmmm hm um umm uh er erm ah oh eh huh well "
         # consent, which bids nothing of its own ("<skill>, go ahead": describe it, or run it?)
-        "go ahead proce sure yes ",
+        "go ahead proce sure yes "
+        # hedges, sequencing and sign-offs, which bid nothing either ("thinking of <skill>",
+        # "<skill> next I guess?", "and <skill> too", "<skill> pls thx")
+        "think gues maybe mayb perhap probably later next again too thx tx ty cheer ta try let ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):

@@ -1019,3 +1019,25 @@ def test_a_removed_skills_interface_is_described_and_a_run_bid_runs(
     assert decision.action is action, decision
     assert decision.capability is not None
     assert decision.capability.id == skill
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "thinking about lookup_inventory",
+        "maybe check_link_capacity later",
+        "plan_link_upgrade again, perhaps?",
+        "and evaluate_resource_condition as well, too",
+        "check_link_capacity - cheers, ty",
+        "lookup_inventory next, I guess",
+        "let's try plan_link_upgrade",
+    ],
+)
+def test_a_skill_named_beside_hedges_or_sign_offs_asks_nothing_of_it(
+    router: Router, text: str
+) -> None:
+    """Hedges ("I guess", "maybe"), sequencing ("next", "again", "too") and sign-offs ("thx",
+    "cheers") bid nothing of the skill named beside them: describe it, or run it?"""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert "describe_skill" in {c.id for c in decision.candidates}

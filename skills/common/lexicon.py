@@ -526,6 +526,12 @@ _IDENTITY = re.compile(
     rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os\s+version"
     rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR})(?![\w-])"
 )
+_IDENTITY_ASKED = re.compile(
+    # what a thing is, asked ("the serial of <device>", "what software it runs"), not a word of
+    # the list in passing ("the vendor asked us")
+    rf"(?<![\w-])(?:what|which|the)\s+(?:\w+\s+)?(?:{_IDENTITY.pattern})"
+    r"(?=\s+(?:of|for|on|it|they|does|do|is|are|please|pls)\b|\s*[?.!,;]|\s*$)"
+)
 _RECORDED = re.compile(
     # what the records say, not what the network carries: "a 10G link according to our
     # records", "the speed recorded for <link>"
@@ -993,7 +999,9 @@ class NetworkFeatures:
                 UPGRADE: [m.start() for m in _UPGRADE.finditer(masked)] if upgrade else [],
                 INVENTORY: [
                     m.start()
-                    for p in (_PARTS, _ENDS, _LISTING, _OWN_ATTRIBUTE)
+                    # (what a thing is, its serial or software, asked beside another request:
+                    # "the headroom on <link> and the serial of <device>")
+                    for p in (_PARTS, _ENDS, _LISTING, _OWN_ATTRIBUTE, _IDENTITY_ASKED)
                     for m in p.finditer(masked)
                     if not _RATE.search(m[0])  # "and to what speed": an upgrade's target
                 ],

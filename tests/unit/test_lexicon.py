@@ -847,3 +847,30 @@ def test_short_forms_of_room_ends_and_rates_gone_to_vote_their_skill(text: str, 
 def test_available_cut_short_is_the_room_not_the_size(text: str) -> None:
     features = LEXICON.features(text)
     assert features.asks == () and features.votes[CAPACITY] > 0, features
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # what a thing is (its serial, model, software) asked beside another request
+        ("free capacity on acme-lnk-00071 and the model of lon1-edge-02", {CAPACITY, INVENTORY}),
+        ("is memory on fra1-agg-03 over 80% and what firmware it has", {EVALUATE, INVENTORY}),
+        ("headroom for acme-lnk-00072 plus the vendor of nyc1-core-01", {CAPACITY, INVENTORY}),
+        ("cpu above 90 on sin1-edge-01? and the serial number please", {EVALUATE, INVENTORY}),
+    ],
+)
+def test_what_a_thing_is_asked_beside_another_request_is_a_second_request(
+    text: str, asks: set[str]
+) -> None:
+    assert set(LEXICON.features(text).asks) == asks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "free capacity on acme-lnk-00071 and the vendor said we can add 10G",
+        "cpu on nyc1-core-01 over 80% and the model predicts more load?",
+    ],
+)
+def test_an_identity_word_in_passing_after_a_join_is_no_second_request(text: str) -> None:
+    assert LEXICON.features(text).asks == ()

@@ -303,7 +303,15 @@ _HEALTH = re.compile(
     # whether a thing is well, in no measure: "is <link> fine?", "is it healthy", "health of"
     r"(?<![\w-])(?:(?:is|are|was|looks?|seems?|running|doing|still)\s+(?:\S+\s+){0,6}?"
     r"(?:fine|ok|okay|alright|all\s+right|healthy|happy|good|normal|sane|behaving|up\s+to\s+the\s+job)"
-    r"|health(?:y|\s+of|\s+check)?)(?![\w-])"
+    r"|health(?:y|\s+of|\s+check)?"
+    # how it fares, in no measure: "how is <link> looking", "how are the uplinks holding up"
+    r"|how(?:'?s|\s+(?:is|are|was|were))\s+(?:\S+\s+){0,8}?(?:looking|doing|holding\s+up|performing"
+    r"|getting\s+on|faring))(?![\w-])"
+)
+_CONCERN = re.compile(
+    # a concern, of no measure: "which links need attention", "worried about them"
+    r"(?<![\w-])(?:needs?\s+(?:some\s+)?attention|worr(?:y|ied|ying)\s+about"
+    r"|concern(?:ed|ing)?\s+(?:about|with)|at\s+risk|troubl(?:e|ed|esome))(?![\w-])"
 )
 _ASKING = re.compile(
     # a word that asks or bids: without one, "<thing> <word>" is a topic ("<link> status")
@@ -949,6 +957,18 @@ class NetworkFeatures:
             and attributes <= _BARE_STATE
         ):
             signals.append("health")  # "<link> - is it fine?": by which measure?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        elif (
+            not metrics
+            and not bandwidths
+            and not capacity
+            and not upgrade
+            and _CONCERN.search(masked)
+            and not _IDENTITY.search(masked)
+        ):
+            # a concern, whatever it names ("which links need attention in <site>?", "look into
+            # the links on <device>? worried about them"): by which measure?
+            signals.append("concern")
             votes = dict.fromkeys(READ_ONLY, -0.5)
         if (
             (_change_bid(masked) and not runbook)

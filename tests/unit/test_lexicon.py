@@ -506,7 +506,7 @@ def test_the_fast_model_is_the_pipeline_for_any_words(words: list[str]) -> None:
 def test_going_to_of_the_future_is_no_attribute(text: str) -> None:
     """A "going to" and a verb is the future tense, not where a link goes: no inventory vote."""
     features = LEXICON.features(text)
-    assert "attribute" not in features.signals and INVENTORY not in features.votes
+    assert "attribute" not in features.signals and features.votes.get(INVENTORY, 0) <= 0
 
 
 @pytest.mark.parametrize(
@@ -874,3 +874,40 @@ def test_what_a_thing_is_asked_beside_another_request_is_a_second_request(
 )
 def test_an_identity_word_in_passing_after_a_join_is_no_second_request(text: str) -> None:
     assert LEXICON.features(text).asks == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        # how a thing fares, in no measure
+        ("how is acme-lnk-00091 looking today", "health"),
+        ("how is nyc1-core-02 holding up?", "health"),
+        ("hows lon1-agg-01 doing", "health"),
+        ("how's the path between fra1-core-01 and fra1-edge-02 performing", "health"),
+        # a concern, whatever it names
+        ("which devices need attention at sin1?", "concern"),
+        ("the ports on tok1-access-03 - I'm worried about them", "concern"),
+        ("any links at risk in ams1?", "concern"),
+        ("acme-lnk-00092 looks troubled, have a look", "concern"),
+    ],
+)
+def test_how_a_thing_fares_or_a_concern_of_no_measure_asks_which_check(
+    text: str, signal: str
+) -> None:
+    features = LEXICON.features(text)
+    assert signal in features.signals, features
+    assert max(features.votes.values()) < 0
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a measure, a room or an identity beside the concern says which
+        ("worried about acme-lnk-00093: is util above 80%?", EVALUATE),
+        ("concerned about acme-lnk-00094, room for another 5G?", CAPACITY),
+        ("how is the model of lon1-core-01 doing in the field? which vendor", INVENTORY),
+    ],
+)
+def test_a_concern_beside_a_measure_room_or_identity_keeps_its_skill(text: str, skill: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes.get(skill, 0) > 0, votes

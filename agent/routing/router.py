@@ -97,7 +97,10 @@ _VAGUE = frozenset(
         # "so, <skill>, hmm")
         "question query curiou wonder thought idea hmm hmmm hm um umm uh er erm ah oh eh huh well "
         # consent, which bids nothing of its own ("<skill>, go ahead": describe it, or run it?)
-        "go ahead proce sure yes ",
+        "go ahead proce sure yes "
+        # hedges, sequencing and sign-offs, which bid nothing either ("thinking of <skill>",
+        # "<skill> next I guess?", "and <skill> too", "<skill> pls thx")
+        "think gues maybe mayb perhap probably later next again too thx tx ty cheer ta try let ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
@@ -582,6 +585,9 @@ class Router:
                 len(named) == 1
                 and (
                     about_on_a_thing(read, named[0].manifest)
+                    # described and run on a thing, joined ("what can <skill> do and should
+                    # <link> be upgraded?", "describe_skill <skill> and then run it on <link>")
+                    or self._described_and_run(read, named[0])
                     # its interface asked, and a run of it on a thing bid too ("the schema and
                     # a run of <skill> for <link>"): two asks, describing it and running it
                     or (
@@ -723,6 +729,17 @@ class Router:
         else:
             return scores, target
         return sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id)), target
+
+    @staticmethod
+    def _described_and_run(text: str, capability: Capability) -> bool:
+        """Whether ``text`` asks about the skill (``describes_skill``), joins another request
+        after it, and names a thing the skill would run on (its extractor finds one): two
+        asks, its description and its run there, so which first is asked."""
+        extract = capability.handler.extract if capability.handler else None
+        lowered = text.lower()
+        if extract is None or _RUN.search(lowered) or not describes_skill(text, capability):
+            return False
+        return _names_a_thing(extract(text), lowered)
 
     @staticmethod
     def _second_ask(
@@ -900,6 +917,45 @@ def bids_on_a_thing(text: str, manifest: Any) -> bool:
     return any(re.search(rf"(?<![a-z0-9]){name}{_FOR_THING}", said) for name in _names_of(manifest))
 
 
+_DESCRIBING = r"(?:about|explain|describe|describe skill|what can|what does|what will|how does)"
+"""Words before a skill's name that ask what it is or does (``what can <skill> do``)."""
+_JOINED = re.compile(r" (?:and|plus|then|also|as well as) ")
+
+
+def describes_skill(text: str, capability: Capability) -> bool:
+    """Whether ``text`` asks what the skill is (its interface, or ``explain <skill>``, ``what
+    can <skill> do``) and joins a second request after its name (``... and ...``)."""
+    said = " ".join(_WORDS.findall(text.lower()))
+    for name in _names_of(capability.manifest):
+        at = said.find(name)
+        if at < 0 or not _JOINED.search(said, at + len(name)):
+            continue
+        if asks_interface(text.lower()) or re.search(
+            rf"(?<![a-z0-9]){_DESCRIBING} (?:the )?{name}(?![a-z0-9])", said
+        ):
+            return True
+    return False
+
+
+def _names_a_thing(arguments: dict[str, Any], lowered: str) -> bool:
+    """Whether extracted ``arguments`` hold a thing named in the text: a value of letters and
+    digits said as such (``acme-lnk-00002``, ``sin1``), not a figure with its unit (``30m``)."""
+    for value in arguments.values():
+        if isinstance(value, dict):
+            if _names_a_thing(value, lowered):
+                return True
+        elif (
+            isinstance(value, str)
+            and value.lower() in lowered
+            and _THING.fullmatch(value.lower()) is not None
+        ):
+            return True
+    return False
+
+
+_THING = re.compile(r"[a-z][a-z0-9-]*[0-9][a-z0-9-]*")
+
+
 def about_on_a_thing(text: str, manifest: Any) -> bool:
     """Whether ``text`` asks about the skill and names a thing right after it, bidding no run
     (``tell me about <skill> on <link>``): the skill is what the text is about (its description)
@@ -909,7 +965,7 @@ def about_on_a_thing(text: str, manifest: Any) -> bool:
         return False
     said = " ".join(_WORDS.findall(lowered))
     return any(
-        re.search(rf"(?<![a-z0-9])about (?:the )?{name}{_FOR_THING}", said)
+        re.search(rf"(?<![a-z0-9])(?:about|explain|describe) (?:the )?{name}{_FOR_THING}", said)
         for name in _names_of(manifest)
     )
 

@@ -109,6 +109,9 @@ METRIC_SYNONYMS: dict[str, str] = {
     "humidity": r"humidity|relative\s+humidity",
     "bit error rate": r"bit[\s-]error[\s-]rate|ber|(?:pre|post)[\s-]fec(?:\s+ber)?|snr"
     r"|signal[\s-]to[\s-]noise(?:\s+ratio)?|osnr",
+    # a reliability figure of the fleet's history, which no telemetry here holds
+    "failure rate": r"mtbf|mttr|mttf|mean\s+time\s+(?:between|to)\s+(?:failures?|repairs?|restore)"
+    r"|failure\s+rates?|afr",
 }
 """Canonical metric -> the words operators use for it (regular expression, lower case)."""
 OBSERVED = frozenset(METRIC_UNITS)
@@ -122,6 +125,7 @@ _METRIC = re.compile(
     )
 )
 _METRIC_NAMES = {f"m{i}": name for i, name in enumerate(METRIC_SYNONYMS)}
+_UTILIZATION_GROUP = f"m{list(METRIC_SYNONYMS).index('utilization')}"
 _INTERFACE = re.compile(
     r"(?<![\w\-/])(?:(?:xe|ge|et|ae|fe|te|gi|te|hu|fa|eth|ethernet|gigabitethernet"
     r"|tengigabitethernet|hundredgige|port-channel|po)-?\d+(?:/\d+){1,3}(?::\d+)?"
@@ -144,7 +148,7 @@ _CAPACITY = re.compile(
     r"|(?:capacity|bandwidth|bw)\s+(?:check|of|on)\b"
     r"|\d+(?:\.\d+)?\s*(?:more|extra|additional)\s+(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps"
     r"|megabits?|t|tbps)\b|another\s+\d|(?:more|extra|additional)\s+\d"
-    r"|free\s+(?:bandwidth|capacity|bw|headroom)|available\s+(?:bandwidth|capacity|bw)"
+    r"|free\s+(?:bandwidth|capacity|bw|headroom)|avail(?:able)?\.?\s+(?:bandwidth|capacity|bw)"
     r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
 )
 _SIZE = re.compile(
@@ -207,7 +211,11 @@ _CHANGE_VERB = (
     r"|set(?!\s+of)|update(?!\s+(?:me|us)\b)|correct(?!\s+me\b)"
     r"|change(?!\s+(?:request|record|ticket|window|log|id|number|ref)\b)"
     r"|clear\s+(?:the\s+)?(?:\w+\s+)?counters|(?:turn|bring)\s+(?:\w+\s+)?(?:up|down|on|off)"
-    r"|push\s+(?:the\s+|a\s+)?(?:new\s+)?(?:acl|config\w*|polic\w+|change|route|filter|template)"
+    r"|push\s+(?:the\s+|a\s+)?(?:[\w-]+\s+){0,3}?(?:acl|config\w*|polic\w+|change|route"
+    r"|filter|template)"
+    # a limit lifted or dropped ("drop the rate-limit on <port>", "lift the policer")
+    r"|(?:drop|lift|remove|disable|relax)\s+(?:the\s+|its\s+|that\s+)?(?:[\w-]+\s+){0,2}?"
+    r"(?:rate[\s-]?limit\w*|limiter|shap(?:er|ing)|policer|polic\w+|acls?|filters?)"
     # a message to others than the caller: "send the weekly report to the management list"
     r"|(?:send|forward|e-?mail|mail|post)\s+(?!(?:me|us)\b)(?:[\w'-]+\s+){1,6}?to\s+"
     r"(?!(?:me|us)\b)(?:the|a|an|our|my|his|her|their|all|every|each)\b"
@@ -244,6 +252,15 @@ _PROBE = re.compile(
     r"(?:ping|traceroute|trace\s*route|tracert|mtr|iperf|run\s+(?:a\s+|an\s+)?(?:ping|traceroute"
     r"|iperf|speed\s*test|loopback\s+test|bert))(?![\w-])(?!\s*:)"
 )
+_CHATTER = re.compile(
+    # writing for its own sake, which no skill does: "compose a limerick about the core
+    # switches", "tell me a joke about BGP"
+    r"(?<![\w-])(?:write|compose|draft|make\s+up|tell|sing|give)\s+(?:me\s+|us\s+)?(?:an?\s+|some\s+)"
+    r"(?:\w+\s+)?(?:poem|poems|limerick|haiku|sonnet|song|ballad|joke|jokes|rhyme|riddle|story"
+    r"|bedtime\s+story)(?![\w-])"
+)
+_HOT = re.compile(r"hot|hotter|hottest|running\s+hot")
+_CHASSIS = re.compile(r"(?<![\w-])chassis(?![\w-])(?!\s+type)")
 _SOFTWARE_CHANGE = re.compile(
     # a change of what a device runs, wherever it is asked ("upgrade the firmware on <device>",
     # "should we patch junos on ...?"): no link upgrade, and no skill here makes it
@@ -254,7 +271,9 @@ _SOFTWARE_CHANGE = re.compile(
 _PERFORMED = re.compile(
     # an upgrade carried out, which the planner only recommends: "go ahead and upgrade <link>"
     r"(?<![\w-])(?:go\s+ahead\s+(?:and|with)|proceed\s+(?:to|with)|carry\s+out|perform|execute"
-    r"|implement|do)\s+(?:the\s+|an?\s+|that\s+)?upgrad\w*"
+    r"|implement|do)\s+(?:the\s+|an?\s+|that\s+)?"
+    # (its rate or kind between: "implement the 400G upgrade", "do the approved link upgrade")
+    r"(?:(?:\d[\w.]*|link|circuit|capacity|bandwidth|planned|proposed|approved)\s+){0,2}upgrad\w*"
 )
 _PROTOCOL_STATE = re.compile(
     # a routing protocol's sessions or neighbours, which no skill reads: "is the bgp neighbor on
@@ -284,7 +303,15 @@ _HEALTH = re.compile(
     # whether a thing is well, in no measure: "is <link> fine?", "is it healthy", "health of"
     r"(?<![\w-])(?:(?:is|are|was|looks?|seems?|running|doing|still)\s+(?:\S+\s+){0,6}?"
     r"(?:fine|ok|okay|alright|all\s+right|healthy|happy|good|normal|sane|behaving|up\s+to\s+the\s+job)"
-    r"|health(?:y|\s+of|\s+check)?)(?![\w-])"
+    r"|health(?:y|\s+of|\s+check)?"
+    # how it fares, in no measure: "how is <link> looking", "how are the uplinks holding up"
+    r"|how(?:'?s|\s+(?:is|are|was|were))\s+(?:\S+\s+){0,8}?(?:looking|doing|holding\s+up|performing"
+    r"|getting\s+on|faring))(?![\w-])"
+)
+_CONCERN = re.compile(
+    # a concern, of no measure: "which links need attention", "worried about them"
+    r"(?<![\w-])(?:needs?\s+(?:some\s+)?attention|worr(?:y|ied|ying)\s+about"
+    r"|concern(?:ed|ing)?\s+(?:about|with)|at\s+risk|troubl(?:e|ed|esome))(?![\w-])"
 )
 _ASKING = re.compile(
     # a word that asks or bids: without one, "<thing> <word>" is a topic ("<link> status")
@@ -471,7 +498,10 @@ _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
     r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)ends?|[az][\s-]ends?|both\s+ends|end\s*-?points?"
     r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
-    r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes))(?![\w-])"
+    r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes)"
+    # where it runs, from and to: "where does <link> go from and to", "where does it land"
+    r"|from\s+(?:and|&)\s+to|where\s+(?:does|do)\s+(?:it\s+|they\s+|\s+)?(?:go|run|lead|land"
+    r"|terminate|end\s+up))(?![\w-])"
 )
 _ROLE = r"(?:core|edge|access|aggregation|aggr|agg|distribution|spine|leaf|border)"
 _KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
@@ -504,6 +534,12 @@ _IDENTITY = re.compile(
     rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os\s+version"
     rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR})(?![\w-])"
 )
+_IDENTITY_ASKED = re.compile(
+    # what a thing is, asked ("the serial of <device>", "what software it runs"), not a word of
+    # the list in passing ("the vendor asked us")
+    rf"(?<![\w-])(?:what|which|the)\s+(?:\w+\s+)?(?:{_IDENTITY.pattern})"
+    r"(?=\s+(?:of|for|on|it|they|does|do|is|are|please|pls)\b|\s*[?.!,;]|\s*$)"
+)
 _RECORDED = re.compile(
     # what the records say, not what the network carries: "a 10G link according to our
     # records", "the speed recorded for <link>"
@@ -534,6 +570,10 @@ _UPGRADE = re.compile(
     r"|(?:mov(?:e|es|ed|ing)|go(?:es|ing)?|jump(?:s|ed|ing)?|step(?:s|ped|ping)?|migrat\w*)"
     r"\s+(?:it\s+)?(?:up\s+)?to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gigs|gbps|gbe|ge|t|tbps)(?![\w/])"
+    # a rate gone to with "to" unsaid, or a rate stayed at against another: "or go 40G", "stay
+    # at 10G or ..."
+    r"|(?<![\w-])go\s+(?:up\s+)?\d+(?:\.\d+)?\s*(?:g|gig|gbe|ge|t)(?![\w/])"
+    r"|stay\s+(?:at|on)\s+\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)\W+or\b"
     r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must)"
     # a rate moved to another ("10G to 40G", "from 1G to 10G"), and the right rate chosen
     # ("recommend the right speed for <link>"): the plan's
@@ -748,6 +788,20 @@ class NetworkFeatures:
             and all(_LOADED.fullmatch(m[0]) for m in _METRIC.finditer(masked))
         ):
             metrics = []  # "which image is loaded on <device>": its software, not its load
+        if (
+            "utilization" in metrics
+            and ("temperature" in metrics or _CHASSIS.search(masked))
+            and all(
+                _HOT.fullmatch(m[0])
+                for m in _METRIC.finditer(masked)
+                if m.lastgroup == _UTILIZATION_GROUP
+            )
+        ):
+            # "hot" of a chassis, or beside a temperature ("running hot? chassis temperature over
+            # 70?"), is its heat, not its load
+            metrics = [m for m in metrics if m != "utilization"]
+            if "temperature" not in metrics:
+                metrics.append("temperature")
         if metrics:
             terms += [name for name in metrics if name not in masked]
             signals += [f"metric:{name}" for name in metrics]
@@ -904,6 +958,18 @@ class NetworkFeatures:
         ):
             signals.append("health")  # "<link> - is it fine?": by which measure?
             votes = dict.fromkeys(READ_ONLY, -0.5)
+        elif (
+            not metrics
+            and not bandwidths
+            and not capacity
+            and not upgrade
+            and _CONCERN.search(masked)
+            and not _IDENTITY.search(masked)
+        ):
+            # a concern, whatever it names ("which links need attention in <site>?", "look into
+            # the links on <device>? worried about them"): by which measure?
+            signals.append("concern")
+            votes = dict.fromkeys(READ_ONLY, -0.5)
         if (
             (_change_bid(masked) and not runbook)
             or _SOFTWARE_CHANGE.search(masked)
@@ -923,6 +989,9 @@ class NetworkFeatures:
             signals.append("protocol_state")
             votes = dict.fromkeys(READ_ONLY, -0.6)
             note = PROTOCOL_NOTE
+        elif _CHATTER.search(masked):
+            signals.append("chatter")  # "compose a limerick about the core switches": no skill's
+            votes = dict.fromkeys(READ_ONLY, -0.6)
         elif _PROBE.search(masked):
             signals.append("probe")  # "ping the far end of <link>": no skill runs a test
             votes = dict.fromkeys(READ_ONLY, -0.6)
@@ -950,7 +1019,9 @@ class NetworkFeatures:
                 UPGRADE: [m.start() for m in _UPGRADE.finditer(masked)] if upgrade else [],
                 INVENTORY: [
                     m.start()
-                    for p in (_PARTS, _ENDS, _LISTING, _OWN_ATTRIBUTE)
+                    # (what a thing is, its serial or software, asked beside another request:
+                    # "the headroom on <link> and the serial of <device>")
+                    for p in (_PARTS, _ENDS, _LISTING, _OWN_ATTRIBUTE, _IDENTITY_ASKED)
                     for m in p.finditer(masked)
                     if not _RATE.search(m[0])  # "and to what speed": an upgrade's target
                 ],

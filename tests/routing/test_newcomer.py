@@ -1019,3 +1019,73 @@ def test_a_removed_skills_interface_is_described_and_a_run_bid_runs(
     assert decision.action is action, decision
     assert decision.capability is not None
     assert decision.capability.id == skill
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "thinking about lookup_inventory",
+        "maybe check_link_capacity later",
+        "plan_link_upgrade again, perhaps?",
+        "and evaluate_resource_condition as well, too",
+        "check_link_capacity - cheers, ty",
+        "lookup_inventory next, I guess",
+        "let's try plan_link_upgrade",
+    ],
+)
+def test_a_skill_named_beside_hedges_or_sign_offs_asks_nothing_of_it(
+    router: Router, text: str
+) -> None:
+    """Hedges ("I guess", "maybe"), sequencing ("next", "again", "too") and sign-offs ("thx",
+    "cheers") bid nothing of the skill named beside them: describe it, or run it?"""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert "describe_skill" in {c.id for c in decision.candidates}
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # what the skill is or does, and a request of it on a thing, joined
+        ("what can lookup_inventory do, and list the ports of sin1-agg-04", "lookup_inventory"),
+        (
+            "explain check_link_capacity and then check acme-lnk-00081 with it",
+            "check_link_capacity",
+        ),
+        (
+            "the input schema of evaluate_resource_condition plus is nyc1-core-01 cpu over 80?",
+            "evaluate_resource_condition",
+        ),
+        ("describe_skill plan_link_upgrade, then do acme-lnk-00082", "plan_link_upgrade"),
+        ("what does lookup_inventory return and what's on fra1", "lookup_inventory"),
+        # a skill explained for a thing: its description, or its answer there?
+        (
+            "explain evaluate_resource_condition for lon1-agg-02 memory",
+            "evaluate_resource_condition",
+        ),
+        ("describe plan_link_upgrade on acme-lnk-00083", "plan_link_upgrade"),
+    ],
+)
+def test_a_skill_described_and_run_on_a_thing_in_one_text_asks_which(
+    router: Router, text: str, skill: str
+) -> None:
+    """A text asking what a skill is and, joined to it, asking it of a thing (or explaining it
+    for a thing) holds two asks, describing it and running it: the router asks which."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == {"describe_skill", skill}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a ticket id is no thing the skill runs on
+        "CR-5120: what can check_link_capacity do and what does it return?",
+        "describe lookup_inventory and its output schema, ref TKT-9001",
+        "explain plan_link_upgrade and then the inputs it takes",
+    ],
+)
+def test_a_skill_described_with_no_thing_to_run_on_is_described(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.RUN, decision
+    assert decision.capability is not None and decision.capability.id == "describe_skill"

@@ -480,6 +480,7 @@ def create_app(
         parse=params_parser(),
         printer=answer_printer(),
         tracing=sdk_spans_recorded,
+        shutdown_grace_period=SHUTDOWN_GRACE_SECONDS,
     )
     for path in (JSONRPC_PATH, JSONRPC_PATH + "/"):
         app.router.routes.append(Route(path, endpoint=send.endpoint, methods=["POST"]))

@@ -1,12 +1,15 @@
-"""A well-formed JSON-RPC ``SendMessage``, answered without the SDK dispatcher's layers.
+"""A well-formed JSON-RPC ``SendMessage`` or ``SendStreamingMessage``, answered without the SDK
+dispatcher's layers.
 
 The SDK's JSON-RPC adapter wraps each request in four tracing wrappers, a version decorator,
 the jsonrpc library's request object and a method switch before it reaches the request
 handler: with no tracer provider installed every span is a no-op, and still that machinery
 was a fifth of a ``describe_skill`` call's CPU and a tenth of a capacity check's (bench.perf
---profile). Here the one method every governed call uses takes a straight path: the same
+--profile). Here the two methods every governed call uses take a straight path: the same
 parse, context, version rule, handler call, printer and response as the dispatcher's, in the
-same order. Anything else, and anything unusual about a SendMessage (a batch, a notification,
+same order; for a stream, the same eager first event (whose refusal is a JSON answer, not a
+stream), the same event per handler event and the same error event. Anything else, and
+anything unusual about a send (a batch, a notification,
 extra members, an id of another type, params that do not parse, a version the rule refuses),
 goes to the SDK's dispatcher untouched, so every refusal is the SDK's own; an exception that
 is not the protocol's is answered as the dispatcher answers it (an internal error, logged).
@@ -19,27 +22,32 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from a2a.server.jsonrpc_models import InternalError
+from a2a.server.jsonrpc_models import InternalError, JSONRPCError
 from a2a.server.request_handlers.request_handler import RequestHandler
 from a2a.server.request_handlers.response_helpers import build_error_response
 from a2a.server.routes.common import ServerCallContextBuilder
 from a2a.types.a2a_pb2 import SendMessageRequest, SendMessageResponse, Task
 from a2a.utils import constants
 from a2a.utils.errors import A2AError
+from a2a.utils.json_utils import dumps
+from a2a.utils.proto_utils import to_stream_response
 from packaging.version import InvalidVersion, Version
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from agent.edge.sse import create_event_stream_response
+
 logger = logging.getLogger(__name__)
 
 Endpoint = Callable[[Request], Awaitable[Response]]
-Printer = Callable[[Any], Any]
+Printer = Callable[..., Any]
 Parser = Callable[..., Any]
 
 _MEMBERS = frozenset({"jsonrpc", "id", "method", "params"})
+_METHODS = frozenset({"SendMessage", "SendStreamingMessage"})
 _EXPECTED = Version(constants.PROTOCOL_VERSION_1_0)
 
 
@@ -56,28 +64,29 @@ def version_accepted(headers: dict[str, str]) -> bool:
         return False
 
 
-def _plain_send(body: bytes) -> tuple[str | int, dict[str, Any]] | None:
-    """(id, params) of a single well-formed SendMessage, else None (the SDK decides)."""
+def _plain_send(body: bytes) -> tuple[str, str | int, dict[str, Any]] | None:
+    """(method, id, params) of a single well-formed send, else None (the SDK decides)."""
     try:
         document = json.loads(body)
     except (ValueError, RecursionError):
         return None
     if type(document) is not dict or not document.keys() <= _MEMBERS:
         return None
-    request_id, params = document.get("id"), document.get("params")
+    method, request_id, params = document.get("method"), document.get("id"), document.get("params")
     if (
         document.get("jsonrpc") != "2.0"
-        or document.get("method") != "SendMessage"
+        or method not in _METHODS
         or type(request_id) not in (str, int)
         or type(params) is not dict
     ):
         return None
-    assert isinstance(request_id, str | int) and isinstance(params, dict)
-    return request_id, params
+    assert isinstance(method, str) and isinstance(request_id, str | int)
+    assert isinstance(params, dict)
+    return method, request_id, params
 
 
 class SendMessageRoute:
-    """The JSON-RPC endpoint: SendMessage straight to the handler, the rest to the SDK."""
+    """The JSON-RPC endpoint: the two sends straight to the handler, the rest to the SDK."""
 
     def __init__(
         self,
@@ -87,6 +96,7 @@ class SendMessageRoute:
         parse: Parser,
         printer: Printer,
         tracing: Callable[[], bool],
+        shutdown_grace_period: float = 0,
     ) -> None:
         self._handler = handler
         self._builder = builder
@@ -94,6 +104,7 @@ class SendMessageRoute:
         self._parse = parse  # the one the SDK's adapter parses params with
         self._print = printer  # the one the SDK's adapter prints answers with
         self._tracing = tracing
+        self._grace = shutdown_grace_period  # the dispatcher's, for open streams at shutdown
         self._straight: bool | None = None
 
     async def endpoint(self, request: Request) -> Response:
@@ -109,7 +120,7 @@ class SendMessageRoute:
         plain = _plain_send(body)
         if plain is None:
             return await self._sdk(request)
-        request_id, params = plain
+        method, request_id, params = plain
         try:
             message = self._parse(params, SendMessageRequest(), ignore_unknown_fields=True)
         except Exception:
@@ -118,8 +129,10 @@ class SendMessageRoute:
         if not version_accepted(context.state.get("headers", {})):
             return await self._sdk(request)
         context.tenant = message.tenant
-        context.state["method"] = "SendMessage"
+        context.state["method"] = method
         context.state["request_id"] = request_id
+        if method == "SendStreamingMessage":
+            return await self._stream(message, context, request_id)
         try:
             answer = await self._handler.on_message_send(message, context)
         except A2AError as error:
@@ -134,3 +147,64 @@ class SendMessageRoute:
         )
         # JSONRPC20Response(result=..., _id=...).data, member for member and in its order
         return JSONResponse({"result": self._print(response), "id": request_id, "jsonrpc": "2.0"})
+
+    async def _stream(
+        self, message: SendMessageRequest, context: Any, request_id: str | int
+    ) -> Response:
+        """The dispatcher's streaming answer: its first event fetched eagerly, so a refusal
+        before the task exists is a JSON answer (logged as the dispatcher logs it)."""
+        try:
+            stream = self._handler.on_message_send_stream(message, context)
+            try:
+                first = await anext(stream)
+            except StopAsyncIteration:
+                first = None
+        except A2AError as error:
+            return _error_answer(request_id, error)
+        except Exception as error:  # the dispatcher's last resort, word for word
+            logger.exception("Unhandled exception")
+            return _error_answer(request_id, InternalError(message=str(error)))
+        events = self._events(stream, first, request_id)
+        return create_event_stream_response(events, shutdown_grace_period=self._grace)
+
+    async def _events(
+        self, stream: AsyncIterator[Any], first: Any, request_id: str | int
+    ) -> AsyncIterator[dict[str, str]]:
+        """One SSE event per handler event, as the dispatcher's ``_wrap_stream`` and
+        ``event_generator`` make them; a refusal mid-stream is its error event."""
+
+        def result(event: Any) -> dict[str, str]:
+            printed = self._print(to_stream_response(event), preserving_proto_field_name=False)
+            # JSONRPC20Response(result=..., _id=...).data, member for member and in its order
+            return {"data": dumps({"result": printed, "id": request_id, "jsonrpc": "2.0"})}
+
+        try:
+            try:
+                if first is not None:
+                    yield result(first)
+                async for event in stream:
+                    yield result(event)
+            except A2AError as error:
+                yield {"data": dumps(build_error_response(request_id, error)), "event": "error"}
+        except Exception as error:
+            logger.exception("Unhandled error during JSON-RPC SSE stream")
+            known = error if isinstance(error, A2AError | JSONRPCError) else None
+            answer = build_error_response(request_id, known or InternalError(message=str(error)))
+            yield {"event": "error", "data": dumps(answer)}
+
+
+def _error_answer(request_id: str | int, error: A2AError | JSONRPCError) -> JSONResponse:
+    """The dispatcher's ``_generate_error_response``: the error answer, logged by its code."""
+    answer = build_error_response(request_id, error)
+    details = answer.get("error", {})
+    code, text, data = details.get("code"), details.get("message"), details.get("data")
+    level = logging.ERROR if code == InternalError().code else logging.WARNING
+    logger.log(
+        level,
+        "Request Error (ID: %s): Code=%s, Message='%s'%s",
+        request_id,
+        code,
+        text,
+        f", Data={data}" if data else "",
+    )
+    return JSONResponse(answer, status_code=200)

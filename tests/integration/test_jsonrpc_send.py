@@ -1,4 +1,4 @@
-"""The straight SendMessage path answers exactly as the SDK's JSON-RPC dispatcher does.
+"""The straight send path answers exactly as the SDK's JSON-RPC dispatcher does.
 
 Two real agents on uvicorn, seeded alike: one as shipped (agent/edge/jsonrpc_send.py takes a
 well-formed SendMessage), one whose JSON-RPC endpoint always hands the request to the SDK's
@@ -14,6 +14,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -45,11 +46,13 @@ def _data(skill: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"mediaType": "application/json", "data": {"skill": skill, "arguments": arguments}}
 
 
-def _rpc(params: Any, request_id: Any = "r-1", **members: Any) -> dict[str, Any]:
+def _rpc(
+    params: Any, request_id: Any = "r-1", method: str = "SendMessage", **members: Any
+) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": request_id,
-        "method": "SendMessage",
+        "method": method,
         "params": params,
         **members,
     }
@@ -144,6 +147,83 @@ CASES += [
     ),
 ]
 
+# SendStreamingMessage: the same bodies as a stream (its first event eager, refusals before the
+# task as JSON, every event of a run as SSE, a refusal mid-stream as an error event)
+STREAM = "SendStreamingMessage"
+LOCK = json.loads((Path(__file__).resolve().parents[2] / "skills/interfaces.lock.json").read_text())
+
+
+def _governed(skill: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A Data Part with the interface pinned (skill_version, interface_digest): it runs."""
+    part = _data(skill, arguments)
+    pin = {key: LOCK[skill][key] for key in ("skill_version", "interface_digest")}
+    return {**part, "data": {**part["data"], **pin}}
+
+
+EXAMPLE = {  # the draft's worked example, as evaluate_resource_condition's schema takes it
+    "resource_id": "network-resource-123",
+    "condition": {"metric": "utilization", "operator": "gte", "threshold": 80, "unit": "percent"},
+}
+GOVERNED = {"message": _message(_governed("evaluate_resource_condition", EXAMPLE))}
+CAPACITY = {
+    "message": _message(
+        _governed("check_link_capacity", {"link_id": "acme-lnk-00002", "requested_bps": 10**9})
+    )
+}
+CASES += [
+    (f"stream: {name}", json.dumps(body).encode(), headers)
+    for name, body, headers in [
+        ("evaluate by Data Part, not pinned", _rpc(EVALUATE, method=STREAM), VERSION),
+        ("evaluate by Data Part, pinned", _rpc(GOVERNED, method=STREAM), VERSION),
+        ("describe_skill", _rpc(DESCRIBE, method=STREAM), VERSION),
+        ("a capacity check with its records", _rpc(CAPACITY, method=STREAM), VERSION),
+        ("text routed", _rpc(TEXT, method=STREAM), VERSION),
+        (
+            "text that asks back",
+            _rpc({"message": _message({"text": "hello there"})}, method=STREAM),
+            VERSION,
+        ),
+        (
+            "invalid arguments",
+            _rpc(
+                {"message": _message(_data("evaluate_resource_condition", {"metric": 3}))},
+                method=STREAM,
+            ),
+            VERSION,
+        ),
+        (
+            "a skill nobody has",
+            _rpc({"message": _message(_data("no_such_skill", {}))}, method=STREAM),
+            VERSION,
+        ),
+        (
+            "a follow-up to an unknown task",
+            _rpc({"message": _message({"text": "x"}, taskId="nope")}, method=STREAM),
+            VERSION,
+        ),
+        (
+            "a push config inside the send",
+            _rpc(
+                {**EVALUATE, "configuration": {"taskPushNotificationConfig": {"url": "http://x"}}},
+                method=STREAM,
+            ),
+            VERSION,
+        ),
+        ("params of the wrong type", _rpc({"message": "text"}, method=STREAM), VERSION),
+        ("empty params", _rpc({}, method=STREAM), VERSION),
+        ("integer id", _rpc(EVALUATE, 7, method=STREAM), VERSION),
+        ("null id", _rpc(EVALUATE, None, method=STREAM), VERSION),
+        ("an extra member", _rpc(EVALUATE, method=STREAM, extra=1), VERSION),
+        ("no version header", _rpc(EVALUATE, method=STREAM), {}),
+        ("version 2.0", _rpc(EVALUATE, method=STREAM), {"A2A-Version": "2.0"}),
+        (
+            "NUL in the text",
+            _rpc({"message": _message({"text": "cpu\u0000 above 90"})}, method=STREAM),
+            VERSION,
+        ),
+    ]
+]
+
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 
@@ -183,3 +263,32 @@ def test_the_straight_path_is_taken(pair: tuple[RunningAgent, RunningAgent]) -> 
         r for r in dispatched.server.config.app.router.routes if getattr(r, "path", "") == JSONRPC
     ]
     assert other[0].endpoint.__self__._straight is False  # type: ignore[attr-defined]
+
+
+def test_a_stream_takes_the_straight_path(pair: tuple[RunningAgent, RunningAgent]) -> None:
+    """SendStreamingMessage goes the straight way too (the stream cases above compare two
+    different ways), and a malformed one still goes to the dispatcher."""
+    straight, _ = pair
+    route = next(
+        r for r in straight.server.config.app.router.routes if getattr(r, "path", "") == JSONRPC
+    ).endpoint.__self__  # type: ignore[attr-defined]
+    taken: list[str | int] = []
+    original = route._stream
+
+    async def counted(message: Any, context: Any, request_id: str | int) -> Any:
+        taken.append(request_id)
+        return await original(message, context, request_id)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(route, "_stream", counted)
+        answer = _post(straight, json.dumps(_rpc(GOVERNED, "s-1", method=STREAM)).encode(), VERSION)
+        assert answer.status_code == 200
+        events = [
+            json.loads(line[6:]) for line in answer.text.split("\r\n") if line[:6] == "data: "
+        ]
+        kinds = [next(iter(e["result"])) for e in events]
+        assert kinds[0] == "task" and "artifactUpdate" in kinds, kinds
+        assert events[-1]["result"]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        batch = json.dumps([_rpc(EVALUATE, "s-2", method=STREAM)]).encode()
+        assert _post(straight, batch, VERSION).status_code < 500
+    assert taken == ["s-1"]

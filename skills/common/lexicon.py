@@ -149,6 +149,9 @@ _CAPACITY = re.compile(
     r"|\d+(?:\.\d+)?\s*(?:more|extra|additional)\s+(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps"
     r"|megabits?|t|tbps)\b|another\s+\d|(?:more|extra|additional)\s+\d"
     r"|free\s+(?:bandwidth|capacity|bw|headroom)|avail(?:able)?\.?\s+(?:bandwidth|capacity|bw)"
+    # a rate said available, free or spare ("has at least 4 Gbps available"): room, no threshold
+    r"|\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps|megabits?|t|tbps)\s+(?:\w+\s+){0,3}?"
+    r"(?:available|free|spare|unused)\b"
     r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
 )
 _SIZE = re.compile(
@@ -280,7 +283,10 @@ _PROTOCOL_STATE = re.compile(
     # <device> established", "the BGP session to the upstream"
     r"(?<![\w-])(?:bgp|ospf|is-?is|eigrp|ldp|rsvp|pim|bfd|vrrp|hsrp)\s+(?:\w+\s+)?(?:sessions?"
     r"|neighbou?rs?|neighbou?rships?|peers?|peerings?|adjacenc\w*|process\w*|state|status"
-    r"|established|flap\w*)(?![\w-])"
+    r"|established|flap\w*"
+    # its own figures, which no telemetry here holds: "the OSPF cost on <link> higher than 100"
+    r"|costs?|metrics?|weights?|local[\s-]?pref\w*|med|timers?|hold[\s-]?times?|areas?|routes?"
+    r"|prefix(?:es)?)(?![\w-])"
 )
 _PROTOCOLS = ("bgp", "ospf", "is-is", "isis", "eigrp", "ldp", "rsvp", "pim", "bfd", "vrrp", "hsrp")
 """The routing protocols' names, looked for before their state is (most texts name none)."""
@@ -579,7 +585,15 @@ _UPGRADE = re.compile(
     # ("recommend the right speed for <link>"): the plan's
     r"|\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|m|mbps|t|tbps)\s+to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
-    r"|(?:right|correct|appropriate|best|proper)\s+(?:rate|speed|size))(?![\w-])"
+    r"|(?:right|correct|appropriate|best|proper)\s+(?:rate|speed|size)"
+    # a rate or tier suggested for a link: "recommend a target bandwidth tier for <link>", "what
+    # link speed would you suggest for <link>"
+    r"|target\s+(?:bandwidth|capacity|speed|rate|tier|size)|(?:bandwidth|speed|rate)\s+tier"
+    r"|(?:suggest|recommend|propose|advise)\w*\s+(?:(?:a|an|the|new|right|next|link|port"
+    r"|circuit)\s+)*(?:speed|rate|tier|size)"
+    r"|(?:what|which)\s+(?:link\s+|port\s+|circuit\s+)?(?:speed|rate|tier|size)\s+(?:would|should"
+    r"|do|does|can)\s+(?:you|we|i)\s+(?:suggest|recommend|propose|advise|pick|choose|go\s+for))"
+    r"(?![\w-])"
 )
 _NETWORK = re.compile(
     r"(?<![\w-])(?:links?|circuits?|bandwidth|bw|capacity|pipes?|lags?|trunks?|uplinks?|traffic"

@@ -1089,3 +1089,22 @@ def test_a_skill_described_with_no_thing_to_run_on_is_described(router: Router, 
     decision = route(router, text, PAULA)
     assert decision.action is Action.RUN, decision
     assert decision.capability is not None and decision.capability.id == "describe_skill"
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        (
+            "does acme-lnk-00321 have at least 2 Gbps available for the traffic we move?",
+            "check_link_capacity",
+        ),
+        ("recommend a speed tier for acme-lnk-00322 after the merger", "plan_link_upgrade"),
+        # (the newcomer's question keeps its evaluation, which asks for a threshold)
+        ("how busy is acme-lnk-00002?", "evaluate_resource_condition"),
+    ],
+)
+def test_a_rate_available_or_a_speed_recommended_runs_its_skill(
+    router: Router, text: str, skill: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill, decision

@@ -911,3 +911,36 @@ def test_how_a_thing_fares_or_a_concern_of_no_measure_asks_which_check(
 def test_a_concern_beside_a_measure_room_or_identity_keeps_its_skill(text: str, skill: str) -> None:
     votes = LEXICON.features(text).votes
     assert votes.get(skill, 0) > 0, votes
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a rate said available, free or spare on a link: its room, no threshold of a metric
+        ("verify 3 Gbps or more is available on acme-lnk-00301 for the moved traffic", CAPACITY),
+        ("before shifting traffic: does acme-lnk-00302 have over 500 Mbps available?", CAPACITY),
+        ("confirm at least 8G available on acme-lnk-00303 ahead of the traffic move", CAPACITY),
+        # a rate or a tier suggested for a link: the plan's
+        ("which link speed do you recommend for acme-lnk-00304 next year?", UPGRADE),
+        ("suggest the right tier for acme-lnk-00305 from its busiest hour", UPGRADE),
+        ("what target speed fits acme-lnk-00306 best?", UPGRADE),
+        ("propose a new rate for the link acme-lnk-00307", UPGRADE),
+    ],
+)
+def test_a_rate_available_is_room_and_a_rate_suggested_is_a_plan(text: str, skill: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes.get(skill, 0) > 0 and max(votes, key=lambda s: votes[s]) == skill, votes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is the isis metric on acme-lnk-00308 above 20?",
+        "bgp local-pref toward the upstream on nyc1-core-04 lower than 200?",
+        "ospf hold timers on lon1-edge-05 more than 40 seconds?",
+    ],
+)
+def test_a_routing_protocols_own_figure_is_no_skills(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "protocol_state" in features.signals, features
+    assert max(features.votes.values()) < 0

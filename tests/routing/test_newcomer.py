@@ -1092,6 +1092,25 @@ def test_a_skill_described_with_no_thing_to_run_on_is_described(router: Router, 
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        # room of a device with no link named; a link's load named by its devices
+        "is there headroom on lon1-aggr-04",
+        "is the ams1-core-02 to ams1-dist-01 link busy",
+        # the condition of a thing, everything on it
+        "what condition is sin1-edge-03 in?",
+        "show everything about tok1-dist-02",
+        # up beside a fit
+        "is acme-lnk-00320 up and could it carry 4G?",
+    ],
+)
+def test_room_of_a_device_a_load_by_ends_a_condition_or_two_asks_are_asked_about(
+    router: Router, text: str
+) -> None:
+    assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+@pytest.mark.parametrize(
     ("text", "skill"),
     [
         (

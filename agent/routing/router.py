@@ -100,7 +100,10 @@ _VAGUE = frozenset(
         "go ahead proce sure yes "
         # hedges, sequencing and sign-offs, which bid nothing either ("thinking of <skill>",
         # "<skill> next I guess?", "and <skill> too", "<skill> pls thx")
-        "think gues maybe mayb perhap probably later next again too thx tx ty cheer ta try let ",
+        "think gues maybe mayb perhap probably later next again too thx tx ty cheer ta try let "
+        # asides and pointers, which bid nothing either ("<skill>, thoughts anyone?", "<skill>,
+        # see ticket", "<skill> fyi")
+        "anyone anybody someone somebody everyone all see ticket fyi ref note attach below above ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
@@ -673,7 +676,9 @@ class Router:
         named = extract(text).get("skill_id") if extract is not None else None
         target = self._registry.get(named) if isinstance(named, str) else None
         if target is not None and not visible(target.manifest, principal):
-            if target.manifest.state is State.REMOVED and asks_interface(text.lower()):
+            if target.manifest.state is State.REMOVED and (
+                asks_interface(text.lower()) or asks_about(text, target.manifest)
+            ):
                 # a removed skill's interface or version asked: describe_skill says it is gone
                 # (its work asked, "<removed skill> for <device>", is its replacement's)
                 kept = [
@@ -920,6 +925,21 @@ def bids_on_a_thing(text: str, manifest: Any) -> bool:
 _DESCRIBING = r"(?:about|explain|describe|describe skill|what can|what does|what will|how does)"
 """Words before a skill's name that ask what it is or does (``what can <skill> do``)."""
 _JOINED = re.compile(r" (?:and|plus|then|also|as well as) ")
+
+
+def asks_about(text: str, manifest: Any) -> bool:
+    """Whether ``text`` asks what the skill is (``describe <skill>``, ``what was <skill>``) or
+    of its interface in the trade's word (``<skill>'s interface``, ``<skill> interface doc``)."""
+    said = " ".join(_WORDS.findall(text.lower()))
+    return any(
+        re.search(
+            rf"(?<![a-z0-9])(?:{_DESCRIBING}|what is|what was|what did) (?:the )?{name}"
+            r"(?![a-z0-9])",
+            said,
+        )
+        or re.search(rf"(?<![a-z0-9]){name} (?:s )?(?:interface|doc|docs|skill)(?![a-z0-9])", said)
+        for name in _names_of(manifest)
+    )
 
 
 def describes_skill(text: str, capability: Capability) -> bool:

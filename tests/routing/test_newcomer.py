@@ -1094,6 +1094,40 @@ def test_a_skill_described_with_no_thing_to_run_on_is_described(router: Router, 
 @pytest.mark.parametrize(
     "text",
     [
+        "check_link_capacity - anyone?",
+        "evaluate_resource_condition, see the ticket",
+        "lookup_inventory fyi",
+        "plan_link_upgrade, note below",
+    ],
+)
+def test_a_skill_named_beside_an_aside_or_a_pointer_asks_nothing_of_it(
+    router: Router, text: str
+) -> None:
+    """An aside (``anyone?``) or a pointer (``see the ticket``, ``fyi``) bids nothing of the
+    skill named beside it: describe it, or run it?"""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert "describe_skill" in {c.id for c in decision.candidates}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what was port_report? an old runbook mentions it",
+        "explain port_report for our migration notes",
+        "port_report's interface, please",
+        "about the port_report skill: is it gone?",
+    ],
+)
+def test_a_removed_skill_asked_about_is_described(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.RUN, decision
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         # room of a device with no link named; a link's load named by its devices
         "is there headroom on lon1-aggr-04",
         "is the ams1-core-02 to ams1-dist-01 link busy",

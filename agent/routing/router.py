@@ -609,6 +609,18 @@ class Router:
                     else {c.id for c in named}
                 )
                 close = sorted((s for s in scores if s.skill_id in pair), key=lambda s: -s.score)
+        replacing = (
+            self._removed_run_beside(read, by_id) if described is not None and not only else None
+        )
+        if replacing is not None:
+            # a removed skill's work on a thing (its replacement's) and another skill's
+            # interface, joined ("the port_report for <device> and the schema of <skill>"): two
+            # asks, the replacement's run and the description
+            only = True
+            close = sorted(
+                (s for s in scores if s.skill_id in {DESCRIBE_SKILL_ID, replacing}),
+                key=lambda s: -s.score,
+            )
         if (
             best is None
             or lead < self.threshold
@@ -734,6 +746,26 @@ class Router:
         else:
             return scores, target
         return sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id)), target
+
+    def _removed_run_beside(self, text: str, by_id: dict[str, Capability]) -> str | None:
+        """The replacement of a removed skill ``text`` bids on a thing (``<removed skill> for
+        <device>``), when it also asks of another skill's interface, joined; else None."""
+        lowered = text.lower()
+        if not asks_interface(lowered) or not _JOINED.search(" ".join(_WORDS.findall(lowered))):
+            return None
+        if not any(
+            c.id != DESCRIBE_SKILL_ID and names_skill(text, c.manifest) for c in by_id.values()
+        ):
+            return None  # no other skill's interface asked ("port_report's schema, on <device>")
+        for capability in self._registry:
+            manifest = capability.manifest
+            if (
+                manifest.state is State.REMOVED
+                and manifest.replacement in by_id
+                and bids_on_a_thing(text, manifest)
+            ):
+                return manifest.replacement
+        return None
 
     @staticmethod
     def _described_and_run(text: str, capability: Capability) -> bool:

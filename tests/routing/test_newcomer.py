@@ -1161,3 +1161,21 @@ def test_a_rate_available_or_a_speed_recommended_runs_its_skill(
 ) -> None:
     decision = route(router, text, PAULA)
     assert decision.capability is not None and decision.capability.id == skill, decision
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "port_report on nyc1-edge-02 plus the input schema of check_link_capacity",
+        "the port_report for sin1-core-01, and what arguments does plan_link_upgrade take?",
+        "what are the fields of check_link_capacity and the port_report of lon1-edge-01",
+    ],
+)
+def test_a_removed_skills_run_beside_another_skills_interface_asks_which(
+    router: Router, text: str
+) -> None:
+    """A removed skill's work on a thing (its replacement's) and another skill's interface in
+    one text are two asks: the replacement's run, or the description?"""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == {"describe_skill", "lookup_inventory"}

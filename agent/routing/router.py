@@ -100,7 +100,10 @@ _VAGUE = frozenset(
         "go ahead proce sure yes "
         # hedges, sequencing and sign-offs, which bid nothing either ("thinking of <skill>",
         # "<skill> next I guess?", "and <skill> too", "<skill> pls thx")
-        "think gues maybe mayb perhap probably later next again too thx tx ty cheer ta try let ",
+        "think gues maybe mayb perhap probably later next again too thx tx ty cheer ta try let "
+        # asides and pointers, which bid nothing either ("<skill>, thoughts anyone?", "<skill>,
+        # see ticket", "<skill> fyi")
+        "anyone anybody someone somebody everyone all see ticket fyi ref note attach below above ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
@@ -606,6 +609,18 @@ class Router:
                     else {c.id for c in named}
                 )
                 close = sorted((s for s in scores if s.skill_id in pair), key=lambda s: -s.score)
+        replacing = (
+            self._removed_run_beside(read, by_id) if described is not None and not only else None
+        )
+        if replacing is not None:
+            # a removed skill's work on a thing (its replacement's) and another skill's
+            # interface, joined ("the port_report for <device> and the schema of <skill>"): two
+            # asks, the replacement's run and the description
+            only = True
+            close = sorted(
+                (s for s in scores if s.skill_id in {DESCRIBE_SKILL_ID, replacing}),
+                key=lambda s: -s.score,
+            )
         if (
             best is None
             or lead < self.threshold
@@ -673,7 +688,9 @@ class Router:
         named = extract(text).get("skill_id") if extract is not None else None
         target = self._registry.get(named) if isinstance(named, str) else None
         if target is not None and not visible(target.manifest, principal):
-            if target.manifest.state is State.REMOVED and asks_interface(text.lower()):
+            if target.manifest.state is State.REMOVED and (
+                asks_interface(text.lower()) or asks_about(text, target.manifest)
+            ):
                 # a removed skill's interface or version asked: describe_skill says it is gone
                 # (its work asked, "<removed skill> for <device>", is its replacement's)
                 kept = [
@@ -729,6 +746,26 @@ class Router:
         else:
             return scores, target
         return sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id)), target
+
+    def _removed_run_beside(self, text: str, by_id: dict[str, Capability]) -> str | None:
+        """The replacement of a removed skill ``text`` bids on a thing (``<removed skill> for
+        <device>``), when it also asks of another skill's interface, joined; else None."""
+        lowered = text.lower()
+        if not asks_interface(lowered) or not _JOINED.search(" ".join(_WORDS.findall(lowered))):
+            return None
+        if not any(
+            c.id != DESCRIBE_SKILL_ID and names_skill(text, c.manifest) for c in by_id.values()
+        ):
+            return None  # no other skill's interface asked ("port_report's schema, on <device>")
+        for capability in self._registry:
+            manifest = capability.manifest
+            if (
+                manifest.state is State.REMOVED
+                and manifest.replacement in by_id
+                and bids_on_a_thing(text, manifest)
+            ):
+                return manifest.replacement
+        return None
 
     @staticmethod
     def _described_and_run(text: str, capability: Capability) -> bool:
@@ -920,6 +957,21 @@ def bids_on_a_thing(text: str, manifest: Any) -> bool:
 _DESCRIBING = r"(?:about|explain|describe|describe skill|what can|what does|what will|how does)"
 """Words before a skill's name that ask what it is or does (``what can <skill> do``)."""
 _JOINED = re.compile(r" (?:and|plus|then|also|as well as) ")
+
+
+def asks_about(text: str, manifest: Any) -> bool:
+    """Whether ``text`` asks what the skill is (``describe <skill>``, ``what was <skill>``) or
+    of its interface in the trade's word (``<skill>'s interface``, ``<skill> interface doc``)."""
+    said = " ".join(_WORDS.findall(text.lower()))
+    return any(
+        re.search(
+            rf"(?<![a-z0-9])(?:{_DESCRIBING}|what is|what was|what did) (?:the )?{name}"
+            r"(?![a-z0-9])",
+            said,
+        )
+        or re.search(rf"(?<![a-z0-9]){name} (?:s )?(?:interface|doc|docs|skill)(?![a-z0-9])", said)
+        for name in _names_of(manifest)
+    )
 
 
 def describes_skill(text: str, capability: Capability) -> bool:

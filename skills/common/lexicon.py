@@ -149,6 +149,12 @@ _CAPACITY = re.compile(
     r"|\d+(?:\.\d+)?\s*(?:more|extra|additional)\s+(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps"
     r"|megabits?|t|tbps)\b|another\s+\d|(?:more|extra|additional)\s+\d"
     r"|free\s+(?:bandwidth|capacity|bw|headroom)|avail(?:able)?\.?\s+(?:bandwidth|capacity|bw)"
+    # a rate said available, free or spare ("has at least 4 Gbps available"): room, no threshold
+    r"|\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gigabits?|m|mbps|megabits?|t|tbps)\s+(?:\w+\s+){0,3}?"
+    r"(?:available|free|spare|unused)\b"
+    # a newcomer taken on ("can we add the new customer in <site>?"): room for its traffic
+    r"|(?:add|onboard|fit|host|take\s+on)\s+(?:the\s+|a\s+|an\s+|another\s+|one\s+more\s+)?"
+    r"(?:new\s+)?(?:customers?|tenants?|clients?|services?)\b"
     r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
 )
 _SIZE = re.compile(
@@ -280,7 +286,10 @@ _PROTOCOL_STATE = re.compile(
     # <device> established", "the BGP session to the upstream"
     r"(?<![\w-])(?:bgp|ospf|is-?is|eigrp|ldp|rsvp|pim|bfd|vrrp|hsrp)\s+(?:\w+\s+)?(?:sessions?"
     r"|neighbou?rs?|neighbou?rships?|peers?|peerings?|adjacenc\w*|process\w*|state|status"
-    r"|established|flap\w*)(?![\w-])"
+    r"|established|flap\w*"
+    # its own figures, which no telemetry here holds: "the OSPF cost on <link> higher than 100"
+    r"|costs?|metrics?|weights?|local[\s-]?pref\w*|med|timers?|hold[\s-]?times?|areas?|routes?"
+    r"|prefix(?:es)?)(?![\w-])"
 )
 _PROTOCOLS = ("bgp", "ospf", "is-is", "isis", "eigrp", "ldp", "rsvp", "pim", "bfd", "vrrp", "hsrp")
 """The routing protocols' names, looked for before their state is (most texts name none)."""
@@ -293,8 +302,9 @@ _INSPECT = re.compile(
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
     r"|sanity[\s-]check|eyeball|diagnose|review|assess|assessment"
     # facts gathered, of no kind: "gather the facts on <link>", "collect some info on <device>"
-    r"|(?:gather|collect|compile|pull\s+together)\s+(?:the\s+|some\s+|all\s+(?:the\s+)?)?"
-    r"(?:facts|details|info|information|data|evidence)"
+    r"|(?:gather|collect|compile|pull\s+together|put\s+together|prepare|assemble)\s+"
+    r"(?:the\s+|some\s+|all\s+(?:the\s+)?)?(?:facts|details|info|information|data|evidence"
+    r"|numbers|figures)"
     # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
     r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
     r"(?![\w-])"
@@ -304,6 +314,9 @@ _HEALTH = re.compile(
     r"(?<![\w-])(?:(?:is|are|was|looks?|seems?|running|doing|still)\s+(?:\S+\s+){0,6}?"
     r"(?:fine|ok|okay|alright|all\s+right|healthy|happy|good|normal|sane|behaving|up\s+to\s+the\s+job)"
     r"|health(?:y|\s+of|\s+check)?"
+    # its condition or shape, of no measure: "condition of <device>?", "what shape is it in"
+    r"|conditions?\s+(?:of|on|for)|(?:what|which)\s+(?:\w+\s+)?(?:shape|condition)\s+(?:is|are)"
+    r"|in\s+(?:good|bad|poor|decent|ok|what)\s+(?:shape|condition)"
     # how it fares, in no measure: "how is <link> looking", "how are the uplinks holding up"
     r"|how(?:'?s|\s+(?:is|are|was|were))\s+(?:\S+\s+){0,8}?(?:looking|doing|holding\s+up|performing"
     r"|getting\s+on|faring))(?![\w-])"
@@ -382,8 +395,37 @@ _LOAD_OF = re.compile(
     r"|through)(?![\w-])"
 )
 """A link's load asked of no threshold and no size: against a threshold, or the room left?"""
+_LOAD_WORD = re.compile(r"utili[sz]ation|util|utils|usage|load(?:ed)?")
 _GROWING = re.compile(r"(?<![\w-])(?:grow\w*|expan\w*|scal(?:e|ing))(?![\w-])")
 """Growth, anywhere: load beside it is room to fill, the capacity check's."""
+_LINKISH = re.compile(
+    r"(?<![\w-])(?:links?|circuits?|paths?|uplinks?|downlinks?|pipes?|trunks?|lags?|between"
+    r"|interfaces?|ports?)(?![\w-])"
+)
+"""A link, or an interface, said in words: room or load is of it, not of a whole device."""
+_UP = re.compile(
+    # whether a thing is up or down, asked: "is <link> up", "and is it even up?"
+    r"(?<![\w-])(?:is|are)\s+(?:(?:it|they|the\s+\w+)\s+)?(?:even\s+|still\s+|actually\s+)?"
+    # (not "up to 10G", "down by half", "up for renewal")
+    r"(?:up|down)(?![\w-])(?!\s*(?:to|from|for|by|with|against|the|an?|\d)(?![\w-]))"
+)
+_RATE_AT = re.compile(
+    r"(?<![\w.])\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|m|mbps|t|tbps)(?![\w/])"
+)
+_FOR_RATE = re.compile(
+    # a rate to fit, said as what it is for: "okay for the 5G request", "take 2G more"
+    r"(?<![\w-])(?:for|fit|take|carry|absorb|handle)\s+(?:the\s+|a\s+|an\s+|another\s+|that\s+"
+    r"|this\s+|extra\s+|additional\s+)*\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|m|mbps|t|tbps)"
+    r"(?![\w/])"
+)
+_OR = re.compile(r"(?<![\w-])or(?![\w-])")
+_EITHER_OR = re.compile(r"(?<![\w-])either(?![\w-]).*?(?<![\w-])(or)(?![\w-])")
+"""``either A or B``: two requests offered, joined by ``or``."""
+_EVERYTHING = re.compile(
+    # all there is of a thing, of no kind: "show me everything on <device>"
+    r"(?<![\w-])(?:everything|all\s+(?:you\s+(?:have|know|got)|there\s+is)|the\s+lot"
+    r"|the\s+full\s+picture)\s+(?:on|about|for|of|at|regarding|re)(?![\w-])"
+)
 _BETWEEN = re.compile(r"^\W*(?:the\s+)?(?:link|links|circuit|path)\s+between\s+and\W*$")
 _NEED_MORE = re.compile(
     r"(?<![\w-])(?:need|needs|require|requires|want)\s+(?:more|extra|additional|a\s+lot\s+more)\s+"
@@ -503,7 +545,7 @@ _ENDS = re.compile(
     r"|from\s+(?:and|&)\s+to|where\s+(?:does|do)\s+(?:it\s+|they\s+|\s+)?(?:go|run|lead|land"
     r"|terminate|end\s+up))(?![\w-])"
 )
-_ROLE = r"(?:core|edge|access|aggregation|aggr|agg|distribution|spine|leaf|border)"
+_ROLE = r"(?:core|edge|access|aggregation|aggr|agg|distribution|dist|spine|leaf|border)"
 _KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
 _DESCRIBED = re.compile(
     # a device named by its site and role: "the sfo1 edge box", "lon1's core router"
@@ -579,7 +621,15 @@ _UPGRADE = re.compile(
     # ("recommend the right speed for <link>"): the plan's
     r"|\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|m|mbps|t|tbps)\s+to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
-    r"|(?:right|correct|appropriate|best|proper)\s+(?:rate|speed|size))(?![\w-])"
+    r"|(?:right|correct|appropriate|best|proper)\s+(?:rate|speed|size)"
+    # a rate or tier suggested for a link: "recommend a target bandwidth tier for <link>", "what
+    # link speed would you suggest for <link>"
+    r"|target\s+(?:bandwidth|capacity|speed|rate|tier|size)|(?:bandwidth|speed|rate)\s+tier"
+    r"|(?:suggest|recommend|propose|advise)\w*\s+(?:(?:a|an|the|new|right|next|link|port"
+    r"|circuit)\s+)*(?:speed|rate|tier|size)"
+    r"|(?:what|which)\s+(?:link\s+|port\s+|circuit\s+)?(?:speed|rate|tier|size)\s+(?:would|should"
+    r"|do|does|can)\s+(?:you|we|i)\s+(?:suggest|recommend|propose|advise|pick|choose|go\s+for))"
+    r"(?![\w-])"
 )
 _NETWORK = re.compile(
     r"(?<![\w-])(?:links?|circuits?|bandwidth|bw|capacity|pipes?|lags?|trunks?|uplinks?|traffic"
@@ -655,7 +705,9 @@ def _split_asks(
 def _joins(masked: str) -> list[int]:
     """Where ``masked`` joins two requests ("and", "plus"...); "whether and how far" is two words
     of one question, no join."""
-    return [m.start() for m in _AND.finditer(masked) if not _WHETHER.search(masked, 0, m.start())]
+    found = [m.start() for m in _AND.finditer(masked) if not _WHETHER.search(masked, 0, m.start())]
+    either = _EITHER_OR.search(masked)
+    return sorted([*found, either.start(1)]) if either else found
 
 
 def _threshold_number(masked: str, after: int) -> bool:
@@ -690,6 +742,14 @@ class NetworkFeatures:
             # traffic fits elsewhere?
             signals.append("alternatives")
             return (UPGRADE, CAPACITY)
+        if "upgrade" in signals and rated and _FOR_RATE.search(masked):
+            # a rate to fit, or else an upgrade ("okay for the 5G request or does it need a
+            # bigger pipe?"): will it fit, or which upgrade?
+            fit = _FOR_RATE.search(masked)
+            alternative = _OR.search(masked, fit.end()) if fit else None
+            if alternative and _UPGRADE.search(masked, alternative.end()):
+                signals.append("alternatives")
+                return (CAPACITY, UPGRADE)
         if "upgrade" not in signals and (
             _RATE_ENOUGH.search(masked)
             or (_NEED_MORE.search(masked) and not rated)
@@ -729,6 +789,22 @@ class NetworkFeatures:
         ):
             # a link's load of no threshold and no size ("what's the utilization of <link>?",
             # "traffic on <link>?"): against a threshold, or the room left?
+            signals.append("load_unsized")
+            return (EVALUATE, CAPACITY)
+        if (
+            "metric_of_resource" in signals
+            and not link
+            and not numbers(masked)
+            and "upgrade" not in signals
+            and (pair or _LINKISH.search(masked))
+            and all(
+                _STATE.fullmatch(m[0]) or _LOAD_WORD.fullmatch(m[0])
+                for m in _METRIC.finditer(masked)
+            )
+        ):
+            # a load or state of no threshold, of a link named by its devices ("is the <a> to
+            # <b> path busy?", "is the <device> link hot?"): which link's load, against what,
+            # or its room?
             signals.append("load_unsized")
             return (EVALUATE, CAPACITY)
         if "metric_of_resource" in signals and _STORY.search(masked):
@@ -854,7 +930,7 @@ class NetworkFeatures:
         elif metrics and resource and not bandwidths and not capacity:
             signals.append("metric_of_resource")
             votes[EVALUATE] = 0.55 if metrics[0] != "errors" or _QUESTION.search(masked) else 0.4
-        capacity = capacity and bool(resource or bandwidths or _NETWORK.search(masked))
+        capacity = capacity and bool(resource or bandwidths or site or _NETWORK.search(masked))
         upgrade = _UPGRADE.search(masked) is not None and bool(
             links or "link" in masked or "circuit" in masked
         )
@@ -959,6 +1035,16 @@ class NetworkFeatures:
             signals.append("health")  # "<link> - is it fine?": by which measure?
             votes = dict.fromkeys(READ_ONLY, -0.5)
         elif (
+            _EVERYTHING.search(masked)
+            and not metrics
+            and not capacity
+            and not upgrade
+            and not parts
+            and not _IDENTITY.search(masked)
+        ):
+            signals.append("everything")  # "show me everything on <device>": of which kind?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        elif (
             not metrics
             and not bandwidths
             and not capacity
@@ -1015,6 +1101,9 @@ class NetworkFeatures:
                     m.start() for p in (_CAPACITY, _LEFT, _HEADROOM) for m in p.finditer(masked)
                 ]
                 if capacity
+                # (a rate to fit, "can it take 1G", where it voted for the check)
+                else [m.start() for m in _RATE_AT.finditer(masked)]
+                if votes.get(CAPACITY, 0) > 0 and not upgrade
                 else [],
                 UPGRADE: [m.start() for m in _UPGRADE.finditer(masked)] if upgrade else [],
                 INVENTORY: [
@@ -1024,11 +1113,32 @@ class NetworkFeatures:
                     for p in (_PARTS, _ENDS, _LISTING, _OWN_ATTRIBUTE, _IDENTITY_ASKED)
                     for m in p.finditer(masked)
                     if not _RATE.search(m[0])  # "and to what speed": an upgrade's target
-                ],
+                ]
+                # whether it is up at all, asked beside another request ("is <link> up and can
+                # it take 1G?"): its recorded state
+                + [m.start() for m in _UP.finditer(masked)],
             }
             asks = _split_asks(evidence, joins, states)
             if asks:
                 signals.append("two_requests")
+        if (
+            not asks
+            and votes.get(CAPACITY, 0) > 0
+            and INVENTORY not in votes
+            and not metrics
+            and not _LISTING.search(masked)  # "list devices in status 'spare'": a listing
+            and not upgrade
+            and not links
+            and not interface
+            and len(devices) <= 1
+            and (devices or site)
+            and not _LINKISH.search(masked)
+        ):
+            # room asked of one device or a site, no link of it named ("headroom on <device>?",
+            # "is there spare on <device>", "enough capacity in <site>?"): which link's room, or
+            # the device's load (the site's links)?
+            signals.append("no_link")
+            asks = (CAPACITY, EVALUATE) if devices else (CAPACITY, INVENTORY)
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
                 masked,

@@ -1089,3 +1089,93 @@ def test_a_skill_described_with_no_thing_to_run_on_is_described(router: Router, 
     decision = route(router, text, PAULA)
     assert decision.action is Action.RUN, decision
     assert decision.capability is not None and decision.capability.id == "describe_skill"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "check_link_capacity - anyone?",
+        "evaluate_resource_condition, see the ticket",
+        "lookup_inventory fyi",
+        "plan_link_upgrade, note below",
+    ],
+)
+def test_a_skill_named_beside_an_aside_or_a_pointer_asks_nothing_of_it(
+    router: Router, text: str
+) -> None:
+    """An aside (``anyone?``) or a pointer (``see the ticket``, ``fyi``) bids nothing of the
+    skill named beside it: describe it, or run it?"""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert "describe_skill" in {c.id for c in decision.candidates}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what was port_report? an old runbook mentions it",
+        "explain port_report for our migration notes",
+        "port_report's interface, please",
+        "about the port_report skill: is it gone?",
+    ],
+)
+def test_a_removed_skill_asked_about_is_described(router: Router, text: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.RUN, decision
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # room of a device with no link named; a link's load named by its devices
+        "is there headroom on lon1-aggr-04",
+        "is the ams1-core-02 to ams1-dist-01 link busy",
+        # the condition of a thing, everything on it
+        "what condition is sin1-edge-03 in?",
+        "show everything about tok1-dist-02",
+        # up beside a fit
+        "is acme-lnk-00320 up and could it carry 4G?",
+    ],
+)
+def test_room_of_a_device_a_load_by_ends_a_condition_or_two_asks_are_asked_about(
+    router: Router, text: str
+) -> None:
+    assert route(router, text, PAULA).action is Action.CLARIFY
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        (
+            "does acme-lnk-00321 have at least 2 Gbps available for the traffic we move?",
+            "check_link_capacity",
+        ),
+        ("recommend a speed tier for acme-lnk-00322 after the merger", "plan_link_upgrade"),
+        # (the newcomer's question keeps its evaluation, which asks for a threshold)
+        ("how busy is acme-lnk-00002?", "evaluate_resource_condition"),
+    ],
+)
+def test_a_rate_available_or_a_speed_recommended_runs_its_skill(
+    router: Router, text: str, skill: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill, decision
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "port_report on nyc1-edge-02 plus the input schema of check_link_capacity",
+        "the port_report for sin1-core-01, and what arguments does plan_link_upgrade take?",
+        "what are the fields of check_link_capacity and the port_report of lon1-edge-01",
+    ],
+)
+def test_a_removed_skills_run_beside_another_skills_interface_asks_which(
+    router: Router, text: str
+) -> None:
+    """A removed skill's work on a thing (its replacement's) and another skill's interface in
+    one text are two asks: the replacement's run, or the description?"""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == {"describe_skill", "lookup_inventory"}

@@ -911,3 +911,122 @@ def test_how_a_thing_fares_or_a_concern_of_no_measure_asks_which_check(
 def test_a_concern_beside_a_measure_room_or_identity_keeps_its_skill(text: str, skill: str) -> None:
     votes = LEXICON.features(text).votes
     assert votes.get(skill, 0) > 0, votes
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a rate said available, free or spare on a link: its room, no threshold of a metric
+        ("verify 3 Gbps or more is available on acme-lnk-00301 for the moved traffic", CAPACITY),
+        ("before shifting traffic: does acme-lnk-00302 have over 500 Mbps available?", CAPACITY),
+        ("confirm at least 8G available on acme-lnk-00303 ahead of the traffic move", CAPACITY),
+        # a rate or a tier suggested for a link: the plan's
+        ("which link speed do you recommend for acme-lnk-00304 next year?", UPGRADE),
+        ("suggest the right tier for acme-lnk-00305 from its busiest hour", UPGRADE),
+        ("what target speed fits acme-lnk-00306 best?", UPGRADE),
+        ("propose a new rate for the link acme-lnk-00307", UPGRADE),
+    ],
+)
+def test_a_rate_available_is_room_and_a_rate_suggested_is_a_plan(text: str, skill: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes.get(skill, 0) > 0 and max(votes, key=lambda s: votes[s]) == skill, votes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is the isis metric on acme-lnk-00308 above 20?",
+        "bgp local-pref toward the upstream on nyc1-core-04 lower than 200?",
+        "ospf hold timers on lon1-edge-05 more than 40 seconds?",
+    ],
+)
+def test_a_routing_protocols_own_figure_is_no_skills(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "protocol_state" in features.signals, features
+    assert max(features.votes.values()) < 0
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # room asked of one device or a site, no link named: which link's, or the device's load?
+        ("any headroom left at ams1-edge-04?", {CAPACITY, EVALUATE}),
+        ("how much spare does sin1-aggr-03 have", {CAPACITY, EVALUATE}),
+        ("can tok1-core-05 take on the new customer?", {CAPACITY, EVALUATE}),
+        ("is there enough bandwidth at fra1 for the new tenant", {CAPACITY, INVENTORY}),
+        ("can we onboard another client in sin1?", {CAPACITY, INVENTORY}),
+        # a load or state of no threshold, of a link named by its devices
+        ("how hot is the link from ams1-core-02 to ams1-edge-03", {EVALUATE, CAPACITY}),
+        ("usage between lon1-dist-02 and lon1-core-04?", {EVALUATE, CAPACITY}),
+        ("is the sin1-core-02 uplink loaded", {EVALUATE, CAPACITY}),
+    ],
+)
+def test_room_of_a_device_or_site_or_load_of_a_link_by_its_devices_asks_which(
+    text: str, offered: set[str]
+) -> None:
+    features = LEXICON.features(text)
+    assert set(features.asks) == offered, features
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # room on a named link, or on a device's named link, keeps its check
+        "headroom on acme-lnk-00310?",
+        "room for 2G more between ams1-core-02 and ams1-edge-03",
+        "spare capacity on the uplink of nyc1-edge-06",
+        # a device's metric against a threshold keeps its evaluation
+        "is memory on lon1-core-07 over 70% before we push the config?",
+    ],
+)
+def test_room_of_a_link_or_a_device_threshold_is_asked_nothing(text: str) -> None:
+    assert LEXICON.features(text).asks == (), LEXICON.features(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # whether a thing is up, beside a rate to fit or a room
+        ("is acme-lnk-00311 even up, and could it carry 2G?", {INVENTORY, CAPACITY}),
+        ("can acme-lnk-00312 take 500M and is it down right now", {CAPACITY, INVENTORY}),
+        # either one request or another
+        (
+            "either the free bandwidth on acme-lnk-00313 or an upgrade plan, your call",
+            {
+                CAPACITY,
+                UPGRADE,
+            },
+        ),
+        # a listing of a role's devices beside room on a link
+        ("the dist switches at fra1 and spare capacity on acme-lnk-00314", {INVENTORY, CAPACITY}),
+        # a rate to fit, or else an upgrade
+        ("can acme-lnk-00315 handle 3G more or should we upgrade it?", {CAPACITY, UPGRADE}),
+        ("fine for a 2G customer, or is a bigger pipe due on acme-lnk-00316?", {CAPACITY, UPGRADE}),
+    ],
+)
+def test_an_up_ask_either_or_a_role_listing_or_fit_else_upgrade_is_two_asks(
+    text: str, offered: set[str]
+) -> None:
+    features = LEXICON.features(text)
+    assert set(features.asks) == offered, features
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        # its condition or shape, in no measure
+        ("what condition is fra1-edge-02 in", "health"),
+        ("condition of the ams1-core-01 to ams1-edge-02 link?", "health"),
+        ("what shape is sin1-dist-01 in", "health"),
+        # all there is of a thing, of no kind
+        ("give me everything about tok1-core-04", "everything"),
+        ("all you have on acme-lnk-00317 please", "everything"),
+        # facts prepared, for a purpose
+        ("prepare the figures on acme-lnk-00318 for the budget round", "inspection"),
+        ("put together data on nyc1-core-08 for the board pack", "inspection"),
+    ],
+)
+def test_a_condition_everything_or_facts_prepared_ask_which_check(text: str, signal: str) -> None:
+    features = LEXICON.features(text)
+    assert signal in features.signals, features
+    assert max(features.votes.values()) < 0

@@ -5,7 +5,7 @@ miss). Prints figures; asserts nothing.
 
     .venv/bin/python -m bench.routing
         [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|heldout_v5|heldout_v6|heldout_v7|
-        heldout_v8|heldout_v9|dev|PATH]
+        heldout_v8|heldout_v9|heldout_v10|dev|PATH]
         [--repeat 20] [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
@@ -34,6 +34,10 @@ the seventh was spent, checked to share no text with ``heldout``, ``heldout_v2``
 the eighth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
 ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``, ``dev`` and
 ``eval``;
+``--set heldout_v10`` is ``tests/routing/heldout_v10.json``, a tenth held-out set written after
+the ninth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
+``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``, ``heldout_v9``,
+``dev`` and ``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant).
@@ -68,6 +72,7 @@ SETS = {
     "heldout_v7": ROUTING_TESTS / "heldout_v7.json",
     "heldout_v8": ROUTING_TESTS / "heldout_v8.json",
     "heldout_v9": ROUTING_TESTS / "heldout_v9.json",
+    "heldout_v10": ROUTING_TESTS / "heldout_v10.json",
     "dev": ROUTING_TESTS / "dev_set.json",
 }
 CALLER = Principal(

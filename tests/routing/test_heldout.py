@@ -88,78 +88,9 @@ SETS = {
     "heldout_v10": HeldOut(HELDOUT_V10_FILE, frozenset(SOURCES_V2), 260, 120, 55, 435),
 }
 EARLIER_SETS = {
-    "heldout_v2": ("heldout.json", "dev_set.json", "eval_set.json"),
-    "heldout_v3": ("heldout.json", "heldout_v2.json", "dev_set.json", "eval_set.json"),
-    "heldout_v4": (
-        "heldout.json",
-        "heldout_v2.json",
-        "heldout_v3.json",
-        "dev_set.json",
-        "eval_set.json",
-    ),
-    "heldout_v5": (
-        "heldout.json",
-        "heldout_v2.json",
-        "heldout_v3.json",
-        "heldout_v4.json",
-        "dev_set.json",
-        "eval_set.json",
-    ),
-    "heldout_v6": (
-        "heldout.json",
-        "heldout_v2.json",
-        "heldout_v3.json",
-        "heldout_v4.json",
-        "heldout_v5.json",
-        "dev_set.json",
-        "eval_set.json",
-    ),
-    "heldout_v7": (
-        "heldout.json",
-        "heldout_v2.json",
-        "heldout_v3.json",
-        "heldout_v4.json",
-        "heldout_v5.json",
-        "heldout_v6.json",
-        "dev_set.json",
-        "eval_set.json",
-    ),
-    "heldout_v8": (
-        "heldout.json",
-        "heldout_v2.json",
-        "heldout_v3.json",
-        "heldout_v4.json",
-        "heldout_v5.json",
-        "heldout_v6.json",
-        "heldout_v7.json",
-        "dev_set.json",
-        "eval_set.json",
-    ),
-    "heldout_v9": (
-        "heldout.json",
-        "heldout_v2.json",
-        "heldout_v3.json",
-        "heldout_v4.json",
-        "heldout_v5.json",
-        "heldout_v6.json",
-        "heldout_v7.json",
-        "heldout_v8.json",
-        "dev_set.json",
-        "eval_set.json",
-    ),
-    "heldout_v10": (
-        "heldout.json",
-        "heldout_v2.json",
-        "heldout_v3.json",
-        "heldout_v4.json",
-        "heldout_v5.json",
-        "heldout_v6.json",
-        "heldout_v7.json",
-        "heldout_v8.json",
-        "heldout_v9.json",
-        "dev_set.json",
-        "eval_set.json",
-    ),
+    later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")
+    for index, later in enumerate(SETS)
+    if index > 0
 }
 """Sets a later held-out set must share no text with (the router was tuned or looked at on them)."""
 each_set = pytest.mark.parametrize("held", list(SETS.values()), ids=list(SETS))

@@ -75,6 +75,7 @@ def _plain_send(body: bytes) -> tuple[str, str | int, dict[str, Any]] | None:
     method, request_id, params = document.get("method"), document.get("id"), document.get("params")
     if (
         document.get("jsonrpc") != "2.0"
+        or type(method) is not str  # any JSON value may stand here; an object is unhashable
         or method not in _METHODS
         or type(request_id) not in (str, int)
         or type(params) is not dict

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent.routing import classifier
 from agent.routing.classifier import FastModel, _pipeline, normalize
 from agent.routing.features import NoFeatures, TextFeatures, expanded
 from skills.common.lexicon import (
@@ -493,6 +494,21 @@ def test_the_fast_model_is_the_pipeline_for_any_words(words: list[str]) -> None:
     unknown terms and empty blocks: the same probabilities as scikit-learn's."""
     read = normalize(" ".join(words))
     assert np.allclose(_FAST.predict_proba([read]), _FITTED.predict_proba([read]))
+
+
+def test_the_fast_models_word_cache_is_bounded_and_changes_no_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past its bound the per-word cache starts again; a word met before and after the reset,
+    and words repeated in one text, score as scikit-learn scores them."""
+    monkeypatch.setattr(classifier, "WORD_CACHE_SIZE", 3)
+    fast = FastModel(_FITTED)
+    texts = [f"free bandwidth w{i} cpu cpu" for i in range(20)] + ["free bandwidth", "cpu"]
+    for text in texts:
+        read = normalize(text)
+        assert np.allclose(fast.predict_proba([read]), _FITTED.predict_proba([read]))
+        assert fast.probabilities(read) == pytest.approx(list(fast.predict_proba([read])[0]))
+    assert all(len(block._words) <= 3 for block in fast._blocks)
 
 
 @pytest.mark.parametrize(

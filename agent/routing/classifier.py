@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,14 +93,17 @@ def _pipeline() -> Pipeline:
 class FastModel:
     """A fitted pipeline's ``predict_proba`` for one text, without scikit-learn's overhead.
 
-    Exactly the pipeline's arithmetic: per vectorizer, its analyzer, (sublinear) term counts
-    times idf, L2 norm; the union's blocks side by side; then the logistic regression's
-    softmax (or sigmoid, for two classes). ``tests/routing`` checks it against the pipeline.
+    The pipeline's arithmetic: per vectorizer, its analyzer, (sublinear) term counts times
+    idf, L2 norm; the union's blocks side by side; then the logistic regression's softmax (or
+    sigmoid, for two classes). ``tests/unit/test_lexicon.py`` holds it to the pipeline.
 
-    A ``char_wb`` block's n-grams never cross a word, so each word's known n-grams (as
-    vocabulary indices) are found once and kept (:data:`WORD_CACHE_SIZE` words at most): a
-    message costs a lookup per word and a few array operations per block, instead of a slice,
-    a hash and a dict lookup per n-gram (about 130 of them for a one-line request).
+    A block's logits are ``sum_t w_t coef_t / sqrt(sum_t w_t^2)``, ``w_t = tf_t idf_t``: sums
+    over terms, so they add up over the units that yield the terms (a ``char_wb`` block's
+    words, whose n-grams never cross a word; a word block's n-grams). Each unit's share, as if
+    each of its terms occurred once, is worked out once and kept (:data:`UNIT_CACHE_SIZE` units
+    a block at most); a text adds its units' shares and corrects the few terms it holds more
+    than once. A one-line request costs a lookup per word instead of a slice, a hash and a
+    dict lookup per n-gram (about 130) and a dozen array operations.
     """
 
     def __init__(self, pipeline: Pipeline) -> None:
@@ -110,22 +114,14 @@ class FastModel:
         model = pipeline.named_steps["model"]
         self.classes_ = model.classes_
         self.labels: tuple[str, ...] = tuple(str(label) for label in model.classes_)
-        coef = np.ascontiguousarray(model.coef_.T)  # features x classes
+        coef = np.asarray(model.coef_, dtype=float).T  # features x classes
         self._blocks: list[_Block] = []
         offset = 0
         for _, vectorizer in union.transformer_list:
-            vocabulary = {str(k): int(v) for k, v in vectorizer.vocabulary_.items()}
-            size = len(vocabulary)
-            self._blocks.append(
-                _Block(
-                    vectorizer,
-                    vocabulary,
-                    np.asarray(vectorizer.idf_, dtype=float),
-                    np.ascontiguousarray(coef[offset : offset + size]),
-                )
-            )
+            size = len(vectorizer.vocabulary_)
+            self._blocks.append(_Block(vectorizer, coef[offset : offset + size]))
             offset += size
-        self._intercept = model.intercept_
+        self._intercept = np.asarray(model.intercept_, dtype=float)
 
     def predict_proba(self, texts: Sequence[str]) -> Any:
         """Probabilities per class for each text (rows), as the pipeline gives them."""
@@ -141,18 +137,9 @@ class FastModel:
         np = self._np
         decision = self._intercept
         for block in self._blocks:
-            at = block.indices(text)
-            if at.size == 0:
-                continue
-            if block.sublinear or at.size > 1:
-                at, counts = np.unique(at, return_counts=True)
-                tf = (1.0 + np.log(counts)) if block.sublinear else counts.astype(float)
-                weights = tf * block.idf[at]
-            else:
-                weights = block.idf[at]
-            norm = math.sqrt(float(weights @ weights))
-            if norm > 0:
-                decision = decision + (weights / norm) @ block.coef[at]
+            logits = block.logits(text)
+            if logits is not None:
+                decision = decision + logits
         if decision.shape[0] == 1:  # binary: one column, the second class's logit
             p = 1.0 / (1.0 + math.exp(-float(decision[0])))
             return np.array([1.0 - p, p])
@@ -160,71 +147,115 @@ class FastModel:
         return exp / exp.sum()
 
 
-WORD_CACHE_SIZE = 20_000
-"""Words whose known n-grams a block keeps; past it the cache starts again (bounded memory
-whatever a caller sends)."""
+UNIT_CACHE_SIZE = 20_000
+"""Units (words, or a word block's n-grams) whose share a block keeps; past it the cache
+starts again (bounded memory whatever callers send)."""
 
 _WHITE_SPACES = re.compile(r"\s\s+")  # scikit-learn's, for the same words
 
 
-class _Block:
-    """One vectorizer of the union: its vocabulary, idf weights and coefficient rows."""
+@dataclass(frozen=True, slots=True)
+class _Share:
+    """One unit's terms (vocabulary indices, once per occurrence), the sum of their
+    ``idf x coef`` rows and of their ``idf^2``: its part of a block's logits and squared norm
+    when each term occurs once in the whole text."""
 
-    def __init__(self, vectorizer: Any, vocabulary: dict[str, int], idf: Any, coef: Any) -> None:
+    terms: tuple[int, ...]
+    logits: Any
+    square: float
+
+
+class _Block:
+    """One vectorizer of the union: its units' shares, and the rows to correct repeats."""
+
+    def __init__(self, vectorizer: Any, coef: Any) -> None:
         import numpy
 
         self._np = numpy
-        self.vocabulary = vocabulary
-        self.idf = idf
-        self.coef = coef
-        self.sublinear = bool(vectorizer.sublinear_tf)
+        self._vocabulary = {str(k): int(v) for k, v in vectorizer.vocabulary_.items()}
+        self._idf = numpy.asarray(vectorizer.idf_, dtype=float)
+        self._weighted = numpy.ascontiguousarray(coef * self._idf[:, None])  # idf_t coef_t
+        self._sublinear = bool(vectorizer.sublinear_tf)
         self._analyzer: Callable[[str], list[str]] = vectorizer.build_analyzer()
         self._by_word = vectorizer.analyzer == "char_wb"
         self._preprocess: Callable[[str], str] = vectorizer.build_preprocessor()
         self._min_n, self._max_n = vectorizer.ngram_range
-        self._words: dict[str, Any] = {}
-        self._empty = numpy.zeros(0, dtype=numpy.intp)
+        self._shares: dict[str, _Share] = {}
 
-    def indices(self, text: str) -> Any:
-        """The vocabulary indices of ``text``'s known terms, one per occurrence."""
+    def logits(self, text: str) -> Any:
+        """This block's part of the decision for ``text`` (None when it knows no term)."""
+        if self._by_word:
+            units = _WHITE_SPACES.sub(" ", self._preprocess(text)).split()
+        else:
+            units = self._analyzer(text)
+        shares = self._shares
+        found = [shares.get(unit) or self._share(unit) for unit in units]
+        found = [share for share in found if share.terms]
+        if not found:
+            return None
+        logits = found[0].logits
+        square = found[0].square
+        for share in found[1:]:
+            logits = logits + share.logits
+            square += share.square
+        terms = [term for share in found for term in share.terms]
+        if len(terms) > 1:
+            repeats = Counter(terms)
+            if len(repeats) < len(terms):
+                logits, square = self._corrected(repeats, logits, square)
+        if square <= 0.0:
+            return None
+        return logits / math.sqrt(square)
+
+    def _corrected(self, repeats: Counter[int], logits: Any, square: float) -> tuple[Any, float]:
+        """The shares counted a term met ``c`` times as ``c`` terms of weight ``idf``; it is one
+        of weight ``tf idf`` (``tf = 1 + ln c`` when sublinear, else ``c``)."""
+        idf = self._idf
+        for term, count in repeats.items():
+            if count > 1:
+                tf = 1.0 + math.log(count) if self._sublinear else float(count)
+                logits = logits + (tf - count) * self._weighted[term]
+                square += (tf * tf - count) * float(idf[term]) ** 2
+        return logits, square
+
+    def _share(self, unit: str) -> _Share:
+        get = self._vocabulary.get
+        if self._by_word:
+            terms = [
+                i
+                for i in map(get, _char_wb_ngrams(unit, self._min_n, self._max_n))
+                if i is not None
+            ]
+        else:
+            index = get(unit)
+            terms = [] if index is None else [index]
         np = self._np
-        if not self._by_word:
-            get = self.vocabulary.get
-            found = [i for i in map(get, self._analyzer(text)) if i is not None]
-            return np.array(found, dtype=np.intp) if found else self._empty
-        words = _WHITE_SPACES.sub(" ", self._preprocess(text)).split()
-        if not words:
-            return self._empty
-        cache = self._words
-        parts = [cache.get(w) for w in words]
-        for i, part in enumerate(parts):
-            if part is None:
-                parts[i] = self._learn(words[i])
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        at = np.array(terms, dtype=np.intp)
+        share = _Share(
+            tuple(terms),
+            self._weighted[at].sum(axis=0),
+            float(self._idf[at] @ self._idf[at]) if terms else 0.0,
+        )
+        if len(self._shares) >= UNIT_CACHE_SIZE:
+            self._shares.clear()
+        self._shares[unit] = share
+        return share
 
-    def _learn(self, word: str) -> Any:
-        """A word's known n-grams, exactly as scikit-learn's ``_char_wb_ngrams`` cuts them."""
-        get = self.vocabulary.get
-        w = " " + word + " "
-        length = len(w)
-        found: list[int] = []
-        for n in range(self._min_n, self._max_n + 1):
-            offset = 0
-            index = get(w[0:n])
-            if index is not None:
-                found.append(index)
-            while offset + n < length:
-                offset += 1
-                index = get(w[offset : offset + n])
-                if index is not None:
-                    found.append(index)
-            if offset == 0:  # a short word counts once
-                break
-        indices = self._np.array(found, dtype=self._np.intp) if found else self._empty
-        if len(self._words) >= WORD_CACHE_SIZE:
-            self._words.clear()
-        self._words[word] = indices
-        return indices
+
+def _char_wb_ngrams(word: str, min_n: int, max_n: int) -> list[str]:
+    """One word's n-grams, cut as scikit-learn's ``_char_wb_ngrams`` cuts them."""
+    w = " " + word + " "
+    length = len(w)
+    grams: list[str] = []
+    for n in range(min_n, max_n + 1):
+        offset = 0
+        grams.append(w[0:n])
+        while offset + n < length:
+            offset += 1
+            grams.append(w[offset : offset + n])
+        if offset == 0:  # a short word counts once
+            break
+    return grams
 
 
 def _by_probability(pair: tuple[str, float]) -> tuple[float, str]:

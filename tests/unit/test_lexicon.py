@@ -501,14 +501,14 @@ def test_the_fast_models_word_cache_is_bounded_and_changes_no_answer(
 ) -> None:
     """Past its bound the per-word cache starts again; a word met before and after the reset,
     and words repeated in one text, score as scikit-learn scores them."""
-    monkeypatch.setattr(classifier, "WORD_CACHE_SIZE", 3)
+    monkeypatch.setattr(classifier, "UNIT_CACHE_SIZE", 3)
     fast = FastModel(_FITTED)
     texts = [f"free bandwidth w{i} cpu cpu" for i in range(20)] + ["free bandwidth", "cpu"]
     for text in texts:
         read = normalize(text)
         assert np.allclose(fast.predict_proba([read]), _FITTED.predict_proba([read]))
         assert fast.probabilities(read) == pytest.approx(list(fast.predict_proba([read])[0]))
-    assert all(len(block._words) <= 3 for block in fast._blocks)
+    assert all(len(block._shares) <= 3 for block in fast._blocks)
 
 
 @pytest.mark.parametrize(

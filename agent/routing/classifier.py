@@ -121,7 +121,7 @@ class FastModel:
             size = len(vectorizer.vocabulary_)
             self._blocks.append(_Block(vectorizer, coef[offset : offset + size]))
             offset += size
-        self._intercept = np.asarray(model.intercept_, dtype=float)
+        self._intercept: list[float] = np.asarray(model.intercept_, dtype=float).tolist()
 
     def predict_proba(self, texts: Sequence[str]) -> Any:
         """Probabilities per class for each text (rows), as the pipeline gives them."""
@@ -130,14 +130,14 @@ class FastModel:
     def probabilities(self, text: str) -> list[float]:
         """One text's probabilities, in the order of :attr:`labels`.
 
-        Plain floats after the blocks' sums: a softmax over a handful of classes costs less in
+        Plain floats throughout: a handful of classes and a few dozen units cost less in
         Python than in numpy calls (each a dispatch, cold in a server between requests)."""
-        decision = self._intercept
+        parts = [self._intercept]
         for block in self._blocks:
             logits = block.logits(text)
             if logits is not None:
-                decision = decision + logits
-        values: list[float] = decision.tolist()
+                parts.append(logits)
+        values = [math.fsum(column) for column in zip(*parts, strict=True)]
         if len(values) == 1:  # binary: one column, the second class's logit
             p = 1.0 / (1.0 + math.exp(-values[0]))
             return [1.0 - p, p]
@@ -161,7 +161,7 @@ class _Share:
     when each term occurs once in the whole text."""
 
     terms: tuple[int, ...]
-    logits: Any
+    logits: tuple[float, ...]
     square: float
 
 
@@ -176,6 +176,7 @@ class _Block:
         self._idf = numpy.asarray(vectorizer.idf_, dtype=float)
         self._weighted = numpy.ascontiguousarray(coef * self._idf[:, None])  # idf_t coef_t
         self._idf_squared: list[float] = (self._idf * self._idf).tolist()
+        self._rows: dict[int, list[float]] = {}  # idf_t coef_t of repeated terms, as met
         self._sublinear = bool(vectorizer.sublinear_tf)
         self._analyzer: Callable[[str], list[str]] = vectorizer.build_analyzer()
         self._by_word = vectorizer.analyzer == "char_wb"
@@ -183,7 +184,7 @@ class _Block:
         self._min_n, self._max_n = vectorizer.ngram_range
         self._shares: dict[str, _Share] = {}
 
-    def logits(self, text: str) -> Any:
+    def logits(self, text: str) -> list[float] | None:
         """This block's part of the decision for ``text`` (None when it knows no term)."""
         if self._by_word:
             units = _WHITE_SPACES.sub(" ", self._preprocess(text)).split()
@@ -194,8 +195,7 @@ class _Block:
         found = [share for share in found if share.terms]
         if not found:
             return None
-        np = self._np
-        logits = np.add.reduce([share.logits for share in found])
+        rows = [share.logits for share in found]
         square = math.fsum(share.square for share in found)
         terms = [term for share in found for term in share.terms]
         if len(terms) > 1:
@@ -203,18 +203,23 @@ class _Block:
             if len(repeats) < len(terms):
                 # the shares counted a term met c times as c terms of weight idf; it is one of
                 # weight tf idf (tf = 1 + ln c when sublinear, else c)
-                at: list[int] = []
-                extra: list[float] = []
                 for term, count in repeats.items():
                     if count > 1:
                         tf = 1.0 + math.log(count) if self._sublinear else float(count)
-                        at.append(term)
-                        extra.append(tf - count)
+                        row = self._rows.get(term) or self._row(term)
+                        rows.append(tuple((tf - count) * value for value in row))
                         square += (tf * tf - count) * self._idf_squared[term]
-                logits = logits + np.array(extra) @ self._weighted[at]
         if square <= 0.0:
             return None
-        return logits / math.sqrt(square)
+        norm = math.sqrt(square)
+        return [math.fsum(column) / norm for column in zip(*rows, strict=True)]
+
+    def _row(self, term: int) -> list[float]:
+        row: list[float] = self._weighted[term].tolist()
+        if len(self._rows) >= UNIT_CACHE_SIZE:
+            self._rows.clear()
+        self._rows[term] = row
+        return row
 
     def _share(self, unit: str) -> _Share:
         get = self._vocabulary.get
@@ -231,7 +236,7 @@ class _Block:
         at = np.array(terms, dtype=np.intp)
         share = _Share(
             tuple(terms),
-            self._weighted[at].sum(axis=0),
+            tuple(self._weighted[at].sum(axis=0).tolist()),
             float(self._idf[at] @ self._idf[at]) if terms else 0.0,
         )
         if len(self._shares) >= UNIT_CACHE_SIZE:

@@ -508,7 +508,7 @@ def test_the_fast_models_word_cache_is_bounded_and_changes_no_answer(
         read = normalize(text)
         assert np.allclose(fast.predict_proba([read]), _FITTED.predict_proba([read]))
         assert fast.probabilities(read) == pytest.approx(list(fast.predict_proba([read])[0]))
-    assert all(len(block._shares) <= 3 for block in fast._blocks)
+    assert all(len(block._shares) <= 3 and len(block._rows) <= 3 for block in fast._blocks)
 
 
 @pytest.mark.parametrize(

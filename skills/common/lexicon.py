@@ -754,7 +754,7 @@ class NetworkFeatures:
                 return (CAPACITY, UPGRADE)
         if "upgrade" not in signals and (
             _RATE_ENOUGH.search(masked)
-            or (_NEED_MORE.search(masked) and not rated)
+            or (not rated and _NEED_MORE.search(masked))
             # sufficiency of a link with no traffic named to fit and no room asked ("the 10G
             # link <link> - enough?", "is <link> big enough"): for what it carries now, or
             # should it be upgraded? (beside an upgrade, "40G enough, or go 100G?", it is the
@@ -771,7 +771,7 @@ class NetworkFeatures:
             # or its load against a threshold?
             signals.append("unsized")
             return (CAPACITY, EVALUATE)
-        growth = resource and _GROW.search(masked) is not None and "upgrade" not in signals
+        growth = resource and "upgrade" not in signals and _GROW.search(masked) is not None
         if growth and not numbers(masked) and not capacity:
             # growth of no size ("can <link> grow?"): room for more traffic, or an upgrade?
             signals.append("unsized")
@@ -933,8 +933,8 @@ class NetworkFeatures:
             signals.append("metric_of_resource")
             votes[EVALUATE] = 0.55 if metrics[0] != "errors" or _QUESTION.search(masked) else 0.4
         capacity = capacity and bool(resource or bandwidths or site or _NETWORK.search(masked))
-        upgrade = _UPGRADE.search(masked) is not None and bool(
-            links or "link" in masked or "circuit" in masked
+        upgrade = bool(links or "link" in masked or "circuit" in masked) and (
+            _UPGRADE.search(masked) is not None
         )
         # the rates of an upgrade ("is a bump to 100G warranted") are its targets, no traffic
         # (rates offered as choices, "40G or 100G upgrade?", are its targets too)
@@ -1025,23 +1025,23 @@ class NetworkFeatures:
             signals.append("inspection")  # "verify the link between A and B": which check?
             votes = dict.fromkeys(READ_ONLY, -0.5)
         if (
-            _HEALTH.search(masked)
-            and not metrics
+            not metrics
             and not bandwidths
             and not capacity
             and not upgrade
             and not parts
             and "listing" not in signals
             and attributes <= _BARE_STATE
+            and _HEALTH.search(masked)
         ):
             signals.append("health")  # "<link> - is it fine?": by which measure?
             votes = dict.fromkeys(READ_ONLY, -0.5)
         elif (
-            _EVERYTHING.search(masked)
-            and not metrics
+            not metrics
             and not capacity
             and not upgrade
             and not parts
+            and _EVERYTHING.search(masked)
             and not _IDENTITY.search(masked)
         ):
             signals.append("everything")  # "show me everything on <device>": of which kind?
@@ -1059,7 +1059,7 @@ class NetworkFeatures:
             signals.append("concern")
             votes = dict.fromkeys(READ_ONLY, -0.5)
         if (
-            (_change_bid(masked) and not runbook)
+            (not runbook and _change_bid(masked))
             or _SOFTWARE_CHANGE.search(masked)
             or ("upgrad" in masked and _PERFORMED.search(masked))
         ):

@@ -279,14 +279,16 @@ async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, dat
             asyncio.create_task(worker(replica, token, requests, ledger, stop))
             for _ in range(WORKERS)
         ]
-        running = await asyncio.wait_for(working_probe(replica, token, ledger), timeout=120)
-        await asyncio.to_thread(replica.kill)  # requests are still in flight
-        killed = time.monotonic()
-        stop.set()
-        for task in workers:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        try:
+            running = await asyncio.wait_for(working_probe(replica, token, ledger), timeout=120)
+            await asyncio.to_thread(replica.kill)  # requests are still in flight
+            killed = time.monotonic()
+        finally:  # a failure too: the event loop is the session's, and runs on into later tests
+            stop.set()
+            for task in workers:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         acknowledged = dict(ledger.seen)
         assert ledger.cut_off > 0, "the kill interrupted no request: it was not under load"
         seen = Counter(TaskState.Name(s) for s in acknowledged.values())

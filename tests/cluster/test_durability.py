@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -51,10 +52,14 @@ SWEEP_SECONDS = 3 * HEARTBEAT_SECONDS + 2.0
 restarted replica holds its own, its sweep ends the dead one's tasks within a heartbeat or
 two: no task may be running this long after the later of the two."""
 POLL_SECONDS = 0.25
-PROBE_SECONDS = 1.5
-FRESH_SECONDS = 0.5
+PROBE_SECONDS = 30
+"""How long a probe runs (the most its input schema admits; its manifest's timeout is raised
+above it here): far longer than a loaded machine takes from seeing one WORKING to the kill."""
+FRESH_SECONDS = PROBE_SECONDS - 10
 """A probe chosen for the kill was acknowledged, not yet running, at most this long before
-it was seen running: most of it is left when the kill comes."""
+it was seen running: some 10 s of it are left when the kill comes, many times what a loaded
+machine takes between the two. (With 1.5 s probes and 0.5 s here, a loaded 2-core CI
+machine's round trips were longer than that: no probe was ever fresh enough in time.)"""
 STILL_RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
 
@@ -73,10 +78,9 @@ class Ledger:
         if len(self.seen) >= ACKNOWLEDGED_BEFORE_KILL:
             self.enough.set()
 
-    def running(self, last: int) -> list[str]:
-        """The ``last`` tasks acknowledged while still running, newest first."""
-        ids = [t for t, state in self.seen.items() if state in STILL_RUNNING]
-        return ids[::-1][:last]
+    def running(self) -> list[str]:
+        """The tasks acknowledged while still running, oldest first."""
+        return [t for t, state in self.seen.items() if state in STILL_RUNNING]
 
 
 async def working_probe(replica: Replica, token: str, ledger: Ledger) -> str:
@@ -91,7 +95,9 @@ async def working_probe(replica: Replica, token: str, ledger: Ledger) -> str:
     passed: set[str] = set()  # too old by the time it was seen working, or ended
     async with make_client(replica.base_url, token, "JSONRPC") as client:
         while True:
-            for task_id in ledger.running(last=4):
+            # Oldest first: the one probe admitted at a time runs for long, while those
+            # refused meanwhile (acknowledged SUBMITTED too) keep coming, each passed once seen.
+            for task_id in ledger.running():
                 if task_id in passed:
                     continue
                 task = await client.get_task(GetTaskRequest(id=task_id), context=call_context())
@@ -233,6 +239,16 @@ def disagreements(
     return found
 
 
+def with_long_probe(skills: Path) -> Path:
+    """The skills with slow_probe's timeout raised above ``PROBE_SECONDS`` (its fixture's 3 s
+    would end a longer probe FAILED for running too long, not interrupted by the kill)."""
+    manifest = skills / "slow_probe" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["limits"]["timeout_seconds"] = 2 * PROBE_SECONDS
+    manifest.write_text(json.dumps(data, indent=2))
+    return skills
+
+
 def database_url(database: str, tmp: Path) -> str | None:
     if database == "postgresql":
         return postgres_database(f"durability_{tmp.name[-8:].lower()}")
@@ -245,7 +261,7 @@ async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, dat
     if url is None:
         pytest.skip("needs the session's PostgreSQL")
     await asyncio.to_thread(prepare_shared_database, url)
-    skills = skills_with_slow_probe(tmp_path)
+    skills = with_long_probe(skills_with_slow_probe(tmp_path))
     token = token_for(tmp_path, "alice")
     replica = Replica(tmp_path, url, "victim", skills_dir=skills)
     engine = make_engine(url)
@@ -279,14 +295,16 @@ async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, dat
             asyncio.create_task(worker(replica, token, requests, ledger, stop))
             for _ in range(WORKERS)
         ]
-        running = await asyncio.wait_for(working_probe(replica, token, ledger), timeout=120)
-        await asyncio.to_thread(replica.kill)  # requests are still in flight
-        killed = time.monotonic()
-        stop.set()
-        for task in workers:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        try:
+            running = await asyncio.wait_for(working_probe(replica, token, ledger), timeout=240)
+            await asyncio.to_thread(replica.kill)  # requests are still in flight
+            killed = time.monotonic()
+        finally:  # a failure too: the event loop is the session's, and runs on into later tests
+            stop.set()
+            for task in workers:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         acknowledged = dict(ledger.seen)
         assert ledger.cut_off > 0, "the kill interrupted no request: it was not under load"
         seen = Counter(TaskState.Name(s) for s in acknowledged.values())

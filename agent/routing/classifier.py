@@ -181,7 +181,6 @@ class _Block:
         self._analyzer: Callable[[str], list[str]] = vectorizer.build_analyzer()
         self._by_word = vectorizer.analyzer == "char_wb"
         self._preprocess: Callable[[str], str] = vectorizer.build_preprocessor()
-        self._min_n, self._max_n = vectorizer.ngram_range
         self._shares: dict[str, _Share] = {}
 
     def logits(self, text: str) -> list[float] | None:
@@ -223,12 +222,8 @@ class _Block:
 
     def _share(self, unit: str) -> _Share:
         get = self._vocabulary.get
-        if self._by_word:
-            terms = [
-                i
-                for i in map(get, _char_wb_ngrams(unit, self._min_n, self._max_n))
-                if i is not None
-            ]
+        if self._by_word:  # the analyzer on one word: that word's n-grams, as it cuts them
+            terms = [i for i in map(get, self._analyzer(unit)) if i is not None]
         else:
             index = get(unit)
             terms = [] if index is None else [index]
@@ -243,22 +238,6 @@ class _Block:
             self._shares.clear()
         self._shares[unit] = share
         return share
-
-
-def _char_wb_ngrams(word: str, min_n: int, max_n: int) -> list[str]:
-    """One word's n-grams, cut as scikit-learn's ``_char_wb_ngrams`` cuts them."""
-    w = " " + word + " "
-    length = len(w)
-    grams: list[str] = []
-    for n in range(min_n, max_n + 1):
-        offset = 0
-        grams.append(w[0:n])
-        while offset + n < length:
-            offset += 1
-            grams.append(w[offset : offset + n])
-        if offset == 0:  # a short word counts once
-            break
-    return grams
 
 
 def _by_probability(pair: tuple[str, float]) -> tuple[float, str]:

@@ -71,18 +71,8 @@ from tests.a2a_helpers import text_message
 ROUTING_TESTS = Path(__file__).resolve().parents[1] / "tests" / "routing"
 SETS = {
     "eval": ROUTING_TESTS / "eval_set.json",
-    "heldout": ROUTING_TESTS / "heldout.json",
-    "heldout_v2": ROUTING_TESTS / "heldout_v2.json",
-    "heldout_v3": ROUTING_TESTS / "heldout_v3.json",
-    "heldout_v4": ROUTING_TESTS / "heldout_v4.json",
-    "heldout_v5": ROUTING_TESTS / "heldout_v5.json",
-    "heldout_v6": ROUTING_TESTS / "heldout_v6.json",
-    "heldout_v7": ROUTING_TESTS / "heldout_v7.json",
-    "heldout_v8": ROUTING_TESTS / "heldout_v8.json",
-    "heldout_v9": ROUTING_TESTS / "heldout_v9.json",
-    "heldout_v10": ROUTING_TESTS / "heldout_v10.json",
-    "heldout_v11": ROUTING_TESTS / "heldout_v11.json",
-    "heldout_v12": ROUTING_TESTS / "heldout_v12.json",
+    # every held-out set by its file's name (heldout, heldout_v2 ...): a new one needs no entry
+    **{path.stem: path for path in sorted(ROUTING_TESTS.glob("heldout*.json"))},
     "dev": ROUTING_TESTS / "dev_set.json",
 }
 CALLER = Principal(

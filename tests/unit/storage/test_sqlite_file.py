@@ -208,6 +208,8 @@ async def test_a_reader_among_many_commits_reads_a_consistent_state(
     a prefix of the writes (ids without gaps, newest first)."""
     path, _ = database
     stop = threading.Event()
+    written = threading.Event()  # reads start after the first commit: a loaded machine can run
+    # all fifty before the writer thread is first scheduled, and then check nothing
 
     def write() -> None:
         connection = sqlite3.connect(path, isolation_level=None, timeout=SQLITE_TIMEOUT_S)
@@ -221,12 +223,14 @@ async def test_a_reader_among_many_commits_reads_a_consistent_state(
                     ("2026-11-29 12:00:00.000000", f"op-{n}"),
                 )
                 n += 1
+                written.set()
         finally:
             connection.close()
 
     thread = threading.Thread(target=write)
     thread.start()
     try:
+        written.wait(timeout=30)
         seen = 0
         for _ in range(50):
             with reading(path) as file:

@@ -39,6 +39,7 @@ OPERATION_SCOPES: Mapping[str, frozenset[str]] = {
     "link_between": _TOPOLOGY,
     "resource_exists": _TOPOLOGY,
     "latest_metric": frozenset({"assurance.read"}),
+    "latest_link_utilization": frozenset({"assurance.read"}),
     "utilization_samples": frozenset({"capacity.read", "capacity.plan"}),
     "hot_links": frozenset({"capacity.plan"}),
 }

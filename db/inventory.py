@@ -320,10 +320,22 @@ class Inventory:
         return bool(await self._reader.scalar(_RESOURCE_EXISTS, params))
 
     async def latest_metric(self, resource_id: str, metric: str) -> MetricRecord | None:
-        """Newest ``metric`` sample of one of the tenant's devices or interfaces."""
+        """Newest ``metric`` sample of one of the tenant's devices or interfaces (links: see
+        :meth:`latest_link_utilization`)."""
         params = {"tenant": self._tenant, "resource_id": resource_id, "metric": metric}
         rows = await self._reader.rows(_LATEST_METRIC, params)
         return cast(MetricRecord, rows[0]) if rows else None
+
+    async def latest_link_utilization(self, link_id: str) -> UtilizationSampleRecord | None:
+        """The newest utilisation sample of one of the tenant's links, busier direction first.
+
+        A link is a resource too: ``evaluate_resource_condition`` compares its utilisation like
+        an interface's. Callers resolve the link with :meth:`link` first (which also holds its
+        ends to the tenant).
+        """
+        params = {"tenant": self._tenant, "link_id": link_id}
+        rows = await self._reader.rows(_LATEST_SAMPLE, params)
+        return cast(UtilizationSampleRecord, rows[0]) if rows else None
 
     async def hot_links(
         self,
@@ -523,3 +535,19 @@ _SAMPLES = (
     .order_by(Sample.observed_at, Sample.direction)
 )
 _SAMPLES_UNTIL = _SAMPLES.where(Sample.observed_at <= bindparam("until"))
+_LATEST_SAMPLE = (
+    select(
+        Link.link_id,
+        Sample.direction,
+        Sample.observed_at,
+        Sample.interval_s,
+        Sample.utilized_bps,
+        Sample.available_bps,
+        Sample.utilization_ratio,
+        Link.capacity_bps,
+    )
+    .join(Link, Link.id == Sample.link_id)
+    .where(Link.tenant_id == _tenant_id(), Link.link_id == bindparam("link_id"))
+    .order_by(Sample.observed_at.desc(), Sample.utilization_ratio.desc(), Sample.direction)
+    .limit(1)
+)

@@ -48,11 +48,12 @@ TOPOLOGY = frozenset(
 # Written out here, not read from db.gate, so a change to the product's table shows up.
 ALLOWED: dict[str, frozenset[str]] = {
     "inventory.read": TOPOLOGY,
-    "assurance.read": TOPOLOGY | {"latest_metric"},
+    "assurance.read": TOPOLOGY | {"latest_metric", "latest_link_utilization"},
     "capacity.read": TOPOLOGY | {"utilization_samples"},
     "capacity.plan": TOPOLOGY | {"utilization_samples", "hot_links"},
 }
-OPERATIONS = sorted(TOPOLOGY | {"latest_metric", "utilization_samples", "hot_links"})
+TELEMETRY = {"latest_metric", "latest_link_utilization", "utilization_samples", "hot_links"}
+OPERATIONS = sorted(TOPOLOGY | TELEMETRY)
 
 
 @dataclass
@@ -123,6 +124,7 @@ def call_arguments(operation: str, resources: dict[str, str]) -> tuple[tuple, di
         "link_between": ((resources["a_device"], resources["b_device"]), {}),
         "resource_exists": ((resources["device_resource_id"],), {}),
         "latest_metric": ((resources["device_resource_id"], "cpu"), {}),
+        "latest_link_utilization": ((resources["link"],), {}),
         "utilization_samples": (
             (resources["link"],),
             {"since": FIXED_NOW - timedelta(hours=1), "until": FIXED_NOW},
@@ -362,6 +364,10 @@ async def test_telemetry_of_a_foreign_resource_is_never_returned(world: World) -
     token = world.tool_token(["assurance.read", "capacity.plan"])
     args, kwargs = call_arguments("latest_metric", world.globex)
     assert await world.gate.call(token, "latest_metric", *args, **kwargs) is None
+    args, kwargs = call_arguments("latest_link_utilization", world.globex)
+    assert await world.gate.call(token, "latest_link_utilization", *args, **kwargs) is None
+    args, kwargs = call_arguments("latest_link_utilization", world.acme)
+    assert await world.gate.call(token, "latest_link_utilization", *args, **kwargs) is not None
     args, kwargs = call_arguments("utilization_samples", world.globex)
     assert await world.gate.call(token, "utilization_samples", *args, **kwargs) == []
     args, kwargs = call_arguments("hot_links", world.acme)

@@ -43,7 +43,12 @@ class SlowInventory:
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._inner, name)
-        if name not in ("utilization_samples", "hot_links", "latest_metric"):
+        if name not in (
+            "utilization_samples",
+            "hot_links",
+            "latest_metric",
+            "latest_link_utilization",
+        ):
             return attribute
 
         async def slow(*args: Any, **kwargs: Any) -> Any:

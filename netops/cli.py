@@ -3,14 +3,22 @@ deployment, plus ``seed``, ``new-skill`` and ``demo``, which know the inventory.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent.cli import DatabaseUrl, app, cli_settings, console, fail, run, skills_dir_of
+from agent.cli import (
+    DatabaseUrl,
+    app,
+    cli_settings,
+    console,
+    fail,
+    run,
+    run_async,
+    skills_dir_of,
+)
 from agent.ports import Deployment
 
 FACTORY = "netops.deployment:network_deployment"
@@ -69,7 +77,7 @@ def seed_command(
             await engine.dispose()
 
     try:
-        report = asyncio.run(run())
+        report = run_async(run())
     except SeedError as exc:
         message = str(exc)
         if "pass reset=True" in message:  # the Python API's words; the command's are --reset
@@ -203,7 +211,7 @@ def demo_command(
             highlight=False,
         )
     try:
-        report = asyncio.run(run_demo(base_url, settings, console, pause=pause))
+        report = run_async(run_demo(base_url, settings, console, pause=pause))
     finally:
         if process is not None:
             process.terminate()

@@ -7,7 +7,6 @@ agent on the same core; ``docs/adding-a-skill.md`` shows how.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from datetime import UTC, datetime
@@ -28,6 +27,8 @@ from agent.settings import Settings
 from db.migrate import INVENTORY as INVENTORY_HISTORY
 
 if TYPE_CHECKING:
+    import asyncio
+
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent.sdk import TextFeatures, TopologySource
@@ -91,11 +92,15 @@ class LiveTelemetry:
 
     async def start(self, settings: Settings, engine: AsyncEngine) -> None:
         """Runs only when NETAGENT_LIVE_TELEMETRY is on."""
+        import asyncio  # in the methods: the CLI's offline commands import this module too
+
         if settings.live_telemetry:
             self._task = asyncio.create_task(self._loop(engine))
 
     async def stop(self) -> None:
         """Cancel the loop and wait for it, so no refresh runs on a closed engine."""
+        import asyncio
+
         if self._task is None:
             return
         self._task.cancel()
@@ -104,6 +109,8 @@ class LiveTelemetry:
         self._task = None
 
     async def _loop(self, engine: AsyncEngine) -> None:
+        import asyncio
+
         from db.live import extend_telemetry
 
         while True:

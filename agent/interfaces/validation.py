@@ -27,6 +27,7 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 from rfc3339_validator import validate_rfc3339
 
+from agent import schema_memo
 from agent.errors import NetagentError, SchemaInterfaceError
 from agent.interfaces.fast_check import Check, compile_check
 from agent.interfaces.pointer import bounded_pointer, json_pointer
@@ -165,8 +166,13 @@ def check_schema(schema: Any) -> None:
     Beyond the metaschema: every ``$ref``/``$dynamicRef`` must be a ``#...`` fragment that
     resolves inside ``schema``, and any ``$schema`` must be the 2020-12 dialect its reference
     declares. The walk is deliberately conservative: it visits every member, so a ``$ref``
-    string inside ``const``/``default``/``examples`` data must be local too.
+    string inside ``const``/``default``/``examples`` data must be local too. A pass is
+    remembered by content (``agent/schema_memo.py``): the registry's schemas are checked once,
+    not at every start.
     """
+    memo = schema_memo.key(schema, "2020-12 + local references", __file__)
+    if schema_memo.passed(memo):
+        return
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
@@ -177,6 +183,7 @@ def check_schema(schema: Any) -> None:
     if isinstance(schema, dict):
         resolver = _REGISTRY.resolver_with_root(DRAFT202012.create_resource(schema))
         _check_references(schema, [], resolver)
+    schema_memo.record(memo)
 
 
 def _check_references(node: Any, path: list[str | int], resolver: Any) -> None:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any
 
+from agent import schema_memo
 from agent.interfaces import InterfaceBuildError, SkillInterface, build_interface
 from agent.registry.fixed_result import FixedResult
 from agent.registry.manifest import Manifest, State, thawed
@@ -190,12 +192,25 @@ def _bound(capabilities: list[Capability]) -> list[Capability]:
     return bound
 
 
+@contextmanager
+def _schema_passes(root: Path) -> Iterator[None]:
+    """Schemas that passed their check in an earlier start, kept beside the skills' bytecode
+    (``agent/schema_memo.py``): the metaschema checks were most of a registry load."""
+    memo = root / "__pycache__" / schema_memo.MEMO_FILE
+    schema_memo.load(memo)
+    try:
+        yield
+    finally:
+        schema_memo.save(memo)
+
+
 def load_registry(skills_dir: Path, *, builtin: bool = True) -> Registry:
     """Read, validate and freeze every manifest below ``skills_dir`` and the core's built-in
     skills (``agent/builtin``: describe_skill); the first problem stops it."""
     root, paths = manifest_paths(skills_dir, builtin)
-    # a generator: each manifest's handler is imported before the next file is read, as ever
-    capabilities = [_load_capability(path, data) for path, data in checked_json(paths)]
+    with _schema_passes(root):
+        # a generator: each manifest's handler is imported before the next file is read
+        capabilities = [_load_capability(path, data) for path, data in checked_json(paths)]
     problems = _cross_reference_problems(capabilities, root)
     if problems:
         raise RegistryError(problems[0])
@@ -213,23 +228,24 @@ def validate_registry(
         root, paths = manifest_paths(skills_dir, builtin)
     except RegistryError as exc:
         return None, [str(exc)]
-    validator = manifest_validator()
     capabilities: list[Capability] = []
     problems: list[str] = []
-    for path in paths:
-        try:
-            data = read_json(path, str(path))
-        except RegistryError as exc:
-            problems.append(str(exc))
-            continue
-        found = manifest_problems(path, data, validator)
-        if found:
-            problems += found
-            continue
-        try:
-            capabilities.append(_load_capability(path, data))
-        except RegistryError as exc:
-            problems.append(str(exc))
+    with _schema_passes(root):
+        validator = manifest_validator()
+        for path in paths:
+            try:
+                data = read_json(path, str(path))
+            except RegistryError as exc:
+                problems.append(str(exc))
+                continue
+            found = manifest_problems(path, data, validator)
+            if found:
+                problems += found
+                continue
+            try:
+                capabilities.append(_load_capability(path, data))
+            except RegistryError as exc:
+                problems.append(str(exc))
     problems += _cross_reference_problems(capabilities, root)
     return (Registry(_bound(capabilities)) if not problems else None), problems
 

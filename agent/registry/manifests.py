@@ -18,6 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from agent import schema_memo
 from agent.errors import ConfigurationError
 from agent.registry.manifest import Manifest, State
 
@@ -38,7 +39,10 @@ class RegistryError(ConfigurationError):
 def manifest_validator() -> Draft202012Validator:
     """The manifest schema's validator (the schema itself checked against 2020-12 first)."""
     schema = json.loads(MANIFEST_SCHEMA.read_text())
-    Draft202012Validator.check_schema(schema)
+    memo = schema_memo.key(schema, "2020-12 metaschema", __file__)
+    if not schema_memo.passed(memo):
+        Draft202012Validator.check_schema(schema)
+        schema_memo.record(memo)
     return Draft202012Validator(schema)
 
 

@@ -17,7 +17,6 @@ from its scripts.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,4 +205,6 @@ def run_environment(context: Any, metadata: MetaData, version_table: str) -> Non
     if connection is not None:
         migrate(connection)
     else:
+        import asyncio  # here: the CLI's offline commands import this module for the heads
+
         asyncio.run(migrate_async())

@@ -706,11 +706,6 @@ def _phrase_pattern(phrase: str) -> str:
 
 
 _PHRASES_LONGEST_FIRST = sorted(_OPERATOR_PHRASES, key=len, reverse=True)
-_OPERATOR = re.compile(
-    r"(?=[a-z<>=\u2265\u2264])(?:"
-    + "|".join(f"(?P<p{i}>{_phrase_pattern(p)})" for i, p in enumerate(_PHRASES_LONGEST_FIRST))
-    + ")"
-)
 _OPERATOR_NAMES = {f"p{i}": p for i, p in enumerate(_PHRASES_LONGEST_FIRST)}
 
 
@@ -733,10 +728,11 @@ _OPERATOR_SEARCH = Alternation(
     + re.escape("".join(sorted({p[0] for p in _PHRASES_LONGEST_FIRST if not p[0].isalpha()})))
     + "]",
 )
-"""``_OPERATOR``'s search, trying only where a phrase can start: a letter at a word start (every
-worded phrase begins behind a lookbehind for it) or a symbol anywhere. Scanning for the
+"""The operator phrases' search, trying only where a phrase can start: a letter at a word start
+(every worded phrase begins behind a lookbehind for it) or a symbol anywhere. Scanning for the
 phrases' first words, each behind its own lookbehind, had cost 106 us on the worked example's
-text; this, 8 us."""
+text; this, 8 us. (That single pattern, which tests hold this one equal to, cost 50 ms to
+compile at every start; it lives in tests/unit/test_extractors.py now.)"""
 
 
 def find_comparison(text: str) -> Comparison | None:

@@ -10,6 +10,7 @@ import copy
 import importlib
 import json
 import random
+import re
 import string
 from collections.abc import Callable
 from pathlib import Path
@@ -1112,9 +1113,17 @@ def test_a_tfidf_classifier_on_the_utterances_routes_each_skills_examples_home()
     assert not wrong
 
 
+_OPERATOR = re.compile(
+    r"(?=[a-z<>=\u2265\u2264])(?:"
+    + "|".join(f"(?P<p{i}>{t._phrase_pattern(p)})" for i, p in enumerate(t._PHRASES_LONGEST_FIRST))
+    + ")"
+)
+"""The operator phrases as one pattern, as find_comparison searched them before Alternation."""
+
+
 def _search_from_every_letter(text: str) -> t.Comparison | None:
     """find_comparison as it was: the whole operator pattern searched across the text."""
-    found = t._OPERATOR.search(text)
+    found = _OPERATOR.search(text)
     if found is None or found.lastgroup is None:
         return None
     phrase = t._OPERATOR_NAMES[found.lastgroup]

@@ -1,0 +1,132 @@
+"""Schemas that already passed a check, remembered by content, across processes.
+
+Checking a schema against the JSON Schema 2020-12 metaschema is jsonschema's slowest path
+(its ``$dynamicRef`` resolution): it was more than half of loading the registry, paid by every
+start of ``serve``, ``card`` and ``validate`` for schemas that had not changed. Whether a
+schema passes depends only on its content and on the checking code, so a pass is remembered
+under a key made of both: the schema's JSON (sorted keys), the check's name, the bytes of the
+module that checks, and the installed jsonschema and metaschema versions. Any change to one of
+them is a new key, and the check runs again. A failure is never remembered (its message is
+worked out each time).
+
+In memory, a pass holds for the process. The registry loader also keeps the passes in a file
+next to the skills' bytecode (``__pycache__``, which git ignores), read at its start and
+written at its end; a file that cannot be read or written is ignored, as Python treats
+bytecode.
+
+Imports only the standard library: the manifest reader, which avoids the interface machinery,
+uses it too.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+MEMO_FILE = "netagent-checked-schemas.json"
+"""The file's name inside a ``__pycache__`` folder."""
+MAX_KEYS = 4096
+"""A file that would hold more keeps this run's passes only (it never grows without bound);
+memory holds four times as many before it starts again (a client that verifies documents from
+many agents)."""
+
+_passed: set[str] = set()
+_new: set[str] = set()
+
+
+@functools.cache
+def _salt() -> str:
+    """The installed checker: jsonschema and its metaschemas, by version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = []
+    for name in ("jsonschema", "jsonschema-specifications"):
+        try:
+            found.append(f"{name}={version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name}=?")
+    return ";".join(found)
+
+
+@functools.cache
+def _code(path: str) -> str:
+    """The checking module's bytes, hashed once per process."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def key(schema: Any, check: str, code: str) -> str | None:
+    """The key of ``schema`` under ``check`` done by the module at ``code``; None when the
+    schema has no canonical JSON text (it is then checked every time)."""
+    try:
+        text = json.dumps(
+            schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError, RecursionError):
+        return None
+    material = "\0".join((_salt(), check, _code(code), text))
+    return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def passed(schema_key: str | None) -> bool:
+    """Whether this exact schema passed this exact check before."""
+    return schema_key is not None and schema_key in _passed
+
+
+def record(schema_key: str | None) -> None:
+    """Remember a pass."""
+    if schema_key is not None and schema_key not in _passed:
+        if len(_passed) >= 4 * MAX_KEYS:
+            _passed.clear()
+        _passed.add(schema_key)
+        _new.add(schema_key)
+
+
+def load(path: Path) -> None:
+    """Add the passes kept in ``path`` (a missing or unreadable file adds none)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    keys = data.get("passed") if isinstance(data, dict) else None
+    if isinstance(keys, list):
+        _passed.update(k for k in keys if isinstance(k, str) and len(k) == 64)
+
+
+def save(path: Path) -> None:
+    """Keep this process's new passes in ``path`` with the ones already there, atomically
+    (concurrent starts each replace the file whole); never raises."""
+    if not _new:
+        return
+    try:
+        path.parent.mkdir(exist_ok=True)
+        kept: set[str] = set()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and isinstance(data.get("passed"), list):
+                kept = {k for k in data["passed"] if isinstance(k, str) and len(k) == 64}
+        except (OSError, ValueError):
+            pass
+        keys = kept | _new if len(kept) + len(_new) <= MAX_KEYS else set(_new)
+        descriptor, scratch = tempfile.mkstemp(dir=path.parent, prefix=".memo-", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                json.dump({"passed": sorted(keys)}, handle)
+            Path(scratch).chmod(0o644)  # mkstemp's 0600 would hide it from other users' starts
+            Path(scratch).replace(path)
+        except BaseException:
+            Path(scratch).unlink(missing_ok=True)
+            raise
+        _new.clear()
+    except OSError:
+        return
+
+
+def forget() -> None:
+    """Forget every pass held in memory (tests; a file is left as it is)."""
+    _passed.clear()
+    _new.clear()

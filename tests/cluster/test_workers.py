@@ -80,13 +80,21 @@ def test_several_workers_on_sqlite_are_refused(tmp_path: Path) -> None:
 def test_a_worker_count_that_is_not_a_positive_number_is_refused(
     tmp_path: Path, count: str
 ) -> None:
-    result = refused(tmp_path, "--workers", count)
+    result = refused(tmp_path, "--workers", count, "--port", str(free_port()))
     assert result.returncode == 2 and "--workers" in result.stderr, result
 
 
 def test_several_workers_without_the_cluster_stores_are_refused(tmp_path: Path) -> None:
     url = "postgresql+asyncpg://nobody@127.0.0.1:1/none"  # never connected to: refused first
-    result = refused(tmp_path, "--workers", "3", NETAGENT_DATABASE_URL=url, NETAGENT_CLUSTER="0")
+    result = refused(  # a free port: the busy-port check comes first (8000 may be in use)
+        tmp_path,
+        "--workers",
+        "3",
+        "--port",
+        str(free_port()),
+        NETAGENT_DATABASE_URL=url,
+        NETAGENT_CLUSTER="0",
+    )
     assert result.returncode == 2, result
     assert "error: --workers needs the replica-safe stores: NETAGENT_CLUSTER is off" in (
         result.stderr

@@ -38,6 +38,7 @@ from packaging.version import InvalidVersion, Version
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from agent.edge.prepared_answer import take_task
 from agent.edge.sse import create_event_stream_response
 
 logger = logging.getLogger(__name__)
@@ -141,6 +142,9 @@ class SendMessageRoute:
         except Exception as error:  # the dispatcher's last resort, word for word
             logger.exception("Unhandled exception")
             return JSONResponse(build_error_response(request_id, InternalError(message=str(error))))
+        printed = take_task(answer) if isinstance(answer, Task) else None
+        if printed is not None:  # the answer the run prepared, as the printer would take it
+            return JSONResponse({"result": printed, "id": request_id, "jsonrpc": "2.0"})
         response = (
             SendMessageResponse(task=answer)
             if isinstance(answer, Task)

@@ -14,7 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent import _sdk
-from agent.edge.prepared_answer import artifact_wire, prepare, take, task_wire, wire_value
+from agent.edge.prepared_answer import (
+    artifact_wire,
+    prepare,
+    take,
+    take_task,
+    task_wire,
+    wire_value,
+)
 from agent.edge.proto_json import data_part, message_to_wire_dict, plain_json
 
 JSON = "application/json"
@@ -121,4 +128,17 @@ def test_the_printer_takes_the_prepared_answer_for_its_task_only() -> None:
 def test_nothing_to_prepare_prepares_nothing() -> None:
     task, _ = _task([], [])
     prepare(task, {})
+    assert take(SendMessageResponse(task=task)) is None
+
+
+def test_the_straight_path_takes_the_answer_of_the_very_task_only() -> None:
+    task, wire = _task([{"a": 1}, {"b": [2.5]}], [])
+    prepare(task, wire)
+    equal = Task()
+    equal.CopyFrom(task)
+    assert take_task(equal) is None  # an equal copy is not the task the run prepared
+    assert take_task(task) == _sdk._message_to_dict(SendMessageResponse(task=task))
+    prepare(task, wire)
+    assert take_task(task) == {"task": task_wire(task, wire)}
+    assert take_task(task) is None  # consumed
     assert take(SendMessageResponse(task=task)) is None

@@ -202,6 +202,9 @@ LEAF_KINDS = (  # (label, substrings of the innermost frame's file), first match
 )
 STAGES = (  # (label, a frame that marks the stage), the innermost marked frame wins
     ("edge: bearer token check", "BearerAuthMiddleware._authenticated"),
+    # JSON-RPC SendMessage's straight path (agent/edge/jsonrpc_send.py) runs inside the bearer
+    # check's frame: its parse and answer are counted here, not as the token check
+    ("JSON-RPC straight path (parse, answer)", "SendMessageRoute.endpoint"),
     ("pre-task checks + routing", "GovernedRequestHandler._precheck"),
     ("tool calls: token exchange", "LocalTokenExchanger.exchange"),
     ("tool calls: gate (verify, query)", "InventoryGate.call"),

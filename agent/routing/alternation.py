@@ -16,6 +16,10 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+_UNSEEN: re.Pattern[str] = re.compile(r"(?!x)x")
+"""A first character no text has offered yet (a pattern that never matches, told apart by
+identity)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Alternative:
@@ -50,7 +54,7 @@ class Alternation:
             for char in dict.fromkeys(alternative.first):
                 by_first.setdefault(char, []).append(alternative.pattern)
         self._sources = {char: "|".join(ps) for char, ps in by_first.items()}
-        self._by_first: dict[str, re.Pattern[str]] = {}
+        self._by_first: dict[str, re.Pattern[str] | None] = {}
         chars = "".join(re.escape(c) for c in sorted(by_first))
         if starts is None:
             starts = f"{guard}[{chars}]" if chars else r"(?!x)x"
@@ -61,18 +65,19 @@ class Alternation:
         by_first = self._by_first
         for start in self._starts.finditer(text, position):
             at = start.start()
-            pattern = by_first.get(text[at]) or self._compiled(text[at])
+            pattern = by_first.get(text[at], _UNSEEN)
+            if pattern is _UNSEEN:
+                pattern = self._compiled(text[at])
             found = pattern.match(text, at) if pattern is not None else None
             if found is not None:
                 return found
         return None
 
     def _compiled(self, char: str) -> re.Pattern[str] | None:
-        """The pattern of the alternatives that begin with ``char``, compiled on first need."""
+        """The pattern of the alternatives that begin with ``char``, compiled on first need
+        (None, kept too, for a character that begins none: ``starts`` may offer it)."""
         source = self._sources.get(char)
-        if source is None:
-            return None
-        pattern = self._by_first[char] = re.compile(source)
+        pattern = self._by_first[char] = None if source is None else re.compile(source)
         return pattern
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:

@@ -182,3 +182,17 @@ def test_an_alias_is_words_never_a_pattern(alias: str) -> None:
         extract = bind([_Named("some_skill", (phrase,)), _Named("describe_skill", ())])
         assert extract(f"describe {phrase} please") == {"skill_id": "some_skill"}
         assert extract("describe axb, c, x, y, q, r please") == {}
+
+
+def test_each_first_characters_pattern_is_compiled_on_first_need_only() -> None:
+    alternation = Alternation(
+        [Alternative("(?P<a>ab)", "a"), Alternative("(?P<c>cd)", "c")], starts="[a-z]"
+    )
+    assert alternation._by_first == {}  # nothing compiled at construction (every start pays it)
+    found = alternation.search("xx ab")
+    assert found is not None and found.lastgroup == "a"
+    assert set(alternation._by_first) == {"x", "a"}
+    assert alternation._by_first["x"] is None  # offered by starts, begins no alternative
+    compiled = alternation._by_first["a"]
+    assert alternation.search("ab") is not None and alternation._by_first["a"] is compiled
+    assert [m.lastgroup for m in alternation.finditer("cd ab x cd")] == ["c", "a", "c"]

@@ -11,6 +11,7 @@ placeholders.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from collections.abc import Iterator
@@ -296,3 +297,33 @@ def test_a_stream_takes_the_straight_path(pair: tuple[RunningAgent, RunningAgent
         batch = json.dumps([_rpc(EVALUATE, "s-2", method=STREAM)]).encode()
         assert _post(straight, batch, VERSION).status_code < 500
     assert taken == ["s-1"]
+
+
+@pytest.mark.parametrize("method", ["SendMessage", STREAM])
+def test_a_refusal_is_logged_as_the_dispatcher_logs_it(
+    pair: tuple[RunningAgent, RunningAgent], method: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A protocol error the handler raises (a follow-up to a task nobody has) is logged the
+    same both ways: the dispatcher logs a stream's refusal as one WARNING line naming the
+    request and the code, and a blocking send's not at all (its answer says it)."""
+    straight, dispatched = pair
+    logged = []
+    for running, request_id in ((straight, "log-straight"), (dispatched, "log-dispatched")):
+        follow_up = _message({"text": "and now?"}, taskId=str(uuid.uuid4()))
+        body = json.dumps(_rpc({"message": follow_up}, request_id, method=method)).encode()
+        with caplog.at_level(logging.WARNING):
+            caplog.clear()
+            answer = _post(running, body, VERSION)
+            assert answer.status_code == 200
+            lines = [
+                (r.levelno, r.getMessage().replace(request_id, "<id>"))
+                for r in caplog.records
+                if f"(ID: {request_id})" in r.getMessage()
+            ]
+        logged.append(lines)
+    assert logged[0] == logged[1]
+    if method == STREAM:
+        ((level, line),) = logged[0]
+        assert level == logging.WARNING and "Code=-32001" in line, line
+    else:
+        assert logged[0] == []

@@ -54,9 +54,13 @@ def _salt() -> str:
 
 
 @functools.cache
-def _code(path: str) -> str:
-    """The checking module's bytes, hashed once per process."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def _code(path: str) -> str | None:
+    """The checking module's bytes, hashed once per process; None when they cannot be read
+    (a frozen or zipped install): nothing is remembered then."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def key(schema: Any, check: str, code: str) -> str | None:
@@ -68,7 +72,10 @@ def key(schema: Any, check: str, code: str) -> str | None:
         )
     except (TypeError, ValueError, RecursionError):
         return None
-    material = "\0".join((_salt(), check, _code(code), text))
+    module = _code(code)
+    if module is None:
+        return None
+    material = "\0".join((_salt(), check, module, text))
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -86,15 +93,27 @@ def record(schema_key: str | None) -> None:
         _new.add(schema_key)
 
 
-def load(path: Path) -> None:
-    """Add the passes kept in ``path`` (a missing or unreadable file adds none)."""
+MAX_FILE_BYTES = 1 << 20
+"""A larger file is not this module's (MAX_KEYS keys take about 280 KB): it is not read."""
+
+
+def _kept(path: Path) -> set[str]:
+    """The keys in ``path``: none when it is missing, unreadable, too large or malformed."""
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return set()
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return
+        return set()
     keys = data.get("passed") if isinstance(data, dict) else None
-    if isinstance(keys, list):
-        _passed.update(k for k in keys if isinstance(k, str) and len(k) == 64)
+    if not isinstance(keys, list):
+        return set()
+    return {k for k in keys if isinstance(k, str) and len(k) == 64}
+
+
+def load(path: Path) -> None:
+    """Add the passes kept in ``path`` (a missing or unreadable file adds none)."""
+    _passed.update(_kept(path))
 
 
 def save(path: Path) -> None:
@@ -104,13 +123,7 @@ def save(path: Path) -> None:
         return
     try:
         path.parent.mkdir(exist_ok=True)
-        kept: set[str] = set()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and isinstance(data.get("passed"), list):
-                kept = {k for k in data["passed"] if isinstance(k, str) and len(k) == 64}
-        except (OSError, ValueError):
-            pass
+        kept = _kept(path)
         keys = kept | _new if len(kept) + len(_new) <= MAX_KEYS else set(_new)
         descriptor, scratch = tempfile.mkstemp(dir=path.parent, prefix=".memo-", suffix=".tmp")
         try:

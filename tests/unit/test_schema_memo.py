@@ -206,3 +206,25 @@ def test_the_registry_keeps_its_passes_and_still_sees_a_broken_schema(
         load_registry(skills_copy)
     registry, problems = validate_registry(skills_copy)
     assert registry is None and any("minLength" in p for p in problems)
+
+
+def test_checking_code_that_cannot_be_read_remembers_nothing(
+    tmp_path: Path, metaschema_checks: list[Any]
+) -> None:
+    assert schema_memo.key(VALID, "c", str(tmp_path / "gone.py")) is None
+    assert schema_memo.key(VALID, "c", str(tmp_path)) is None  # a folder, not a module
+    schema_memo.record(None)
+    assert not schema_memo.passed(None)
+
+
+def test_a_file_too_large_to_be_ours_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, metaschema_checks: list[Any]
+) -> None:
+    memo = tmp_path / schema_memo.MEMO_FILE
+    check_schema(VALID)
+    schema_memo.save(memo)
+    schema_memo.forget()
+    monkeypatch.setattr(schema_memo, "MAX_FILE_BYTES", memo.stat().st_size - 1)
+    schema_memo.load(memo)
+    check_schema(VALID)
+    assert len(metaschema_checks) == 2  # checked again: the file was not trusted

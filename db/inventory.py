@@ -506,21 +506,30 @@ def _link_statement(*extra: Any) -> Select[*tuple[Any, ...]]:
 
 
 _LINK = _link_statement().where(Link.link_id == bindparam("link_id"))
-_SAMPLES = (
-    select(
-        Link.link_id,
-        Sample.direction,
-        Sample.observed_at,
-        Sample.interval_s,
-        Sample.utilized_bps,
-        Sample.available_bps,
-        Sample.utilization_ratio,
-        Link.capacity_bps,
+
+
+def _link_samples() -> Select[*tuple[Any, ...]]:
+    """One of the tenant's links' utilisation samples (``UtilizationSampleRecord``'s columns),
+    by the ``tenant`` and ``link_id`` parameters."""
+    return (
+        select(
+            Link.link_id,
+            Sample.direction,
+            Sample.observed_at,
+            Sample.interval_s,
+            Sample.utilized_bps,
+            Sample.available_bps,
+            Sample.utilization_ratio,
+            Link.capacity_bps,
+        )
+        .join(Link, Link.id == Sample.link_id)
+        .where(Link.tenant_id == _tenant_id(), Link.link_id == bindparam("link_id"))
     )
-    .join(Link, Link.id == Sample.link_id)
+
+
+_SAMPLES = (
+    _link_samples()
     .where(
-        Link.tenant_id == _tenant_id(),
-        Link.link_id == bindparam("link_id"),
         # Two plain values, not an expanding IN: the reader's prepared path runs it (an
         # expanding list goes SQLAlchemy's way, a tenth of a capacity check), and the primary
         # key (link, direction, observed_at) serves it as before.
@@ -536,18 +545,7 @@ _SAMPLES = (
 )
 _SAMPLES_UNTIL = _SAMPLES.where(Sample.observed_at <= bindparam("until"))
 _LATEST_SAMPLE = (
-    select(
-        Link.link_id,
-        Sample.direction,
-        Sample.observed_at,
-        Sample.interval_s,
-        Sample.utilized_bps,
-        Sample.available_bps,
-        Sample.utilization_ratio,
-        Link.capacity_bps,
-    )
-    .join(Link, Link.id == Sample.link_id)
-    .where(Link.tenant_id == _tenant_id(), Link.link_id == bindparam("link_id"))
+    _link_samples()
     .order_by(Sample.observed_at.desc(), Sample.utilization_ratio.desc(), Sample.direction)
     .limit(1)
 )

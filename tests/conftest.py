@@ -107,6 +107,7 @@ LONG_UNITS = (  # seconds of one worker in a clean-clone CI run (junit, -n 3), l
     "tests/fuzz/test_fuzz_rest.py",  # 155
     "tests/fuzz/test_fuzz_skills.py",  # 99
     "tests/test_docs.py",  # 87
+    "tests/integration/test_postgres_agent.py",  # 86 (alone, -n 0)
     "tests/fuzz/test_fuzz_messages.py",  # 76
     "tests/cluster/test_durability.py",  # 67
     "tests/fuzz/test_fuzz_body_limits.py",  # 62

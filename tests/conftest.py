@@ -224,6 +224,17 @@ def _database_for(home: Path, seeded: bool, backend: str) -> tuple[str | None, b
     return None, seeded
 
 
+def seeded_copy(home: Path, backend: str) -> str:
+    """The URL of a private copy of the session's seeded demo database, on ``backend``.
+
+    Seeding the demo takes seconds (tens on PostgreSQL); a copy of the session's template
+    takes a fraction of one. Blocking: from async code, call it in a thread.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    url, _ = _database_for(home, True, backend)
+    return url or f"sqlite+aiosqlite:///{home / 'netagent.db'}"
+
+
 # The simulated telemetry ends here, and the agent's clock stands still here, so results are
 # reproducible whatever day the tests run.
 FIXED_NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -8,26 +8,24 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from agent import schema_memo
 from agent.interfaces import InterfaceBuildError, SkillInterface, build_interface
 from agent.registry.fixed_result import FixedResult
 from agent.registry.manifest import Manifest, State, thawed
 from agent.registry.manifests import (
     BUILTIN_SKILLS_DIR,
     MANIFEST_FILE,
+    ManifestCheck,
     RegistryError,
     checked_json,
     cross_reference_problems,
     manifest_paths,
-    manifest_problems,
-    manifest_validator,
     read_json,
+    remembered_passes,
 )
 
 __all__ = [
@@ -192,23 +190,11 @@ def _bound(capabilities: list[Capability]) -> list[Capability]:
     return bound
 
 
-@contextmanager
-def _schema_passes(root: Path) -> Iterator[None]:
-    """Schemas that passed their check in an earlier start, kept beside the skills' bytecode
-    (``agent/schema_memo.py``): the metaschema checks were most of a registry load."""
-    memo = root / "__pycache__" / schema_memo.MEMO_FILE
-    schema_memo.load(memo)
-    try:
-        yield
-    finally:
-        schema_memo.save(memo)
-
-
 def load_registry(skills_dir: Path, *, builtin: bool = True) -> Registry:
     """Read, validate and freeze every manifest below ``skills_dir`` and the core's built-in
     skills (``agent/builtin``: describe_skill); the first problem stops it."""
     root, paths = manifest_paths(skills_dir, builtin)
-    with _schema_passes(root):
+    with remembered_passes(root):
         # a generator: each manifest's handler is imported before the next file is read
         capabilities = [_load_capability(path, data) for path, data in checked_json(paths)]
     problems = _cross_reference_problems(capabilities, root)
@@ -230,15 +216,15 @@ def validate_registry(
         return None, [str(exc)]
     capabilities: list[Capability] = []
     problems: list[str] = []
-    with _schema_passes(root):
-        validator = manifest_validator()
+    with remembered_passes(root):
+        check = ManifestCheck()
         for path in paths:
             try:
                 data = read_json(path, str(path))
             except RegistryError as exc:
                 problems.append(str(exc))
                 continue
-            found = manifest_problems(path, data, validator)
+            found = check.problems(path, data)
             if found:
                 problems += found
                 continue

@@ -5,18 +5,17 @@ handler or builds an interface.
 followed by its handler and interface; ``read_manifests`` runs only these, for a command that
 needs a skill's id and state and nothing it runs (``netagent usage`` labels its rows with
 them). Neither the handlers nor the interface machinery (digests, the 2020-12 metaschema
-checks) are imported here.
+checks) are imported here, nor jsonschema while every manifest is one that passed before.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from agent import schema_memo
 from agent.errors import ConfigurationError
@@ -32,18 +31,66 @@ MANIFEST_SCHEMA = (
 ``SCHEMAS_DIR``, named here without importing the interface machinery)."""
 
 
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+
+
 class RegistryError(ConfigurationError):
     """A manifest, schema or handler is wrong; the message names the file and the field."""
 
 
 def manifest_validator() -> Draft202012Validator:
     """The manifest schema's validator (the schema itself checked against 2020-12 first)."""
+    from jsonschema import Draft202012Validator
+
     schema = json.loads(MANIFEST_SCHEMA.read_text())
     memo = schema_memo.key(schema, "2020-12 metaschema", __file__)
     if not schema_memo.passed(memo):
         Draft202012Validator.check_schema(schema)
         schema_memo.record(memo)
     return Draft202012Validator(schema)
+
+
+class ManifestCheck:
+    """The manifest schema's check of each manifest, remembered by content like the schemas'
+    own (``agent/schema_memo.py``): a manifest that passed before passes without jsonschema
+    being imported, so a command that only reads manifests (``netagent usage``) does not pay
+    for it. The key holds the manifest schema's bytes, so a changed schema checks again."""
+
+    def __init__(self) -> None:
+        self._check = (
+            "capability manifest schema " + hashlib.sha256(MANIFEST_SCHEMA.read_bytes()).hexdigest()
+        )
+        self._validator: Draft202012Validator | None = None
+
+    def validator(self) -> Draft202012Validator:
+        """The compiled validator, built on the first manifest the memo does not know."""
+        if self._validator is None:
+            self._validator = manifest_validator()
+        return self._validator
+
+    def problems(self, path: Path, data: Any) -> list[str]:
+        """Every problem of one manifest: its schema violations, then its folder name."""
+        memo = schema_memo.key(data, self._check, __file__)
+        if not schema_memo.passed(memo):
+            problems = manifest_problems(path, data, self.validator())
+            if problems:
+                return problems
+            schema_memo.record(memo)
+        return _folder_problems(path, data)
+
+
+@contextmanager
+def remembered_passes(root: Path) -> Iterator[None]:
+    """Checks passed in an earlier process, kept beside the skills' bytecode
+    (``agent/schema_memo.py``): the metaschema checks were most of a registry load."""
+    memo = root / "__pycache__" / schema_memo.MEMO_FILE
+    schema_memo.load(memo)
+    try:
+        yield
+    finally:
+        schema_memo.save(memo)
 
 
 def _pointer(error: ValidationError) -> str:
@@ -75,11 +122,14 @@ def manifest_problems(path: Path, data: Any, validator: Draft202012Validator) ->
     label = str(path)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     problems = [f"{label}: {_pointer(e)}: {e.message}" for e in errors]
-    if not problems and data["id"] != path.parent.name:
-        problems.append(
-            f"{label}: /id: {data['id']!r} must equal its folder name {path.parent.name!r}"
-        )
-    return problems
+    return problems or _folder_problems(path, data)
+
+
+def _folder_problems(path: Path, data: Any) -> list[str]:
+    """A schema-valid manifest's id must name its folder."""
+    if data["id"] != path.parent.name:
+        return [f"{path}: /id: {data['id']!r} must equal its folder name {path.parent.name!r}"]
+    return []
 
 
 def manifest_paths(skills_dir: Path, builtin: bool) -> tuple[Path, list[Path]]:
@@ -125,10 +175,10 @@ def cross_reference_problems(manifests: Iterable[Manifest], root: Path) -> list[
 def checked_json(paths: Iterable[Path]) -> Iterator[tuple[Path, Any]]:
     """Each manifest file's JSON once it passed the manifest schema and its folder's checks,
     in ``paths``' order; the first problem raises, before the next file is read."""
-    validator = manifest_validator()
+    check = ManifestCheck()
     for path in paths:
         data = read_json(path, str(path))
-        problems = manifest_problems(path, data, validator)
+        problems = check.problems(path, data)
         if problems:
             raise RegistryError(problems[0])
         yield path, data
@@ -141,7 +191,8 @@ def read_manifests(skills_dir: Path, *, builtin: bool = True) -> dict[str, Manif
     stops it. A handler that cannot be imported, or a schema that is not one, is not found
     here: ``load_registry`` (and ``netagent validate``) find those."""
     root, paths = manifest_paths(skills_dir, builtin)
-    manifests = [Manifest.from_json(data, path.parent) for path, data in checked_json(paths)]
+    with remembered_passes(root):
+        manifests = [Manifest.from_json(data, path.parent) for path, data in checked_json(paths)]
     problems = cross_reference_problems(manifests, root)
     if problems:
         raise RegistryError(problems[0])

@@ -12,6 +12,8 @@ import json
 import math
 import multiprocessing
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +23,11 @@ from jsonschema import Draft202012Validator
 
 from agent import schema_memo
 from agent.interfaces.validation import SchemaCheckError, check_schema
+from agent.registry import manifests
 from agent.registry.loader import RegistryError, load_registry, validate_registry
 from netops.deployment import SKILLS_DIR
 
+ROOT = Path(__file__).resolve().parents[2]
 VALID = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}
 
 
@@ -228,3 +232,103 @@ def test_a_file_too_large_to_be_ours_is_not_read(
     schema_memo.load(memo)
     check_schema(VALID)
     assert len(metaschema_checks) == 2  # checked again: the file was not trusted
+
+
+# --- manifests: a remembered pass of the manifest schema -------------------------------------
+
+
+@pytest.fixture
+def manifest_checks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every manifest the manifest schema's validator really ran on."""
+    seen: list[Any] = []
+    real = manifests.manifest_problems
+
+    def counting(path: Path, data: Any, validator: Any) -> list[str]:
+        seen.append(data)
+        return real(path, data, validator)
+
+    monkeypatch.setattr(manifests, "manifest_problems", counting)
+    return seen
+
+
+def evaluate_manifest(skills: Path) -> tuple[Path, dict[str, Any]]:
+    path = skills / "evaluate_resource_condition" / manifests.MANIFEST_FILE
+    return path, json.loads(path.read_text())
+
+
+def test_a_manifest_that_passed_is_not_checked_again(
+    skills_copy: Path, manifest_checks: list[Any]
+) -> None:
+    path, data = evaluate_manifest(skills_copy)
+    assert manifests.ManifestCheck().problems(path, data) == []
+    assert manifests.ManifestCheck().problems(path, json.loads(json.dumps(data))) == []
+    assert len(manifest_checks) == 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: m.update(owner=m["owner"] + " "),  # one character
+        lambda m: m.update(state="retired"),  # not a state
+        lambda m: m.pop("owner"),  # a required member
+        lambda m: m.update(unexpected=True),  # an unknown member
+        lambda m: m["skill"].update(name=7),  # a nested type
+    ],
+    ids=["one-character", "bad-state", "missing-member", "extra-member", "nested-type"],
+)
+def test_any_change_to_a_manifest_is_checked_again(
+    skills_copy: Path, manifest_checks: list[Any], change: Any
+) -> None:
+    path, data = evaluate_manifest(skills_copy)
+    assert manifests.ManifestCheck().problems(path, data) == []
+    changed = json.loads(json.dumps(data))
+    change(changed)
+    expected = manifests.manifest_problems(path, changed, manifests.manifest_validator())
+    for _ in range(2):
+        assert manifests.ManifestCheck().problems(path, changed) == expected
+    # the pass, the expectation, the changed one: once if it passed, twice if it failed (a
+    # failure is never remembered)
+    assert len(manifest_checks) == (4 if expected else 3)
+
+
+def test_a_remembered_manifest_still_names_its_folder(
+    skills_copy: Path, manifest_checks: list[Any]
+) -> None:
+    path, data = evaluate_manifest(skills_copy)
+    assert manifests.ManifestCheck().problems(path, data) == []
+    moved = skills_copy / "elsewhere" / manifests.MANIFEST_FILE
+    (problem,) = manifests.ManifestCheck().problems(moved, data)
+    assert "/id" in problem and "elsewhere" in problem
+    assert len(manifest_checks) == 1  # the schema check was remembered; the folder was not
+
+
+def test_a_changed_manifest_schema_checks_every_manifest_again(
+    skills_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, data = evaluate_manifest(skills_copy)
+    assert manifests.ManifestCheck().problems(path, data) == []
+    stricter = json.loads(manifests.MANIFEST_SCHEMA.read_text())
+    stricter["properties"]["owner"]["maxLength"] = 1
+    schema = tmp_path / "stricter.schema.json"
+    schema.write_text(json.dumps(stricter))
+    monkeypatch.setattr(manifests, "MANIFEST_SCHEMA", schema)
+    (problem,) = manifests.ManifestCheck().problems(path, data)
+    assert problem.endswith("is too long") and "/owner" in problem
+
+
+def test_reading_manifests_a_second_time_imports_no_jsonschema(skills_copy: Path) -> None:
+    """What the memo is for: `netagent usage` reads manifests without the schema machinery."""
+    script = (
+        "import sys; from pathlib import Path; "
+        "from agent.registry.manifests import read_manifests; "
+        f"found = read_manifests(Path({str(skills_copy)!r})); "
+        "print(len(found), 'jsonschema' in sys.modules)"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs[0][1] == "True"  # the first reading checks every manifest
+    assert runs[1] == [runs[0][0], "False"]  # the second remembers them

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from agent.cli_coercion import PlainCoercionGroup
 from agent.ports import DemoCaller, Deployment
 from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT, Settings
 
@@ -43,9 +44,13 @@ if TYPE_CHECKING:
     from agent.storage.sqlite_file import SqliteFile
 
 app = typer.Typer(
-    help="netops-agent: a reference A2A network-management agent.", no_args_is_help=True
+    help="netops-agent: a reference A2A network-management agent.",
+    no_args_is_help=True,
+    cls=PlainCoercionGroup,
 )
-card_app = typer.Typer(help="Print or check the agent card.", invoke_without_command=True)
+card_app = typer.Typer(
+    help="Print or check the agent card.", invoke_without_command=True, cls=PlainCoercionGroup
+)
 app.add_typer(card_app, name="card")
 console = Console()
 T = TypeVar("T")

@@ -43,7 +43,7 @@ _BOOLEANS = {
 
 
 def _plain_kind(param: Any) -> str | None:
-    """ "str", "int", "bool" or "list" for a parameter this module converts, else None."""
+    """The kind of a parameter this module converts ("str", "int", "bool", "list"), or None."""
     descriptor = getattr(param, "type_descriptor", None)
     info = getattr(descriptor, "parameter_info", None)
     if descriptor is None or info is None or descriptor.file_annotation is not None:

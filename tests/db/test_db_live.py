@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.storage.engine import make_engine
 from agent.storage.reads import close_reader
+from db import live
 from db.inventory import Inventory
 from db.live import extend_telemetry
 from db.migrate import upgrade
@@ -103,18 +104,24 @@ async def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 
 @pytest.mark.parametrize(
-    "pause",
+    ("pause", "catch_up_days"),
     [
-        timedelta(minutes=7),
-        timedelta(hours=3, minutes=2),
-        timedelta(days=1, hours=5),
-        timedelta(days=9, minutes=13),  # beyond the week the replay catches up on
+        (timedelta(minutes=7), live.MAX_DAYS_CATCH_UP),
+        (timedelta(hours=3, minutes=2), live.MAX_DAYS_CATCH_UP),
+        (timedelta(days=1, hours=5), live.MAX_DAYS_CATCH_UP),
+        # Beyond the days the replay catches up on. With the week it has, that is 300,000
+        # rows and a minute of the suite; a limit of one day tests the same arithmetic.
+        (timedelta(days=3, minutes=13), 1),
     ],
-    ids=["minutes", "hours", "a-day", "over-a-week"],
+    ids=["minutes", "hours", "a-day", "over-the-limit"],
 )
 async def test_hot_and_down_links_stay_so_after_any_pause(
-    seeded: AsyncEngine, pause: timedelta
+    seeded: AsyncEngine,
+    pause: timedelta,
+    catch_up_days: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(live, "MAX_DAYS_CATCH_UP", catch_up_days)
     before = await stories_at(seeded, FIXED_NOW)
     assert {"hot", "down"} <= set(before.values()), before  # the seed tells the story
     later = FIXED_NOW + pause
@@ -133,7 +140,7 @@ async def test_hot_and_down_links_stay_so_after_any_pause(
     assert len(timelines) == 1, "story series and ordinary series disagree on their timestamps"
     (timeline,) = timelines
     assert later - timedelta(minutes=15) < timeline[-1] <= later
-    assert timeline[0] >= later - timedelta(days=7) - timedelta(minutes=15)
+    assert timeline[0] >= later - timedelta(days=catch_up_days, minutes=15)
 
     every_series = {
         (r.link_id, r.direction)

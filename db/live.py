@@ -112,22 +112,17 @@ async def _repeat_tails(
 ) -> int:
     """Continue each unusual series with its own unusual tail, repeated, over (oldest, now]."""
     added = 0
+    newest_first = (
+        select(*[getattr(LinkUtilizationSample, c) for c in LINK_COLUMNS])
+        .where(LinkUtilizationSample.observed_at > latest - DAY)
+        .order_by(LinkUtilizationSample.observed_at.desc())
+    )
     for link_id, direction in series:
-        recent = (
-            (
-                await connection.execute(
-                    select(*[getattr(LinkUtilizationSample, c) for c in LINK_COLUMNS])
-                    .where(
-                        LinkUtilizationSample.link_id == link_id,
-                        LinkUtilizationSample.direction == direction,
-                        LinkUtilizationSample.observed_at > latest - DAY,
-                    )
-                    .order_by(LinkUtilizationSample.observed_at.desc())
-                )
-            )
-            .mappings()
-            .all()
+        statement = newest_first.where(
+            LinkUtilizationSample.link_id == link_id,
+            LinkUtilizationSample.direction == direction,
         )
+        recent = (await connection.execute(statement)).mappings().all()
         story = _unusual(recent[0])
         tail = []
         for row in recent:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, exc, insert, select
 
-from agent.storage.engine import async_url, default_sqlite_url, make_engine
+from agent.storage.engine import async_url, default_sqlite_url, make_engine, sqlite_file_opened
 from agent.storage.types import UTCDateTime
 
 
@@ -44,6 +44,64 @@ async def test_sqlite_pragmas_and_parent_dir(tmp_path: Path) -> None:
         assert (tmp_path / "new" / "home" / "netagent.db").exists()
     finally:
         await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "file:{folder}/netagent.db?uri=true",
+        "file://localhost{folder}/netagent.db?uri=true",
+        "file:{escaped}/netagent.db?cache=private&uri=true",
+        "file:{folder}/netagent.db?mode=rwc&uri=true",
+        "file:{folder}/netagent.db",
+    ],
+)
+async def test_a_file_uri_makes_its_own_folder_not_one_named_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """A ``file:`` URI names a path: its folder is made there, nothing under the working
+    directory (which once got a folder literally named ``file:``)."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    folder = tmp_path / "a b%" / "home"
+    escaped = str(folder).replace("%", "%25").replace(" ", "%20")
+    engine = make_engine(f"sqlite+aiosqlite:///{name.format(folder=folder, escaped=escaped)}")
+    try:
+        async with engine.connect() as conn:
+            assert (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar() == "wal"
+    finally:
+        await engine.dispose()
+    assert (folder / "netagent.db").is_file()
+    assert list(cwd.iterdir()) == []
+
+
+async def test_a_memory_uri_is_one_shared_connection() -> None:
+    engine = make_engine("sqlite+aiosqlite:///file:netagent-mem?mode=memory&cache=shared&uri=true")
+    try:
+        async with engine.begin() as conn:
+            await conn.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+        async with engine.connect() as conn:
+            assert (await conn.exec_driver_sql("SELECT count(*) FROM t")).scalar() == 0
+    finally:
+        await engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("name", "opened"),
+    [
+        ("", None),
+        (":memory:", None),
+        ("file::memory:", None),
+        ("file::memory:?cache=shared", None),
+        ("file:shared?mode=memory&cache=shared", None),
+        ("file:relative/x.db", Path("relative/x.db")),
+        ("relative/x.db", Path("relative/x.db")),
+        ("/abs/x.db", Path("/abs/x.db")),
+    ],
+)
+def test_which_file_a_sqlite_name_opens(name: str, opened: Path | None) -> None:
+    assert sqlite_file_opened(name) == opened
 
 
 async def test_utc_datetime_round_trip(tmp_path: Path) -> None:

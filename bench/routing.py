@@ -5,7 +5,7 @@ miss). Prints figures; asserts nothing.
 
     .venv/bin/python -m bench.routing
         [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|heldout_v5|heldout_v6|heldout_v7|
-        heldout_v8|heldout_v9|heldout_v10|heldout_v11|heldout_v12|dev|PATH]
+        heldout_v8|heldout_v9|heldout_v10|heldout_v11|heldout_v12|heldout_v13|dev|PATH]
         [--repeat 20] [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
@@ -46,6 +46,10 @@ after the tenth was spent, checked to share no text with ``heldout``, ``heldout_
 after the eleventh was spent, checked to share no text with ``heldout``, ``heldout_v2``,
 ``heldout_v3``, ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``,
 ``heldout_v9``, ``heldout_v10``, ``heldout_v11``, ``dev`` and ``eval``;
+``--set heldout_v13`` is ``tests/routing/heldout_v13.json``, a thirteenth held-out set written
+after the twelfth was spent, checked to share no text with ``heldout``, ``heldout_v2``,
+``heldout_v3``, ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``,
+``heldout_v9``, ``heldout_v10``, ``heldout_v11``, ``heldout_v12``, ``dev`` and ``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant).

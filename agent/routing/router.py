@@ -103,7 +103,10 @@ _VAGUE = frozenset(
         "think gues maybe mayb perhap probably later next again too thx tx ty cheer ta try let "
         # asides and pointers, which bid nothing either ("<skill>, thoughts anyone?", "<skill>,
         # see ticket", "<skill> fyi")
-        "anyone anybody someone somebody everyone all see ticket fyi ref note attach below above ",
+        "anyone anybody someone somebody everyone all see ticket fyi ref note attach below above "
+        # a message's channel and its reference to what the reader knows ("re <skill>",
+        # "handover: <skill>, the old one")
+        "re fwd fw handover handoff old former ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):

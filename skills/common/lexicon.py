@@ -467,6 +467,12 @@ _THEORY = re.compile(
     rf"|primer\s+on)\s+(?:\w+\s+){{0,3}}?{_PROTOCOL}(?![\w-])"
 )
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|\+|as\s+well\s+as)(?![\w-])")
+_ALTERNATIVE = re.compile(
+    # "or" offering two courses ("a headroom check or an upgrade plan?"), not one word's
+    # alternatives: "whether or not", "or so", "or more", "above or equal to"
+    r"(?<![\w-])(?<!whether\s)or(?![\w-])(?!\s+(?:not|so|more|less|higher|lower|above|below"
+    r"|over|under|greater|equal|fewer|worse|better|same|similar|thereabouts)(?![\w-]))"
+)
 _WHETHER = re.compile(r"(?<![\w-])(?:whether|if)\s+$")
 READ_ONLY = (EVALUATE, CAPACITY, INVENTORY, UPGRADE, LEGACY)
 """The skills a change request is not for (all of this deployment's)."""
@@ -686,11 +692,11 @@ def _after_named(pattern: re.Pattern[str], masked: str, folded: str) -> bool:
 
 
 def _split_asks(
-    evidence: dict[str, list[int]], joins: list[int], states: set[int]
+    evidence: dict[str, list[int]], joins: list[int], states: set[int], *, offered: bool = False
 ) -> tuple[str, ...]:
     """Two skills whose evidence (match positions) lies wholly on either side of one join; a
     state (at ``states``: "runs hot and ..., should we upgrade") is an upgrade's reason, not a
-    request of its own."""
+    request of its own. Of two courses ``offered`` ("or"), a state and the room are one."""
     for join in joins:
         before = [s for s, at in evidence.items() if at and max(at) < join]
         after = [s for s, at in evidence.items() if at and min(at) > join]
@@ -700,6 +706,12 @@ def _split_asks(
                     continue
                 if (first, second) == (EVALUATE, UPGRADE) and set(evidence[first]) <= states:
                     continue
+                if (
+                    offered
+                    and {first, second} == {EVALUATE, CAPACITY}
+                    and set(evidence[EVALUATE]) <= states
+                ):
+                    continue  # "saturated, or is there slack?": one question, asked both ways
                 return (first, second)
     return ()
 
@@ -710,6 +722,19 @@ def _joins(masked: str) -> list[int]:
     found = [m.start() for m in _AND.finditer(masked) if not _WHETHER.search(masked, 0, m.start())]
     either = _EITHER_OR.search(masked)
     return sorted([*found, either.start(1)]) if either else found
+
+
+def _alternatives(masked: str) -> list[int]:
+    """Where ``masked`` offers two courses joined by "or" (rates offered as choices, "40G or
+    100G", are one course's targets; "either ... or" is a join already)."""
+    choices = [(m.start(), m.end()) for m in _CHOICES.finditer(masked)]
+    either = _EITHER_OR.search(masked)
+    return [
+        m.start()
+        for m in _ALTERNATIVE.finditer(masked)
+        if not any(start <= m.start() < end for start, end in choices)
+        and not (either and m.start() == either.start(1))
+    ]
 
 
 def _threshold_number(masked: str, after: int) -> bool:
@@ -1086,7 +1111,8 @@ class NetworkFeatures:
             note = PROBE_NOTE
         asks: tuple[str, ...] = ()
         joins = _joins(masked)
-        if joins and "change" not in signals and max(votes.values(), default=0.0) > 0:
+        offered = _alternatives(masked)
+        if (joins or offered) and "change" not in signals and max(votes.values(), default=0.0) > 0:
             # two requests in one text, one before the join and one after it: "its interfaces
             # and their utilization", "free bw on <link> and an upgrade plan"
             # (a metric beside a capacity word on the other side of the join, "errors and free
@@ -1123,6 +1149,10 @@ class NetworkFeatures:
             asks = _split_asks(evidence, joins, states)
             if asks:
                 signals.append("two_requests")
+            elif offered and (asks := _split_asks(evidence, offered, states, offered=True)):
+                # one course or the other ("is upgrading <link> or checking its headroom the
+                # better first step?"): the caller says which
+                signals.append("alternatives")
         if (
             not asks
             and votes.get(CAPACITY, 0) > 0

@@ -419,6 +419,8 @@ def test_names_only() -> None:
     assert inventory is not None
     assert names_only("lookup_inventory?", inventory)
     assert names_only("what about the inventory lookup", inventory)
+    assert names_only("re: lookup_inventory", inventory)  # a message's channel asks nothing
+    assert names_only("handover - lookup_inventory, the old one", inventory)
     assert not names_only("describe lookup_inventory", inventory)
     assert not names_only("lookup_inventory nyc1", inventory)
     assert not names_only("list the sites", inventory)

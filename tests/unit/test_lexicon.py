@@ -256,6 +256,43 @@ def test_one_request_with_a_join_is_one(text: str) -> None:
     assert LEXICON.features(text).asks == ()
 
 
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        (
+            "should I plan an upgrade of acme-lnk-00031 or look at its spare capacity?",
+            {UPGRADE, CAPACITY},
+        ),
+        (
+            "free bandwidth on acme-lnk-00031 or an upgrade plan, which do you suggest",
+            {CAPACITY, UPGRADE},
+        ),
+        (
+            "the serial number of nyc1-core-01 or its memory above 80%, not sure",
+            {INVENTORY, EVALUATE},
+        ),
+    ],
+)
+def test_two_courses_offered_with_or_are_asked_about(text: str, asks: set[str]) -> None:
+    features = LEXICON.features(text)
+    assert set(features.asks) == asks and "alternatives" in features.signals
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "is acme-lnk-00031 congested or is there still room on it?",  # one question, both ways
+        "any spare capacity left on acme-lnk-00031, or is it maxed out?",
+        "upgrade plan for acme-lnk-00031: 40G or 100G?",  # the plan's target rates
+        "is cpu or memory on nyc1-core-01 above 80%?",  # one skill's, both
+        "is utilization on acme-lnk-00031 at 90% or more?",  # a comparison in words
+        "tell me whether or not 5G fits on acme-lnk-00031",
+    ],
+)
+def test_one_request_with_an_or_is_one(text: str) -> None:
+    assert "alternatives" not in LEXICON.features(text).signals
+
+
 def test_a_symptom_then_a_call_for_help_is_advice() -> None:
     features = LEXICON.features("lon1-core-01 is dropping packets, please help")
     assert "advice" in features.signals

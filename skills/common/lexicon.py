@@ -174,7 +174,8 @@ _LEFT = re.compile(
     r"(?<![\w-])(?:what\W?s\s+left|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?left"
     r"|(?:remaining|unused|leftover|left[\s-]over|unclaimed|untapped|residual)\s+"
     r"(?:throughput|bandwidth|capacity|bw|room|headroom|space|bits|gbps|mbps|rate)"
-    r"|(?:throughput|bandwidth|capacity|bw|room|headroom)\s+(?:is\s+|are\s+)?(?:still\s+)?"
+    r"|(?:throughput|bandwidth|capacity|bw|room|headroom|gigs?|gbps|mbps|bits)\s+(?:is\s+|are\s+)?"
+    r"(?:still\s+)?"
     r"(?:left|remaining|free|available|unused)"
     r"|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?(?:still\s+)?(?:free|available|unused)"
     r"|left\s+(?:on|over\s+on|in)\b)"
@@ -539,14 +540,17 @@ _PARTS = re.compile(
     # record itself: "inventory for <device>", "the cmdb entry of <link>"
     r"(?<![\w-])(?:ports|interfaces|intfs|links|circuits|lags|bundles|members|neighbou?rs|uplinks"
     # ("record the result": a verb)
-    r"|cables|(?:inventory|cmdb)(?:\s+(?:entry|record|details))?|records?(?=\s+(?:for|of|on)\b))"
+    r"|cables|(?:inventory|cmdb)(?:\s+(?:entry|record|details))?|records?(?=\s+(?:for|of|on)\b)"
+    # the list of one kind of part, named in the singular: "its interface list", "port table"
+    r"|(?:interface|port|link|neighbou?r)\s+(?:list|listing|table|inventory))"
     r"(?:\s+(?:on|of|from|at|to|in|for|touching|attached\s+to|terminating\s+(?:on|at)))?"
     # the kind of the thing named after it: "the inventory entry for link <link>"
     r"(?:\s+(?:the\s+)?(?:link|device|router|switch|interface|circuit|port)(?=\s))?"
 )
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
-    r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)ends?|[az][\s-]ends?|both\s+ends|end\s*-?points?"
+    r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)(?:ends?|sides?)|[az][\s-](?:ends?|sides?)"
+    r"|both\s+ends|end\s*-?points?"
     r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
     r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes)"
     # where it runs, from and to: "where does <link> go from and to", "where does it land"
@@ -581,7 +585,7 @@ _LISTING = re.compile(
 _IDENTITY = re.compile(
     # what a device is, which only its record says: its model, maker, serial, software
     rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|{_MAKE}|brand"
-    rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os\s+version"
+    rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os(?:\s+(?:version|release))?"
     rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR})(?![\w-])"
 )
 _IDENTITY_ASKED = re.compile(
@@ -975,7 +979,10 @@ class NetworkFeatures:
             demand and (links or len(devices) >= 2) and not targets and not recorded and not carried
         ):
             signals.append("capacity")
-            votes[CAPACITY] = 0.8 if capacity and bandwidths else 0.6
+            # (what is left of a named link is a request however short, "<link> headroom?", as
+            # its percent is the old skill's)
+            left = bool(links) and (headroom or _LEFT.search(asked) is not None)
+            votes[CAPACITY] = 0.8 if capacity and (bandwidths or left) else 0.6
             if EVALUATE not in votes:
                 votes[EVALUATE] = -0.3
         runbook = max(votes.values(), default=0.0) >= 0.8  # a threshold or a fitting rate

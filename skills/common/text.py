@@ -219,10 +219,13 @@ _fold_recent = functools.lru_cache(maxsize=32)(_fold)
 # Identifiers
 
 _LINK_ID = re.compile(r"(?<![a-z0-9_.\-])([a-z][a-z0-9]*)[-_]lnk[-_](\d{5,})(?![a-z0-9_])", re.I)
+DEVICE_ROLE = r"(?!(?:to|vs|and|or|via|from|of|in|on|at|per|by|lnk)-)[a-z]{1,12}"
+"""A device name's role: any word, as operators name theirs (``core``, ``pe``, ``p``, ``border``,
+``spine``, ``tor``), but a joining word ("vlan100-to-200") or a link id's ``lnk``. A name of a
+role the inventory lacks routes as a device and is then not found, not read as no device."""
 _DEVICE = re.compile(
-    # site, role, number: the inventory's roles, the aggregation one also as the inventory's
-    # extractor reads it ("agg", "aggr", "dist": skills/lookup_inventory/extract.py)
-    r"(?<![a-z0-9_.\-])([a-z]{2,5}\d{1,3})-(core|agg|aggr|dist|edge|access)"
+    # site, role, number
+    rf"(?<![a-z0-9_.\-])([a-z]{{2,5}}\d{{1,3}})-({DEVICE_ROLE})"
     r"-(\d{1,3})(?![a-z0-9_]|-\w)",
     re.I,
 )

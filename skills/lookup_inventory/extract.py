@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from skills.common.text import clamp_int, device_refs, fold, mask_ids, total
+from skills.common.text import DEVICE_ROLE, clamp_int, device_refs, fold, mask_ids, total
 
 LIMIT_RANGE = (1, 500)
 ID_LIMIT = 64
@@ -48,7 +48,7 @@ _FILTER_BEFORE = re.compile(
 )
 _SITE_CODE = r"[a-z]{3}\d{1,2}"
 _ID_AFTER = re.compile(
-    r"\s*(?:[a-z]{2,5}\d{1,3}-(?:core|agg|edge|access)-\d|network-resource-\d|"
+    rf"\s*(?:[a-z]{{2,5}}\d{{1,3}}-{DEVICE_ROLE}-\d|network-resource-\d|"
     + _SITE_CODE
     + r"(?![\w\-/:]))"
 )

@@ -302,7 +302,14 @@ def test_link_ids(text: str, expected: list[str]) -> None:
         ("nyc1-core-01's ports", ["nyc1-core-01"]),
         # the aggregation role in the words the inventory's extractor reads it by
         ("tok1-dist-04 and ams1-aggr-02", ["tok1-dist-04", "ams1-aggr-02"]),
-        ("nyc1-spine-01", []),
+        # any role, as operators name theirs: one the inventory lacks is then not found
+        (
+            "nyc1-spine-01 and ham1-p-02, mil2-border-1",
+            ["nyc1-spine-01", "ham1-p-02", "mil2-border-01"],
+        ),
+        # a joining word or a link id's kind is no role
+        ("vlan100-to-200 on sw1-or-2", []),
+        ("acme1-lnk-00001", []),
         ("nyc1-core-01-old", []),
         ("", []),
     ],

@@ -159,6 +159,9 @@ def test_a_headroom_in_percent_is_not_a_capacity_question() -> None:
         "links from sin1-edge-01",
         "the a/z ends of acme-lnk-00004",
         "which devices does acme-lnk-00004 join",
+        "acme-lnk-00004: a and z sides?",
+        "the a-side of acme-lnk-00004",
+        "port table for ham1-p-02",
     ],
 )
 def test_the_parts_or_ends_of_a_named_thing_are_a_strong_inventory_vote(text: str) -> None:
@@ -227,6 +230,30 @@ def test_a_protocol_of_a_named_device_is_no_theory() -> None:
 
 def test_a_headroom_in_percent_of_a_named_link_is_a_strong_vote() -> None:
     assert LEXICON.features("headroom % for acme-lnk-00009").votes[LEGACY] >= 0.8
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "acme-lnk-00009 headroom?",
+        "headroom on acme-lnk-00009 for the last 2 hours",
+        "how many gigs are still free on acme-lnk-00009",
+        "remaining bandwidth acme-lnk-00009",
+    ],
+)
+def test_what_is_left_of_a_named_link_is_a_strong_capacity_vote(text: str) -> None:
+    """However short, as its percent is the old skill's (``headroom % for <link>``)."""
+    votes = LEXICON.features(text).votes
+    assert votes[CAPACITY] >= 0.8 and LEGACY not in votes
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["what OS does waw2-pe-01 run?", "the os release on osl1-border-03", "ham1-p-02 os?"],
+)
+def test_a_devices_os_is_its_record_whatever_its_role(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "resource:device" in features.signals and features.votes[INVENTORY] >= 0.8
 
 
 @pytest.mark.parametrize(

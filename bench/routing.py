@@ -5,7 +5,8 @@ miss). Prints figures; asserts nothing.
 
     .venv/bin/python -m bench.routing
         [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|heldout_v5|heldout_v6|heldout_v7|
-        heldout_v8|heldout_v9|heldout_v10|heldout_v11|heldout_v12|heldout_v13|dev|PATH]
+        heldout_v8|heldout_v9|heldout_v10|heldout_v11|heldout_v12|heldout_v13|heldout_v14|dev|
+        PATH]
         [--repeat 20] [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
@@ -50,6 +51,11 @@ after the eleventh was spent, checked to share no text with ``heldout``, ``heldo
 after the twelfth was spent, checked to share no text with ``heldout``, ``heldout_v2``,
 ``heldout_v3``, ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``,
 ``heldout_v9``, ``heldout_v10``, ``heldout_v11``, ``heldout_v12``, ``dev`` and ``eval``;
+``--set heldout_v14`` is ``tests/routing/heldout_v14.json``, a fourteenth held-out set written
+after the thirteenth was spent, checked to share no text with ``heldout``, ``heldout_v2``,
+``heldout_v3``, ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``,
+``heldout_v9``, ``heldout_v10``, ``heldout_v11``, ``heldout_v12``, ``heldout_v13``, ``dev`` and
+``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant).

@@ -264,7 +264,11 @@ class TaskRun(EventQueue):
         if self.task is None:
             return None
         return Settlement(
-            self.owner, copy_task(self.task), audit=[*self.audit, *audit], binding=self.binding
+            self.owner,
+            copy_task(self.task),
+            audit=[*self.audit, *audit],
+            binding=self.binding,
+            printed=dict(self.wire_artifacts),  # (never changed: the answer only prints them)
         )
 
     def finish(self) -> None:

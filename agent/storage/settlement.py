@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
@@ -44,7 +45,9 @@ class Settlement:
     ``task`` is upserted for ``owner`` (a row of another owner is left alone, and so is that
     task's runner row); ``audit`` rows are appended in order; ``binding`` replaces the task's
     binding; ``runner`` is recorded while ``task`` is SUBMITTED or WORKING, and the runner row
-    is deleted when ``task`` is in any other state. All in one transaction.
+    is deleted when ``task`` is in any other state. All in one transaction. ``printed``: some
+    of ``task``'s artifacts as the answer printed them, by id, which the task's row takes as
+    they are instead of walking their Structs again (``UpsertDatabaseTaskStore.row``).
     """
 
     owner: str
@@ -52,6 +55,7 @@ class Settlement:
     audit: Sequence[AuditRecord] = ()
     binding: Binding | None = None
     runner: Runner | None = None
+    printed: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass

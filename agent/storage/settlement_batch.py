@@ -102,7 +102,7 @@ def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Ste
 
 def _task_row(tasks: UpsertDatabaseTaskStore, settlement: Settlement) -> dict[str, Any]:
     assert settlement.task is not None
-    return tasks.row(settlement.task, settlement.owner)
+    return tasks.row(settlement.task, settlement.owner, settlement.printed)
 
 
 def _runner_rows(

@@ -8,6 +8,7 @@ written late ever overwrites a settled state; another owner sees nothing of a ru
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -264,6 +265,56 @@ async def test_a_row_is_the_sdks_row_for_any_task() -> None:
             return
         expected = {column: getattr(model, key) for key, column in store._columns}
         assert store.row(generated, owner) == expected
+
+    same()
+    await engine.dispose()
+
+
+async def test_a_printed_record_is_stored_as_printed_and_reads_back_the_same() -> None:
+    """An artifact the answer printed (``TaskRun.wire_artifacts``) goes into the row as it is,
+    and is the same Task when read back: integral numbers as integers change nothing."""
+    from google.protobuf.json_format import MessageToDict, ParseDict
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from agent.edge.prepared_answer import artifact_wire
+    from agent.edge.proto_json import plain_json
+
+    engine = make_engine("sqlite://")
+    store = UpsertDatabaseTaskStore(engine, create_table=True)
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=8)
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+        max_leaves=12,
+    )
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.dictionaries(st.text(max_size=6), values, max_size=6), st.booleans())
+    def same(record: dict[str, object], extended: bool) -> None:
+        if not plain_json(record, 1):
+            return  # (such a record goes the general way, and is not printed)
+        task = Task(id="t-1", context_id="c-1")
+        extensions = ["https://example.com/ext/v1"] if extended else None
+        artifact = task.artifacts.add(artifact_id="sample-1", name="kind")
+        if extensions:
+            artifact.extensions.extend(extensions)
+        part = artifact.parts.add(media_type="application/json")
+        part.data.struct_value.SetInParent()
+        part.data.struct_value.update(record)
+        wire = artifact_wire("sample-1", "kind", record, "application/json", extensions)
+        row = store.row(task, "4:acme:alice", {"sample-1": wire})
+        assert row["artifacts"][0] is wire
+        assert row == store.row(task, "4:acme:alice")
+        stored = json.loads(json.dumps(row["artifacts"][0]))
+        # (equal as values: a negative zero reads back as the zero the answer printed)
+        assert MessageToDict(ParseDict(stored, Artifact())) == MessageToDict(task.artifacts[0])
 
     same()
     await engine.dispose()

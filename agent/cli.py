@@ -175,6 +175,13 @@ def serve(
             f"cannot listen on {settings.host}:{settings.port}: {busy} "
             "(another agent running? stop it, or pick another port with --port)"
         )
+    busy = port_taken(settings.host, settings.grpc_port) if settings.grpc_port else None
+    if busy:  # the gRPC binding's port, as surely: start-up would stop on it after the tokens
+        raise fail(
+            f"cannot listen on {settings.host}:{settings.grpc_port} (gRPC): {busy} "
+            "(another agent running? stop it, or set NETAGENT_GRPC_PORT to another port, "
+            "or to off)"
+        )
     deployment = _deployment()
     factory = _worker_factory(settings, workers)
     try:

@@ -888,6 +888,13 @@ def ensure_agent(settings: Settings, url: str) -> subprocess.Popen[bytes] | None
             f"no agent answers at {url}, and {settings.host}:{settings.port} is taken ({busy}): "
             "stop what holds the port, or pass --url of a running agent"
         )
+    busy = port_taken(settings.host, settings.grpc_port) if settings.grpc_port else None
+    if busy:
+        raise RuntimeError(
+            f"no agent answers at {url}, and {settings.host}:{settings.grpc_port} (its gRPC "
+            f"port) is taken ({busy}): stop what holds it, set NETAGENT_GRPC_PORT to another "
+            "port or to off, or pass --url of a running agent"
+        )
     settings.home.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **_settings_env(settings)}
     log_path = settings.home / "serve.log"

@@ -202,3 +202,30 @@ def test_serve_and_demo_on_a_busy_port_fail_before_printing_tokens(tmp_path, com
     assert f"127.0.0.1:{port}" in run.stderr and "Traceback" not in run.stderr
     assert "TOKEN" not in run.stdout + run.stderr
     assert "eyJ" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "demo"])
+def test_serve_and_demo_on_a_busy_grpc_port_fail_before_printing_tokens(tmp_path, command) -> None:
+    """The gRPC binding's port too: start-up stopped on it after the tokens were printed."""
+    with _held_port() as http, _held_port() as grpc:
+        free = http.getsockname()[1]
+        http.close()  # a free HTTP port (the busy-port check of HTTP comes first)
+        port = grpc.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+        env |= {
+            "NETAGENT_HOME": str(tmp_path / "home"),
+            "NETAGENT_PORT": str(free),
+            "NETAGENT_GRPC_PORT": str(port),
+        }
+        run = subprocess.run(
+            [str(NETAGENT), command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"127.0.0.1:{port}" in run.stderr and "gRPC" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert "TOKEN" not in run.stdout + run.stderr and "eyJ" not in run.stdout + run.stderr

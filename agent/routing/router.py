@@ -56,7 +56,10 @@ SEPARATES = 0.5
 """Two close candidates above the threshold are a tie unless the classifier's probabilities
 differ by this much (it learned from utterances; votes and descriptions are coarser)."""
 MAX_OFFERED = 3
-"""At most this many candidates are offered in a clarification."""
+"""At most this many candidates are offered in a clarification (of a text something matched)."""
+NOTHING_FITS = 0.2
+"""A best score below this, with no domain evidence and no description behind it, is noise: the
+text matched nothing (``Decision.matched``)."""
 STRONG_VOTE = 0.8
 """A domain vote this strong (a threshold pattern: metric, comparison, number) is a request,
 however few words it takes (``nyc1-core-01 cpu > 90?``)."""
@@ -235,6 +238,9 @@ class Decision:
     """The replaced skill that scored best, when its replacement was chosen instead."""
     note: str = ""
     """The domain's word to the caller in a clarification (``TextFeatures.note``)."""
+    matched: bool = True
+    """False for a clarification of a text in which no layer found anything of any skill: the
+    candidates are then what the caller can ask for, not the ones close to a best."""
 
     def routing_metadata(self) -> dict[str, Any]:
         """Why the message went where it went (task metadata under ``routing``)."""
@@ -243,6 +249,8 @@ class Decision:
             routing["skill_id"] = self.capability.id
         if self.action is Action.CLARIFY:
             routing["candidates"] = [c.id for c in self.candidates]
+            if not self.matched:
+                routing["matched"] = False
         if self.confidence is not None:
             routing["confidence"] = round(self.confidence, 4)
         if self.scores:
@@ -633,13 +641,22 @@ class Router:
             or second
             or only
         ):
+            # Nothing of any skill found in the text ("what's the weather in London?", "hello,
+            # what can you do?"): no candidate is close to a best that is noise, so the caller
+            # is told what it can ask for instead of offered the noise's winner.
+            matched = not (
+                unsupported
+                and not features.signals
+                and not features.asks
+                and not only
+                and (best is None or best.score < NOTHING_FITS)
+            )
+            offered = (close or scores) if matched else scores
             chosen = {
                 s.skill_id
                 for s in [
-                    s
-                    for s in close or scores
-                    if not self._superseded(by_id[s.skill_id], scores, read)
-                ][:MAX_OFFERED]
+                    s for s in offered if not self._superseded(by_id[s.skill_id], scores, read)
+                ][: MAX_OFFERED if matched else None]
             }
             return Decision(
                 Action.CLARIFY,
@@ -652,6 +669,7 @@ class Router:
                 scores=tuple(scores),
                 signals=features.signals,
                 note=features.note,
+                matched=matched,
             )
         decision = self._resolve(
             by_id[best.skill_id], message, text, _layer_of(best, self.threshold)
@@ -1119,10 +1137,20 @@ def _refuse(layer: Layer, error: SkillError) -> Decision:
     return Decision(Action.REFUSE, layer, error=error)
 
 
-def clarification_text(candidates: Iterable[Capability], note: str = "") -> str:
+def clarification_text(
+    candidates: Iterable[Capability], note: str = "", *, matched: bool = True
+) -> str:
     """The question put to the caller when the router is unsure; the domain's ``note`` (what
-    no skill does for the text) first, when it gave one."""
-    lines = [note, "Or did you mean one of these?"] if note else ["Which of these did you mean?"]
+    no skill does for the text) first, when it gave one. ``matched`` False: the text matched
+    nothing, and ``candidates`` are what the caller can ask for."""
+    if not matched:
+        lead = "I could not match this to anything I do. What I can do:"
+        lines = [note, "What I can do:"] if note else [lead]
+    else:
+        offered = list(candidates)
+        candidates = offered
+        question = "Did you mean this?" if len(offered) == 1 else "Which of these did you mean?"
+        lines = [note, f"Or {question[0].lower()}{question[1:]}"] if note else [question]
     for index, capability in enumerate(candidates, start=1):
         skill = thawed(capability.manifest.skill)
         first = skill["description"].split(". ")[0].rstrip(".")

@@ -327,7 +327,9 @@ class SkillExecutor(AgentExecutor):
                 arguments=decision.arguments,
                 text=decision.text,
             )
-            question = clarification_text(decision.candidates, decision.note)
+            question = clarification_text(
+                decision.candidates, decision.note, matched=decision.matched
+            )
             data: dict[str, Any] = {
                 "candidates": [
                     {"skill_id": c.id, "name": c.manifest.skill["name"]}
@@ -336,6 +338,8 @@ class SkillExecutor(AgentExecutor):
             }
             if decision.note:
                 data["note"] = decision.note
+            if not decision.matched:
+                data["matched"] = False
         else:
             capability = decision.capability
             assert capability is not None and capability.interface is not None

@@ -644,7 +644,7 @@ def test_the_domains_note_is_said_before_the_question(router: Router) -> None:
     question = clarification_text(decision.candidates, decision.note)
     assert question.splitlines()[0] == "Nobody here bakes bread."
     assert all(c.id in question for c in decision.candidates)
-    assert clarification_text(decision.candidates).startswith("Which of these")
+    assert clarification_text(decision.candidates).startswith(("Which of these", "Did you mean"))
     ran = route(router, "list the devices in lon1", PAULA)
     assert ran.action is Action.RUN and ran.note == ""
 
@@ -1181,3 +1181,43 @@ def test_a_removed_skills_run_beside_another_skills_interface_asks_which(
     decision = route(router, text, PAULA)
     assert decision.action is Action.CLARIFY, decision
     assert {c.id for c in decision.candidates} == {"describe_skill", "lookup_inventory"}
+
+
+@pytest.mark.parametrize(
+    "text", ["what's the weather in Oslo tomorrow?", "hello, what can you do?", "hi", "?"]
+)
+def test_a_text_that_matches_nothing_is_told_what_the_caller_can_ask(
+    router: Router, text: str
+) -> None:
+    """No layer found anything of any skill: the question lists what the caller can ask for
+    (the replaced skill aside), where it offered the noise's winner alone ("Which of these
+    did you mean? 1. lookup_inventory" to a question about the weather)."""
+    decision = route(router, text)
+    assert decision.action is Action.CLARIFY and not decision.matched
+    offered = [c.id for c in decision.candidates]
+    mine = [c.id for c in router.candidates(ALICE) if c.id != "link_headroom"]
+    assert sorted(offered) == sorted(mine)
+    assert decision.routing_metadata()["routing"]["matched"] is False
+    question = clarification_text(decision.candidates, decision.note, matched=False)
+    assert question.startswith("I could not match this to anything I do. What I can do:")
+    assert all(f"{c}" in question for c in offered)
+
+
+@pytest.mark.parametrize(
+    "text", ["check acme-lnk-00002", "is acme-lnk-00015 ok?", "latency on acme-lnk-00002?"]
+)
+def test_a_vague_text_about_the_network_is_matched_and_offers_the_close_ones(
+    router: Router, text: str
+) -> None:
+    decision = route(router, text)
+    assert decision.action is Action.CLARIFY and decision.matched
+    assert len(decision.candidates) <= 3
+    assert "matched" not in decision.routing_metadata()["routing"]
+
+
+def test_one_candidate_is_asked_about_as_one(router: Router) -> None:
+    registry = load_registry(SKILLS_DIR)
+    capacity = registry.get("check_link_capacity")
+    assert capacity is not None
+    assert clarification_text([capacity]).startswith("Did you mean this?\n1. check_link_capacity")
+    assert clarification_text([capacity], "A note.").startswith("A note.\nOr did you mean this?")

@@ -184,24 +184,27 @@ def test_ensure_agent_on_a_busy_port_says_so_and_shows_no_token(tmp_path) -> Non
     assert not (settings.home / "serve.log").exists()  # nothing was started
 
 
+def _refused(tmp_path, command: str, **settings: int) -> subprocess.CompletedProcess[str]:
+    """``netagent <command>`` with ``settings`` (NETAGENT_<NAME>), which must refuse to start:
+    exit 2, no traceback, no token printed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    env |= {"NETAGENT_HOME": str(tmp_path / "home")}
+    env |= {f"NETAGENT_{name.upper()}": str(value) for name, value in settings.items()}
+    run = subprocess.run(
+        [str(NETAGENT), command], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert "TOKEN" not in run.stdout + run.stderr and "eyJ" not in run.stdout + run.stderr
+    return run
+
+
 @pytest.mark.parametrize("command", ["serve", "demo"])
 def test_serve_and_demo_on_a_busy_port_fail_before_printing_tokens(tmp_path, command) -> None:
     with _held_port() as holder:
         port = holder.getsockname()[1]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
-        env |= {"NETAGENT_HOME": str(tmp_path / "home"), "NETAGENT_PORT": str(port)}
-        run = subprocess.run(
-            [str(NETAGENT), command],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    assert run.returncode == 2, run.stdout + run.stderr
-    assert f"127.0.0.1:{port}" in run.stderr and "Traceback" not in run.stderr
-    assert "TOKEN" not in run.stdout + run.stderr
-    assert "eyJ" not in run.stdout + run.stderr
+        run = _refused(tmp_path, command, port=port)
+    assert f"127.0.0.1:{port}" in run.stderr
 
 
 @pytest.mark.parametrize("command", ["serve", "demo"])
@@ -211,21 +214,5 @@ def test_serve_and_demo_on_a_busy_grpc_port_fail_before_printing_tokens(tmp_path
         free = http.getsockname()[1]
         http.close()  # a free HTTP port (the busy-port check of HTTP comes first)
         port = grpc.getsockname()[1]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
-        env |= {
-            "NETAGENT_HOME": str(tmp_path / "home"),
-            "NETAGENT_PORT": str(free),
-            "NETAGENT_GRPC_PORT": str(port),
-        }
-        run = subprocess.run(
-            [str(NETAGENT), command],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    assert run.returncode == 2, run.stdout + run.stderr
+        run = _refused(tmp_path, command, port=free, grpc_port=port)
     assert f"127.0.0.1:{port}" in run.stderr and "gRPC" in run.stderr
-    assert "Traceback" not in run.stderr
-    assert "TOKEN" not in run.stdout + run.stderr and "eyJ" not in run.stdout + run.stderr

@@ -150,9 +150,10 @@ async def test_streaming_send_records_before_the_result(grpc_agent: RunningAgent
 async def test_cancel_and_subscribe(grpc_agent: RunningAgent) -> None:
     token = grpc_agent.token("sub-grpc", tenant="acme", scopes=[])
     async with make_client(grpc_agent.base_url, token, GRPC, polling=True) as client:
-        # (3 s: on a loaded machine a 1 s probe ended before the subscription reached it)
+        # 2 s: on a loaded machine a 1 s probe ended before the subscription reached it,
+        # and the probe's manifest fails it at 3 s (limits.timeout_seconds)
         task_id = await start_polling(
-            grpc_agent.base_url, token, "slow_probe", {"seconds": 3}, client
+            grpc_agent.base_url, token, "slow_probe", {"seconds": 2}, client
         )
         assert await wait_for(client, task_id, {"TASK_STATE_WORKING"}) == "TASK_STATE_WORKING"
     async with make_client(grpc_agent.base_url, token, GRPC, streaming=True) as client:

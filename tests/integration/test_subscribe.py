@@ -13,8 +13,9 @@ from tests.integration.test_interaction import start_polling, wait_for
 async def test_subscribe_follows_a_running_task_to_the_end(lab_agent, binding: str) -> None:
     token = lab_agent.token(f"subscriber-{binding}", tenant="acme", scopes=[])
     async with make_client(lab_agent.base_url, token, binding, polling=True) as client:
+        # 2 s, under the probe's 3 s limit: a 1 s probe can end before the subscription
         task_id = await start_polling(
-            lab_agent.base_url, token, "slow_probe", {"seconds": 1}, client
+            lab_agent.base_url, token, "slow_probe", {"seconds": 2}, client
         )
         assert await wait_for(client, task_id, {"TASK_STATE_WORKING"}) == "TASK_STATE_WORKING"
     async with make_client(lab_agent.base_url, token, binding, streaming=True) as client:

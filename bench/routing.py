@@ -3,59 +3,15 @@ deployment's, network routing features included), and how an evaluation set rout
 (accuracy per skill, clarifications, out-of-scope handling, the confusion matrix and every
 miss). Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.routing
-        [--set eval|heldout|heldout_v2|heldout_v3|heldout_v4|heldout_v5|heldout_v6|heldout_v7|
-        heldout_v8|heldout_v9|heldout_v10|heldout_v11|heldout_v12|heldout_v13|heldout_v14|dev|
-        PATH]
+    .venv/bin/python -m bench.routing [--set eval|heldout|heldout_vN|dev|PATH]
         [--repeat 20] [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
 ``tests/routing/heldout.json``, written without reading the training text and checked against
 it (``tests/routing/test_heldout.py``), so it measures phrasing the router has not seen;
-``--set heldout_v2`` is ``tests/routing/heldout_v2.json``, a second held-out set written after
-the first was spent, also checked to share no text with ``heldout``, ``dev`` and ``eval``;
-``--set heldout_v3`` is ``tests/routing/heldout_v3.json``, a third held-out set written after the
-second was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``dev`` and ``eval``;
-``--set heldout_v4`` is ``tests/routing/heldout_v4.json``, a fourth held-out set written after
-the third was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
-``dev`` and ``eval``;
-``--set heldout_v5`` is ``tests/routing/heldout_v5.json``, a fifth held-out set written after
-the fourth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
-``heldout_v4``, ``dev`` and ``eval``;
-``--set heldout_v6`` is ``tests/routing/heldout_v6.json``, a sixth held-out set written after
-the fifth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
-``heldout_v4``, ``heldout_v5``, ``dev`` and ``eval``;
-``--set heldout_v7`` is ``tests/routing/heldout_v7.json``, a seventh held-out set written after
-the sixth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
-``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``dev`` and ``eval``;
-``--set heldout_v8`` is ``tests/routing/heldout_v8.json``, an eighth held-out set written after
-the seventh was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
-``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``dev`` and ``eval``;
-``--set heldout_v9`` is ``tests/routing/heldout_v9.json``, a ninth held-out set written after
-the eighth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
-``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``, ``dev`` and
-``eval``;
-``--set heldout_v10`` is ``tests/routing/heldout_v10.json``, a tenth held-out set written after
-the ninth was spent, checked to share no text with ``heldout``, ``heldout_v2``, ``heldout_v3``,
-``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``, ``heldout_v9``,
-``dev`` and ``eval``;
-``--set heldout_v11`` is ``tests/routing/heldout_v11.json``, an eleventh held-out set written
-after the tenth was spent, checked to share no text with ``heldout``, ``heldout_v2``,
-``heldout_v3``, ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``,
-``heldout_v9``, ``heldout_v10``, ``dev`` and ``eval``;
-``--set heldout_v12`` is ``tests/routing/heldout_v12.json``, a twelfth held-out set written
-after the eleventh was spent, checked to share no text with ``heldout``, ``heldout_v2``,
-``heldout_v3``, ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``,
-``heldout_v9``, ``heldout_v10``, ``heldout_v11``, ``dev`` and ``eval``;
-``--set heldout_v13`` is ``tests/routing/heldout_v13.json``, a thirteenth held-out set written
-after the twelfth was spent, checked to share no text with ``heldout``, ``heldout_v2``,
-``heldout_v3``, ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``,
-``heldout_v9``, ``heldout_v10``, ``heldout_v11``, ``heldout_v12``, ``dev`` and ``eval``;
-``--set heldout_v14`` is ``tests/routing/heldout_v14.json``, a fourteenth held-out set written
-after the thirteenth was spent, checked to share no text with ``heldout``, ``heldout_v2``,
-``heldout_v3``, ``heldout_v4``, ``heldout_v5``, ``heldout_v6``, ``heldout_v7``, ``heldout_v8``,
-``heldout_v9``, ``heldout_v10``, ``heldout_v11``, ``heldout_v12``, ``heldout_v13``, ``dev`` and
-``eval``;
+``--set heldout_vN`` (N = 2, 3, ...) is ``tests/routing/heldout_vN.json``, the N-th held-out set,
+written blind after the one before it was spent (looked at while the router was changed) and
+checked to share no text with every earlier held-out set, ``dev`` and ``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant).

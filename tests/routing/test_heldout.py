@@ -1,27 +1,10 @@
 """The held-out routing sets stay held out: none of their text is in what the router trains on.
 
-``heldout.json``, ``heldout_v2.json``, ``heldout_v3.json``, ``heldout_v4.json``,
-``heldout_v5.json``, ``heldout_v6.json``, ``heldout_v7.json``, ``heldout_v8.json``,
-``heldout_v9.json``, ``heldout_v10.json``, ``heldout_v11.json``, ``heldout_v12.json``,
-``heldout_v13.json`` and ``heldout_v14.json`` measure the router on phrasing it has never seen
-(``python -m bench.routing --set heldout`` / ``--set heldout_v2`` / ``--set heldout_v3`` /
-``--set heldout_v4`` / ``--set heldout_v5`` / ``--set heldout_v6`` / ``--set heldout_v7`` /
-``--set heldout_v8`` / ``--set heldout_v9`` / ``--set heldout_v10`` / ``--set heldout_v11`` /
-``--set heldout_v12`` / ``--set heldout_v13`` / ``--set heldout_v14``). The second was written
-after the first was spent (looked at while changing the router), so it must share no text with the
-first nor with the tuning sets (``dev_set.json``, ``eval_set.json``) either; the third, written
-after the second was spent too, must share no text with any of the four; the fourth, written
-after the third was spent, must share no text with any of the five; the fifth, written after the
-fourth was spent, must share no text with any of the six; the sixth, written after the fifth was
-spent, must share no text with any of the seven; the seventh, written after the sixth was
-spent, must share no text with any of the eight; the eighth, written after the seventh was
-spent, must share no text with any of the nine; the ninth, written after the eighth was spent,
-must share no text with any of the ten; the tenth, written after the ninth was spent, must share
-no text with any of the eleven; the eleventh, written after the tenth was spent, must share no
-text with any of the twelve; the twelfth, written after the eleventh was spent, must share no text
-with any of the thirteen; the thirteenth, written after the twelfth was spent, must share no text
-with any of the fourteen; the fourteenth, written after the thirteenth was spent, must share no
-text with any of the fifteen. A held-out set
+``heldout.json`` and ``heldout_vN.json`` (N = 2, 3, ...) measure the router on phrasing it has
+never seen (``python -m bench.routing --set heldout`` / ``--set heldout_vN``). Each later set was
+written blind after the one before it was spent (looked at while changing the router), so it must
+share no text with any earlier set nor with the tuning sets (``dev_set.json``,
+``eval_set.json``). A held-out set
 only means something while (a) no held-out request is, up to case, spacing and punctuation, a
 training text or a piece of one, and (b) nothing the agent runs reads the file. The training
 texts are collected through the same code the classifier uses (``training_texts`` per
@@ -65,6 +48,7 @@ HELDOUT_V11_FILE = HERE / "heldout_v11.json"
 HELDOUT_V12_FILE = HERE / "heldout_v12.json"
 HELDOUT_V13_FILE = HERE / "heldout_v13.json"
 HELDOUT_V14_FILE = HERE / "heldout_v14.json"
+HELDOUT_V15_FILE = HERE / "heldout_v15.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -100,6 +84,7 @@ SETS = {
     "heldout_v12": HeldOut(HELDOUT_V12_FILE, frozenset(SOURCES_V2), 260, 120, 55, 435),
     "heldout_v13": HeldOut(HELDOUT_V13_FILE, frozenset(SOURCES_V2), 270, 130, 60, 470),
     "heldout_v14": HeldOut(HELDOUT_V14_FILE, frozenset(SOURCES_V2), 280, 135, 60, 480),
+    "heldout_v15": HeldOut(HELDOUT_V15_FILE, frozenset(SOURCES_V2), 285, 130, 65, 490),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

@@ -109,7 +109,12 @@ _VAGUE = frozenset(
         "anyone anybody someone somebody everyone all see ticket fyi ref note attach below above "
         # a message's channel and its reference to what the reader knows ("re <skill>",
         # "handover: <skill>, the old one")
-        "re fwd fw handover handoff old former ",
+        "re fwd fw handover handoff old former "
+        # a message's framing: its subject, its place in a document or a thread, and when it
+        # is wanted ("Subject: <skill>", "Step 6: <skill>.", "<skill> (see section 4)", "<skill>,
+        # as discussed", "<skill>, whenever you have a sec", "and <skill> after that?")
+        "subject subj step section item point part page paragraph para slide stage phase thread "
+        "discuss discussed mention mentioned earlier after whenever sec moment minute chance ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
@@ -126,7 +131,7 @@ _APPLIES = frozenset(
 naming the skill and nothing else, describing it and running it fit alike (stemmed as
 ``tokens`` stems them)."""
 _INTERFACE_WORDS = re.compile(
-    r"(?<![\w-])(?:schemas?|arguments?|args|params?|parameters?|fields?|specs?|specification"
+    r"(?<![\w-])(?:schemas?|arguments?|args?|params?|parameters?|fields?|specs?|specification"
     r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
     r"|versions?|releases?"
     r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
@@ -159,6 +164,12 @@ _RUN = re.compile(
 )
 """A bid to run a skill (an imperative, the text's or a sentence's first word; not "how do I
 call ...")."""
+_GIVEN = re.compile(
+    r"(?<![\w-])with\s+(?:the\s+|these\s+|this\s+)?(?:following\s+)?(?:parameters|params"
+    r"|arguments|args|inputs?|values)(?![\w-])|(?<![\w-])[a-z_]+\s*=\s*[\w\"']"
+)
+"""Arguments given with a bid to run ("invoke <skill> with the following parameters: link=..."):
+the run, whatever the words for its arguments."""
 _FOR_THING = r" (?:for|on|against|of) (?:the |a )?(?:[a-z]+ ){0,2}[a-z]*[0-9]"
 """After a skill's name, a thing named by an identifier (``plan_link_upgrade for <link>``): a
 bid to run the skill on it, not a mention of the skill."""
@@ -370,6 +381,7 @@ class Router:
         features: FeatureProvider | None = None,
     ) -> None:
         self._registry = registry
+        self._ids = frozenset(c.id for c in registry)
         self._features = features
         routable = [c for c in registry if c.interface is not None]
         self._classifier = classifier or SkillClassifier.from_manifests(
@@ -537,7 +549,7 @@ class Router:
         if _DEFER_TRAINING.get() and not self._classifier.trained(c.id for c in fitting):
             raise _UntrainedError(frozenset(c.id for c in fitting) & self._classifier.known)
         by_id = {c.id: c for c in fitting}
-        read = text or _data_as_text(message)
+        read = spelled_out(text or _data_as_text(message), self._ids)
         scores, features = self.score(read, list(by_id))
         scores, described = self._described(scores, by_id, read, principal)
         best = scores[0] if scores else None
@@ -561,6 +573,7 @@ class Router:
         )
         strong = max(features.votes.values(), default=0.0) >= STRONG_VOTE
         top = scores[0] if scores else None  # the lead, before any replacement
+        successor_bid = top is not None and self._successor_bid(top.skill_id, read)
         unsupported = (
             top is not None
             and not (described is not None and top.skill_id == DESCRIBE_SKILL_ID)
@@ -569,8 +582,10 @@ class Router:
             and top.features <= 0
             and top.description < UNSUPPORTED_DESCRIPTION
             and top.classifier < UNSUPPORTED
+            # (its work bid through a removed skill's name, "<removed skill> for <device>")
+            and not successor_bid
         )
-        too_little = says_too_little(read) and not strong
+        too_little = says_too_little(read) and not strong and not successor_bid
         second = self._second_ask(best, scores, by_id, read, described) if replaced is None else []
         asked = [s for s in scores if s.skill_id in features.asks]
         if best is not None and len(asked) >= 2 and not second:  # the domain saw two requests
@@ -721,7 +736,25 @@ class Router:
                     for s in scores
                 ]
                 return sorted(kept, key=lambda s: (-s.score, s.skill_id)), target
-            return [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID], None
+            kept = [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID]
+            successor = target.manifest.replacement
+            if (
+                target.manifest.state is State.REMOVED
+                and successor in by_id
+                and bids_on_a_thing(text, target.manifest)
+            ):
+                # its work asked on a thing ("<removed skill> for <device>"): its
+                # replacement's, as good as a request for it
+                kept = sorted(
+                    (
+                        replace(s, score=max(s.score, self.threshold))
+                        if s.skill_id == successor
+                        else s
+                        for s in kept
+                    ),
+                    key=lambda s: (-s.score, s.skill_id),
+                )
+            return kept, None
         if extract is None:
             return scores, target
         if target is None:
@@ -745,7 +778,7 @@ class Router:
         run_bid = (
             not called
             and _RUN.search(lowered) is not None
-            and bids_on_a_thing(text, target.manifest)
+            and (bids_on_a_thing(text, target.manifest) or _GIVEN.search(lowered) is not None)
         )
         if (asks_interface(lowered) and not run_bid) or (called and _RUN.search(lowered)):
             # its interface or version asked about ("which version is <skill> on"), or
@@ -767,6 +800,15 @@ class Router:
         else:
             return scores, target
         return sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id)), target
+
+    def _successor_bid(self, skill_id: str, text: str) -> bool:
+        """Whether ``text`` bids a removed skill on a thing and ``skill_id`` replaced it."""
+        return any(
+            c.manifest.state is State.REMOVED
+            and c.manifest.replacement == skill_id
+            and bids_on_a_thing(text, c.manifest)
+            for c in self._registry
+        )
 
     def _removed_run_beside(self, text: str, by_id: dict[str, Capability]) -> str | None:
         """The replacement of a removed skill ``text`` bids on a thing (``<removed skill> for
@@ -946,6 +988,37 @@ class Router:
         return None
 
 
+_SNAKE = re.compile(r"(?<![\w-])[A-Za-z]+(?:_[A-Za-z]+)+(?![\w-])")
+MIN_PREFIX = 3
+"""Letters of a word an id's word may be shortened to (``eval`` for ``evaluate``)."""
+
+
+def spelled_out(text: str, ids: frozenset[str]) -> str:
+    """``text`` with every shortened skill id written in full (``eval_resource_condition``,
+    ``lookup_inv``): an identifier in an id's shape, each word the start of the id's word, is
+    that id, when it is the only one it can be."""
+    if "_" not in text:
+        return text
+    return _SNAKE.sub(lambda m: _full_id(m[0], ids), text)
+
+
+@lru_cache(maxsize=256)
+def _full_id(word: str, ids: frozenset[str]) -> str:
+    parts = word.lower().split("_")
+    if word.lower() in ids:
+        return word
+    found = [
+        skill_id
+        for skill_id in ids
+        if len(id_parts := skill_id.split("_")) == len(parts)
+        and all(
+            p == q or (len(p) >= MIN_PREFIX and q.startswith(p))
+            for p, q in zip(parts, id_parts, strict=True)
+        )
+    ]
+    return found[0] if len(found) == 1 else word
+
+
 def names_skill(text: str, manifest: Any) -> bool:
     """Whether ``text`` names the skill: its id (``link_headroom``, ``link-headroom``), its
     name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
@@ -1083,9 +1156,16 @@ def names_only(text: str, *capabilities: Capability) -> bool:
         words = " ".join(_WORDS.findall(name.lower()))
         if words:
             said = said.replace(f" {words} ", " ")
-    if any(ch.isdigit() for ch in said):
+    if any(ch.isdigit() for ch in _PLACE.sub(" ", said)):
         return False
     return not [t for t in tokens(said) if t not in _VAGUE and t not in _APPLIES]
+
+
+_PLACE = re.compile(
+    r"(?<= )(?:step|section|item|point|part|page|paragraph|para|slide|stage|phase|appendix"
+    r"|chapter|no|number)\s+[0-9]{1,3}[a-z]?(?= )"
+)
+"""A place in a document (``step 6``, ``section 4``): a number that names no thing."""
 
 
 def _close(score: Score, best: Score) -> bool:

@@ -176,7 +176,7 @@ _LEFT = re.compile(
     r"(?:throughput|bandwidth|capacity|bw|room|headroom|space|bits|gbps|mbps|rate)"
     r"|(?:throughput|bandwidth|capacity|bw|room|headroom|gigs?|gbps|mbps|bits)\s+(?:is\s+|are\s+)?"
     r"(?:still\s+)?"
-    r"(?:left|remaining|free|available|unused)"
+    r"(?:left|remaining|remains|free|available|unused)"
     r"|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?(?:still\s+)?(?:free|available|unused)"
     r"|left\s+(?:on|over\s+on|in)\b)"
 )
@@ -203,8 +203,11 @@ _CHANGE_VERB = (
     r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
     r"|provision|roll\s*back|bounce|delete|enable|disable|book|reserve"
     # a configuration object applied ("apply the QoS policy to <link>")
-    r"|apply\s+(?:[\w-]+\s+){0,3}?(?:config\w*|polic\w+|templates?"
-    r"|acls?|filters?|route-?maps?|patch\w*|changes?)"
+    r"|apply\s+(?:[\w.-]+\s+){0,3}?(?:config\w*|polic\w+|templates?"
+    r"|acls?|filters?|route-?maps?|patch\w*|changes?|images?|firmware|software|releases?)"
+    # diagnostics gathered, which no skill gathers ("collect a tech-support bundle from <device>")
+    r"|(?:collect|gather|grab|pull)\s+(?:the\s+|a\s+|an\s+)?(?:tech[\s-]?support|show\s+tech"
+    r"|rsi|core\s*dumps?|crash\s*dumps?|diagnostics?|debug\s+logs?|syslogs?|logs?)"
     r"|install|uninstall|remove|rename|create|modify|escalate|edit|amend|reset|replace|swap"
     r"|assign|allocate|activate|deactivate|decommission|drain|schedule|order|rotate|revoke|renew"
     r"|cut\s*over|fail\s*over|re-?route|block|unblock|isolate|quarantine"
@@ -219,7 +222,7 @@ _CHANGE_VERB = (
     r"|add(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
     r"|set(?!\s+of)|update(?!\s+(?:me|us)\b)|correct(?!\s+me\b)"
     r"|change(?!\s+(?:request|record|ticket|window|log|id|number|ref)\b)"
-    r"|clear\s+(?:the\s+)?(?:\w+\s+)?counters|(?:turn|bring)\s+(?:\w+\s+)?(?:up|down|on|off)"
+    r"|clear\s+(?:the\s+)?(?:\w+\s+)?(?:counters|cache|caches|table|tables|sessions?|entries)|(?:turn|bring)\s+(?:\w+\s+)?(?:up|down|on|off)"
     r"|push\s+(?:the\s+|a\s+)?(?:[\w-]+\s+){0,3}?(?:acl|config\w*|polic\w+|change|route"
     r"|filter|template)"
     # a limit lifted or dropped ("drop the rate-limit on <port>", "lift the policer")
@@ -283,6 +286,15 @@ _PERFORMED = re.compile(
     r"|implement|do)\s+(?:the\s+|an?\s+|that\s+)?"
     # (its rate or kind between: "implement the 400G upgrade", "do the approved link upgrade")
     r"(?:(?:\d[\w.]*|link|circuit|capacity|bandwidth|planned|proposed|approved)\s+){0,2}upgrad\w*"
+    # an upgrade bid for a time ("Upgrade <link> to 100G during the Saturday window", "pls
+    # upgrade <link> tonight"): work scheduled, not a recommendation asked
+    r"|(?:^\W*|[.;:!?]\s+|(?<![\w-])(?:please|pls|kindly)\s+)upgrade\s+"
+    # (not a recommendation named for a time: "upgrade plan for <link> in the next window")
+    r"(?!(?:recommend|plan|advi|option|proposal|path|candidate|decision|assessment)\w*)"
+    r"[^.;:!?]{0,40}?"
+    r"(?:(?<![\w-])(?:during|in|at|on|this|next)\b[^.;:!?]{0,30}?"
+    r"(?<![\w-])(?:window|maintenance|mw|weekend|monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday)|(?<![\w-])tonight)(?![\w-])"
 )
 _PROTOCOL_STATE = re.compile(
     # a routing protocol's sessions or neighbours, which no skill reads: "is the bgp neighbor on
@@ -406,6 +418,10 @@ _LINKISH = re.compile(
     r"|interfaces?|ports?)(?![\w-])"
 )
 """A link, or an interface, said in words: room or load is of it, not of a whole device."""
+_LINK_WORDS = re.compile(
+    r"(?<![\w-])(?:links?|circuits?|paths?|uplinks?|downlinks?|pipes?|trunks?|lags?|between)(?![\w-])"
+)
+"""A link said in words: beside a named interface, "interface" or "port" is that one's word."""
 _UP = re.compile(
     # whether a thing is up or down, asked: "is <link> up", "and is it even up?"
     r"(?<![\w-])(?:is|are)\s+(?:(?:it|they|the\s+\w+)\s+)?(?:even\s+|still\s+|actually\s+)?"
@@ -508,6 +524,8 @@ _ATTRIBUTE = re.compile(
     r"|which\s+ports?"
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
     r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?"
+    # the label an operator gave it ("the description on <port>")
+    r"|description|descr|alias"
     # software and identity: "what os is it running", "its resource id"
     r"|os|operating\s+system|image|junos|eos|ios|nx-?os|resource\s+ids?|identifiers?|ids?"
     # its parts and ends: interfaces, ports, bundles, the links at a device
@@ -985,7 +1003,9 @@ class NetworkFeatures:
             votes[CAPACITY] = 0.8 if capacity and (bandwidths or left) else 0.6
             if EVALUATE not in votes:
                 votes[EVALUATE] = -0.3
-        runbook = max(votes.values(), default=0.0) >= 0.8  # a threshold or a fitting rate
+        # a threshold or a fitting rate (an attribute asked, "the software image", is no check
+        # a change could be a later step of)
+        runbook = max(votes.get(EVALUATE, 0.0), votes.get(CAPACITY, 0.0)) >= 0.8
         if headroom and in_percent and not bandwidths:
             # the old skill's very answer, of a named link: a request however short
             # ("headroom % for <link>")
@@ -1168,16 +1188,16 @@ class NetworkFeatures:
             and not _LISTING.search(masked)  # "list devices in status 'spare'": a listing
             and not upgrade
             and not links
-            and not interface
             and len(devices) <= 1
-            and (devices or site)
-            and not _LINKISH.search(masked)
+            and (devices or site or interface)
+            and not (_LINK_WORDS if interface else _LINKISH).search(masked)
         ):
-            # room asked of one device or a site, no link of it named ("headroom on <device>?",
-            # "is there spare on <device>", "enough capacity in <site>?"): which link's room, or
-            # the device's load (the site's links)?
+            # room asked of one device, one interface or a site, no link of it named ("headroom
+            # on <device>?", "is there spare on <device>", "the remaining capacity on interface
+            # <port>", "enough capacity in <site>?"): which link's room, or the device's (the
+            # port's) load, or the site's links?
             signals.append("no_link")
-            asks = (CAPACITY, EVALUATE) if devices else (CAPACITY, INVENTORY)
+            asks = (CAPACITY, EVALUATE) if devices or interface else (CAPACITY, INVENTORY)
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
                 masked,

@@ -24,6 +24,7 @@ from agent.routing.router import (
     names_only,
     names_skill,
     says_too_little,
+    spelled_out,
 )
 from agent.security.principal import Principal
 from netops.deployment import SKILLS_DIR, network_deployment
@@ -1221,3 +1222,116 @@ def test_one_candidate_is_asked_about_as_one(router: Router) -> None:
     assert capacity is not None
     assert clarification_text([capacity]).startswith("Did you mean this?\n1. check_link_capacity")
     assert clarification_text([capacity], "A note.").startswith("A note.\nOr did you mean this?")
+
+
+FRAMINGS = (
+    "Subject: {}",
+    "Step 6: {}.",
+    "{} (see section 4).",
+    "{}, as discussed",
+    "{}, whenever you have a sec",
+    "right, and {} after that?",
+    "Re: {} (see thread)",
+    "page 12, {}",
+)
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+@pytest.mark.parametrize(
+    "skill", ["lookup_inventory", "evaluate_resource_condition", "check_link_capacity"]
+)
+def test_a_skill_named_in_a_messages_framing_alone_asks_which(
+    router: Router, framing: str, skill: str
+) -> None:
+    """A subject line, a step of a runbook, a pointer to a section or a thread, and when it is
+    wanted, say nothing of what is wanted of the skill: describe it, or run it?"""
+    decision = route(router, framing.format(skill))
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == {"describe_skill", skill}
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # the same framing around a request is the request
+        ("Step 6: run lookup_inventory for ams3.", "lookup_inventory"),
+        ("Subject: check_link_capacity for acme-lnk-00002", "check_link_capacity"),
+        ("lookup_inventory schema (see section 4)", "describe_skill"),
+        # a thing named after the place: the run on it
+        ("Step 6: lookup_inventory for nyc1-core-01", "lookup_inventory"),
+    ],
+)
+def test_a_request_in_that_framing_runs(router: Router, text: str, skill: str) -> None:
+    decision = route(router, text)
+    assert decision.action in (Action.RUN, Action.ASK), decision
+    assert decision.capability is not None and decision.capability.id == skill
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("eval_resource_condition schema pls", "describe_skill"),
+        ("eval_resource_condition - which metric names are valid?", "describe_skill"),
+        ("lookup_inv for ams3", "lookup_inventory"),
+        ("run Lookup_Inv for ams3", "lookup_inventory"),
+        ("check_link_cap for acme-lnk-00002", "check_link_capacity"),
+    ],
+)
+def test_a_shortened_skill_id_is_the_skill(router: Router, text: str, skill: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action in (Action.RUN, Action.ASK), decision
+    assert decision.capability is not None and decision.capability.id == skill
+
+
+def test_spelled_out_writes_only_an_unambiguous_shortening_in_full() -> None:
+    ids = frozenset({"lookup_inventory", "link_headroom", "link_health", "check_link_capacity"})
+    assert spelled_out("lookup_inv for x", ids) == "lookup_inventory for x"
+    assert spelled_out("LOOKUP_INVENTORY", ids) == "LOOKUP_INVENTORY"  # already whole
+    assert spelled_out("link_hea", ids) == "link_hea"  # two ids start so: neither
+    assert spelled_out("link_headr", ids) == "link_headroom"
+    assert spelled_out("lo_inventory", ids) == "lo_inventory"  # too short a start
+    assert spelled_out("check_capacity", ids) == "check_capacity"  # a word missing
+    assert spelled_out("my_lookup_inv", ids) == "my_lookup_inv"  # a word more
+    assert spelled_out("lookup_inv-2 lookup_inv_x", ids) == "lookup_inv-2 lookup_inv_x"
+    assert spelled_out("no underscores here", ids) == "no underscores here"
+    hostile = "_".join(["a"] * 5000) + " " + "lookup_inv " * 2000
+    assert spelled_out(hostile, ids).count("lookup_inventory") == 2000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "port_report for nce1-leaf-03 pls",
+        "port_report for core-rtr-01",
+        "run port_report on acc-sw-33 pls",
+        "port_report on sin1-access-04?",
+    ],
+)
+def test_a_removed_skill_bid_on_a_thing_runs_its_replacement(router: Router, text: str) -> None:
+    decision = route(router, text)
+    assert decision.action in (Action.RUN, Action.ASK), decision
+    assert decision.capability is not None and decision.capability.id == "lookup_inventory"
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # the singular "arg" asks of the interface as "args" does
+        (
+            "what does check_link_capacity want for the bandwidth arg, Gbps or bps?",
+            "describe_skill",
+        ),
+        # arguments given with a bid to run: the run, whatever their word
+        (
+            "Invoke link_headroom with the following parameters: link=acme-lnk-06123, window=24h.",
+            "link_headroom",
+        ),
+        ("call check_link_capacity with link_id=acme-lnk-00002", "check_link_capacity"),
+        # no bid: the parameters are asked
+        ("check_link_capacity with the following parameters?", "describe_skill"),
+    ],
+)
+def test_an_argument_asked_or_given(router: Router, text: str, skill: str) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.action in (Action.RUN, Action.ASK), decision
+    assert decision.capability is not None and decision.capability.id == skill

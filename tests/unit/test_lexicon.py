@@ -1110,3 +1110,89 @@ def test_a_condition_everything_or_facts_prepared_ask_which_check(text: str, sig
     features = LEXICON.features(text)
     assert signal in features.signals, features
     assert max(features.votes.values()) < 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # room asked of one interface, no link of it named: which link's room, or its load?
+        "how much is left on xe-2/1/7?",
+        "Check the remaining capacity on interface et-0/0/0.",
+        "spare bandwidth on port ge-0/1/12 of fra1-edge-11?",
+        "what's the remaining capacity on Ethernet1/49",
+        # what remains, in the verb's own form
+        "Determine how much capacity remains on vie4-dist-06.",
+        "how much bandwidth remains on ams3-core-02",
+    ],
+)
+def test_room_of_one_interface_or_what_remains_of_a_device_asks_which(text: str) -> None:
+    features = LEXICON.features(text)
+    assert set(features.asks) == {CAPACITY, EVALUATE}, features
+    assert "no_link" in features.signals
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a link named (by id, by its devices, or in words) keeps the capacity check
+        "how much capacity remains on acme-lnk-01234?",
+        "remaining bandwidth between ams3-core-02 and ams3-edge-04",
+        "spare capacity on the link behind xe-0/0/3",
+        "what's left on the uplink at et-1/0/0?",
+    ],
+)
+def test_room_on_a_link_near_an_interface_is_asked_nothing(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.asks == (), features
+    assert features.votes[CAPACITY] > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a software image applied, in any release spelling
+        "Apply the 23.4R2 software image to lju1-agg-01.",
+        "apply firmware 17.9.4a to sin1-access-04",
+        "please apply the new image on fra1-edge-11",
+        # a cache, table or sessions cleared (not only counters)
+        "Clear the ARP cache on prg1-agg-11.",
+        "clear the mac table on ams3-access-02",
+        "pls clear bgp sessions on nyc2-agg-07",
+        # diagnostics gathered
+        "Collect a tech-support bundle from ham3-edge-11 and attach it to the case.",
+        "gather the show tech from fra1-edge-11",
+        "pull the syslogs off sin1-access-04",
+        "grab a core dump from nyc2-agg-07",
+        # an upgrade bid for a time: work scheduled, not a recommendation asked
+        "Upgrade acme-lnk-05582 to 100G during the Saturday window.",
+        "pls upgrade acme-lnk-00412 tonight",
+        "CHG-1: upgrade globex-lnk-00456 from 10G to 40G on Sunday 03:00.",
+        "Upgrade acme-lnk-01234 in the next maintenance window.",
+    ],
+)
+def test_an_image_applied_a_table_cleared_diagnostics_or_a_scheduled_upgrade_is_a_change(
+    text: str,
+) -> None:
+    features = LEXICON.features(text)
+    assert "change" in features.signals, features
+    assert max(features.votes.values()) < 0
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # the same words reading a record, or asking for a recommendation
+        ("what software image is on lju1-agg-01", INVENTORY),
+        ("which firmware does sin1-access-04 run?", INVENTORY),
+        ("should we upgrade acme-lnk-00002 to 100G in the next maintenance window?", UPGRADE),
+        ("Upgrade recommendation for acme-lnk-00002 in the next maintenance window?", UPGRADE),
+        ("upgrade plan for acme-lnk-00002 this weekend", UPGRADE),
+        ("is 80% cpu on nyc2-agg-07 enough to clear the alarm?", EVALUATE),
+        # an attribute beside a threshold is no runbook check a change could be a step of
+        ("what's the description on xe-2/1/7 on prg1-agg-11?", INVENTORY),
+    ],
+)
+def test_a_read_or_a_recommendation_near_those_words_is_no_change(text: str, skill: str) -> None:
+    features = LEXICON.features(text)
+    assert "change" not in features.signals and not features.note, features
+    assert features.votes[skill] > 0, features

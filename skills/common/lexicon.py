@@ -196,8 +196,8 @@ _CHANGE_BID = (
     # a change to the network, which no read-only skill makes: asked about, never run; bid
     # (the text's first verb, or after "please", "can you"...), not a later step ("before we
     # push the config"); after a purpose ("to enable LACP fast timers, configure ...") too
-    r"(?:^\s*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
-    r"|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
+    r"(?:^\s*|[.;:!?]\s+|\s[-\u2013\u2014]+\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you"
+    r"|would\s+you|go\s+ahead\s+and|i\s+need\s+you\s+to|need\s+to|let'?s|we\s+must)\s+)"
 )
 _CHANGE_VERB = (
     r"(?:shut(?:\s+down)?|roll\s*out|push\s+out|no\s+shut|reboot|restart|reload|configure|commit|deploy"
@@ -235,7 +235,7 @@ _CHANGE_VERB = (
     r"|e-?mail\s+(?:me|us)\b"
     r"|(?:e-?mail|notify|page|ping|alert)\s+(?:the|our|all|every)\s+(?:[\w-]+\s+)?"
     r"(?:team|teams|list|group|channel|on-?call|noc|engineers?|managers?|management|customers?)"
-    r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:ticket|case|incident))(?![\w-])"
+    r"|(?:open|raise|file|log)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+)?(?:ticket|case|incident))(?![\w-])"
     # a noun, not a bid ("lower than 50%?", "change in util", "increase of errors"), nor a
     # label ("Update: ...")
     # (one space: a named thing blanked between them is the verb's object, "decommission <link>
@@ -294,7 +294,8 @@ _PERFORMED = re.compile(
     r"[^.;:!?]{0,40}?"
     r"(?:(?<![\w-])(?:during|in|at|on|this|next)\b[^.;:!?]{0,30}?"
     r"(?<![\w-])(?:window|maintenance|mw|weekend|monday|tuesday|wednesday|thursday"
-    r"|friday|saturday|sunday)|(?<![\w-])tonight)(?![\w-])"
+    r"|friday|saturday|sunday)|(?<![\w-])(?:tonight|now|today|immediately|asap|right\s+away))"
+    r"(?![\w-])"
 )
 _PROTOCOL_STATE = re.compile(
     # a routing protocol's sessions or neighbours, which no skill reads: "is the bgp neighbor on
@@ -328,7 +329,11 @@ _HEALTH = re.compile(
     # whether a thing is well, in no measure: "is <link> fine?", "is it healthy", "health of"
     r"(?<![\w-])(?:(?:is|are|was|looks?|seems?|running|doing|still)\s+(?:\S+\s+){0,6}?"
     r"(?:fine|ok|okay|alright|all\s+right|healthy|happy|good|normal|sane|behaving|up\s+to\s+the\s+job)"
-    r"|health(?:y|\s+of|\s+check)?"
+    r"|health(?:y|\s+of|[\s-]?checks?)?"
+    # a problem asked after, of no kind: "is there a problem between A and B?", "anything wrong
+    # with <device>"
+    r"|(?:is|are)\s+there\s+(?:a\s+|an\s+|any\s+)?(?:problems?|issues?|trouble)\s+(?:on|with|between|at|in)"
+    r"|(?:anything|something)\s+wrong\s+(?:with|on|at)|what'?s\s+wrong\s+(?:with|on|at)"
     # its condition or shape, of no measure: "condition of <device>?", "what shape is it in"
     r"|conditions?\s+(?:of|on|for)|(?:what|which)\s+(?:\w+\s+)?(?:shape|condition)\s+(?:is|are)"
     r"|in\s+(?:good|bad|poor|decent|ok|what)\s+(?:shape|condition)"
@@ -336,6 +341,11 @@ _HEALTH = re.compile(
     r"|how(?:'?s|\s+(?:is|are|was|were))\s+(?:\S+\s+){0,8}?(?:looking|doing|holding\s+up|performing"
     r"|getting\s+on|faring))(?![\w-])"
 )
+_HEALTH_WORD = re.compile(r"(?<![\w-])health(?:y|[\s-]?checks?)?(?![\w-])")
+_PART_WORDS = frozenset(
+    ("interface", "interfaces", "port", "ports", "lag", "lags", "bundle", "bundles")
+)
+"""A thing's parts, whose health may be asked as the thing's is."""
 _CONCERN = re.compile(
     # a concern, of no measure: "which links need attention", "worried about them"
     r"(?<![\w-])(?:needs?\s+(?:some\s+)?attention|worr(?:y|ied|ying)\s+about"
@@ -418,6 +428,8 @@ _LINKISH = re.compile(
     r"|interfaces?|ports?)(?![\w-])"
 )
 """A link, or an interface, said in words: room or load is of it, not of a whole device."""
+_ROOM_WORD = re.compile(r"(?<![\w-])(?:capacity|bandwidth|bw|headroom|room|spare)(?![\w-])")
+"""Room said in a bare word ("how much capacity does <device> have"): of which link?"""
 _LINK_WORDS = re.compile(
     r"(?<![\w-])(?:links?|circuits?|paths?|uplinks?|downlinks?|pipes?|trunks?|lags?|between)(?![\w-])"
 )
@@ -670,9 +682,18 @@ _QUESTION = re.compile(r"(?<![\w-])(?:how|what|is|are|does|check|show)(?![\w-])"
 
 def _metrics(masked: str) -> list[str]:
     found = []
-    for m in _METRIC.finditer(masked):
-        if m.lastgroup is not None and _METRIC_NAMES[m.lastgroup] not in found:
-            found.append(_METRIC_NAMES[m.lastgroup])
+    matches = [m for m in _METRIC.finditer(masked) if m.lastgroup is not None]
+    for index, m in enumerate(matches):
+        after = matches[index + 1] if index + 1 < len(matches) else None
+        name = _METRIC_NAMES[str(m.lastgroup)]
+        if (
+            after is not None
+            and not masked[m.end() : after.start()].strip()
+            and _METRIC_NAMES[str(after.lastgroup)] not in OBSERVED
+        ):
+            continue  # a measure's modifier, "cpu temperature": the temperature is asked
+        if name not in found:
+            found.append(name)
     return found
 
 
@@ -1081,9 +1102,10 @@ class NetworkFeatures:
             and not bandwidths
             and not capacity
             and not upgrade
-            and not parts
-            and "listing" not in signals
-            and attributes <= _BARE_STATE
+            # (its parts' health is asked in no measure too: "are the interfaces on <device>
+            # OK?", "health-check the agg layer in <site>")
+            and ("listing" not in signals or _HEALTH_WORD.search(masked) is not None)
+            and attributes <= _BARE_STATE | _PART_WORDS
             and _HEALTH.search(masked)
         ):
             signals.append("health")  # "<link> - is it fine?": by which measure?
@@ -1182,7 +1204,7 @@ class NetworkFeatures:
                 signals.append("alternatives")
         if (
             not asks
-            and votes.get(CAPACITY, 0) > 0
+            and (votes.get(CAPACITY, 0) > 0 or (not votes and _ROOM_WORD.search(masked)))
             and INVENTORY not in votes
             and not metrics
             and not _LISTING.search(masked)  # "list devices in status 'spare'": a listing

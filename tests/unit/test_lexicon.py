@@ -1196,3 +1196,103 @@ def test_a_read_or_a_recommendation_near_those_words_is_no_change(text: str, ski
     features = LEXICON.features(text)
     assert "change" not in features.signals and not features.note, features
     assert features.votes[skill] > 0, features
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # room in a bare word, of one device or a site: which link's, or what load?
+        ("how much capacity does cph2-core-04 have?", {CAPACITY, EVALUATE}),
+        ("any bandwidth on waw3-core-02?", {CAPACITY, EVALUATE}),
+        ("Is there capacity at site gru1?", {CAPACITY, INVENTORY}),
+    ],
+)
+def test_room_in_a_bare_word_of_a_device_or_site_asks_which(text: str, offered: set[str]) -> None:
+    features = LEXICON.features(text)
+    assert set(features.asks) == offered, features
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a problem asked after, of no kind
+        "Is there a problem between bom2-core-01 and del1-core-03?",
+        "Is there any problem on the uplinks of mia1-access-04?",
+        "anything wrong with lhr4-edge-07?",
+        "what's wrong with acme-lnk-03456",
+        # its parts' health, in no measure
+        "Audit question: are the interfaces on rom2-access-09 OK?",
+        "are the ports on dxb1-access-10 healthy?",
+        "Health-check the agg layer in vie1.",
+        "Verify interface health on TenGigE0/0/0/2 of qro1-pe-01.",
+    ],
+)
+def test_a_problem_or_its_parts_health_in_no_measure_asks_which_check(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "health" in features.signals, features
+    assert max(features.votes.values()) < 0
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a measure, a rate, a state or a listing beside the same words keeps its skill
+        ("is there a problem with cpu on gru2-agg-04, is it above 90%?", EVALUATE),
+        ("are the interfaces on rom2-access-09 up?", INVENTORY),
+        ("list the ports on dxb1-access-10", INVENTORY),
+        ("is there room for 5G between bom2-core-01 and del1-core-03?", CAPACITY),
+    ],
+)
+def test_a_measured_problem_or_a_state_keeps_its_skill(text: str, skill: str) -> None:
+    features = LEXICON.features(text)
+    assert "health" not in features.signals, features
+    assert features.votes[skill] > 0, features
+
+
+@pytest.mark.parametrize(
+    ("text", "metric"),
+    [
+        # a measure of a measure: the second is asked ("cpu temperature" is a temperature)
+        ("What's the CPU temperature on nbo1-agg-02?", "temperature"),
+        ("memory temperature on lhr4-edge-07 over 60?", "temperature"),
+        ("link latency on acme-lnk-03456 above 20 ms?", "latency"),
+    ],
+)
+def test_a_measures_modifier_is_not_the_measure_asked(text: str, metric: str) -> None:
+    features = LEXICON.features(text)
+    assert "metric_unobserved" in features.signals, features
+    assert f"metric:{metric}" in features.signals
+    assert max(features.votes.values()) < 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Memory leak suspected on hel2-core-07 - open a TAC case.",
+        "errors climbing on xe-0/0/3 \u2014 raise a P2 incident",
+        "Upgrade acme-lnk-05813 to 100G now.",
+        "upgrade globex-lnk-00891 to 40G immediately",
+    ],
+)
+def test_a_case_opened_after_a_dash_or_an_upgrade_bid_now_is_a_change(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "change" in features.signals, features
+
+
+_TRADE_WORDS = st.sampled_from(
+    [
+        "cpu", "temperature", "capacity", "headroom", "spare", "room", "upgrade", "now", "to",
+        "100G", "80%", "above", "errors", "on", "between", "and", "or", "is", "there", "a",
+        "problem", "health-check", "interfaces", "ports", "ok?", "-", "\u2014", "open", "case",
+        "apply", "image", "clear", "cache", "collect", "logs", "step", "6:", "list", "site",
+        "acme-lnk-00002", "nyc1-core-01", "xe-0/0/1", "sin1", "link_headroom", "port_report",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TRADE_WORDS | st.text(max_size=5), max_size=14))
+def test_the_lexicon_itself_never_raises(words: list[str]) -> None:
+    """``features`` swallows an error (routing must go on), which would hide a broken rule as
+    an empty answer for every text it breaks on: the rules themselves must not raise."""
+    LEXICON._features(" ".join(words))

@@ -38,7 +38,7 @@ from packaging.version import InvalidVersion, Version
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from agent.edge.prepared_answer import take_task
+from agent.edge.prepared_answer import done_taking, take_task, taking
 from agent.edge.sse import create_event_stream_response
 
 logger = logging.getLogger(__name__)
@@ -135,6 +135,7 @@ class SendMessageRoute:
         context.state["request_id"] = request_id
         if method == "SendStreamingMessage":
             return await self._stream(message, context, request_id)
+        token = taking()  # the answer below is printed from what the run prepared
         try:
             answer = await self._handler.on_message_send(message, context)
         except A2AError as error:
@@ -142,6 +143,8 @@ class SendMessageRoute:
         except Exception as error:  # the dispatcher's last resort, word for word
             logger.exception("Unhandled exception")
             return JSONResponse(build_error_response(request_id, InternalError(message=str(error))))
+        finally:
+            done_taking(token)
         printed = take_task(answer) if isinstance(answer, Task) else None
         if printed is not None:  # the answer the run prepared, as the printer would take it
             return JSONResponse({"result": printed, "id": request_id, "jsonrpc": "2.0"})

@@ -29,6 +29,24 @@ from agent.edge.proto_json import message_to_wire_dict
 _PREPARED: contextvars.ContextVar[tuple[Task, dict[str, Any]] | None] = contextvars.ContextVar(
     "prepared_answer", default=None
 )
+_TAKEN: contextvars.ContextVar[bool] = contextvars.ContextVar("answer_taken", default=False)
+"""Set by a printer that takes the prepared answer whenever there is one (``take_task``)."""
+
+
+def taking() -> contextvars.Token[bool]:
+    """Say that this request's printer takes the prepared answer (``take_task``): the handler
+    may then answer with a task whose printed artifacts lack their parts (``TaskRun``)."""
+    return _TAKEN.set(True)
+
+
+def done_taking(token: contextvars.Token[bool]) -> None:
+    """Undo ``taking``."""
+    _TAKEN.reset(token)
+
+
+def taken() -> bool:
+    """Whether this request's printer takes the prepared answer (``taking``)."""
+    return _TAKEN.get()
 
 
 def wire_value(value: Any) -> Any:

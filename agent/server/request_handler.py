@@ -83,6 +83,7 @@ from a2a.utils.task import (
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import check_message
 from agent.edge.prepared_answer import prepare as prepare_answer
+from agent.edge.prepared_answer import taken as answer_taken
 from agent.edge.required_fields import check_required_fields
 from agent.edge.strings import queryable
 from agent.ids import random_hex, random_id
@@ -574,10 +575,12 @@ class GovernedRequestHandler(RequestHandler):
         await self._await(run, immediately)
         if run.reply is not None:
             return run.reply
-        if run.task is None:
+        # (printed from the prepared answer, the task's artifacts need not be whole)
+        task = run.sparse_task() if answer_taken() else run.task
+        if task is None:
             raise InternalError(message="the invocation ended without a task")
         # A settled run's task changes no more (its run is over and forgotten): no copy.
-        task = run.task if run.done.is_set() else copy_task(run.task)
+        task = task if run.done.is_set() else copy_task(task)
         answer = apply_history_length(task, params.configuration)
         prepare_answer(answer, run.wire_artifacts)
         return answer

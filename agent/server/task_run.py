@@ -113,7 +113,7 @@ class TaskRun(EventQueue):
         runner: Runner | None = None,
     ) -> None:
         self.owner = owner
-        self.task = task
+        self._task = task
         self.reply: Message | None = None
         self.final: TaskStatusUpdateEvent | None = None
         self.audit: list[AuditRecord] = []
@@ -132,8 +132,49 @@ class TaskRun(EventQueue):
         """The task's artifact ids, once ``add_artifact`` needs them."""
         self.wire_artifacts: dict[str, dict[str, Any]] = {}
         """Artifacts ``add_artifact`` built from plain JSON, as the answer prints them."""
+        self._sparse: set[str] = set()
+        """Artifacts added with no listener, as their id and name only: their one Data Part
+        is in ``wire_artifacts``, and goes into the task's Struct when someone reads ``task``
+        (a blocking JSON-RPC send, the answer and the stored row printed from
+        ``wire_artifacts``, never does: a capacity check's 24 records, a tenth of its CPU)."""
         if task is not None:
             self.accepted.set()
+
+    @property
+    def task(self) -> Task | None:
+        """The run's task, every artifact whole (built now if some were left sparse)."""
+        if self._sparse:
+            self._build()
+        return self._task
+
+    @task.setter
+    def task(self, task: Task | None) -> None:
+        self._task = task
+
+    @property
+    def task_id(self) -> str | None:
+        """The task's id, None before it exists (reading it builds nothing)."""
+        return None if self._task is None else self._task.id
+
+    def sparse_task(self) -> Task | None:
+        """The task as it is: artifacts in ``wire_artifacts`` may lack their parts. Only for
+        a printer that takes those from ``wire_artifacts`` (``prepared_answer``); never for the
+        wire or a reader."""
+        return self._task
+
+    def _build(self) -> None:
+        """Each sparse artifact's Data Part, from its printed form (what the answer and the
+        stored row say, so every reader of the task reads the same value)."""
+        sparse, self._sparse = self._sparse, set()
+        if self._task is None:
+            return
+        for artifact in self._task.artifacts:
+            if artifact.artifact_id not in sparse or artifact.parts:
+                continue
+            (printed,) = self.wire_artifacts[artifact.artifact_id]["parts"]
+            part = artifact.parts.add(media_type=printed.get("mediaType", ""))
+            part.data.struct_value.SetInParent()  # an empty object is still an object
+            part.data.struct_value.update(printed["data"])
 
     # -- the executor's side ---------------------------------------------------------------
 
@@ -145,7 +186,9 @@ class TaskRun(EventQueue):
         if isinstance(event, Task):
             await self._created(event)
             return
-        task = self.task
+        if isinstance(event, TaskArtifactUpdateEvent) and self._sparse:
+            self._build()  # (replaced or appended to: whole first)
+        task = self._task
         if task is None:  # an executor that sends updates before its task: nothing to apply
             raise RuntimeError("task update before the task")
         if isinstance(event, TaskStatusUpdateEvent):
@@ -178,7 +221,7 @@ class TaskRun(EventQueue):
         applies instead: no task yet, an id the task already has (replace), or ``data`` only
         ParseDict can judge; the caller then goes the TaskUpdater way.
         """
-        task = self.task
+        task = self._task
         if task is None or (data is not None and not plain_json(data, 1)):
             return False
         if self._artifact_ids is None:
@@ -189,6 +232,13 @@ class TaskRun(EventQueue):
         artifact = task.artifacts.add(artifact_id=artifact_id, name=name)
         if extensions:
             artifact.extensions.extend(extensions)
+        if data is not None and not parts and not self._listeners:
+            # no one reads it now: its Struct waits for a reader (``task``), if any comes
+            self.wire_artifacts[artifact_id] = artifact_wire(
+                artifact_id, name, data, media_type, extensions
+            )
+            self._sparse.add(artifact_id)
+            return True
         if data is not None:
             part = artifact.parts.add(media_type=media_type)
             part.data.struct_value.SetInParent()  # an empty object is still an object
@@ -210,7 +260,7 @@ class TaskRun(EventQueue):
         """WORKING, applied as the TaskManager's rule applies ``TaskUpdater.update_status``'s
         event, without building the event (and its metadata Struct) no listener would read.
         False, doing nothing, when someone listens: they get the event the general way."""
-        task = self.task
+        task = self._task
         if task is None or self._listeners:
             return False
         if task.status.HasField("message"):
@@ -260,15 +310,17 @@ class TaskRun(EventQueue):
             self._listeners.remove(listener)
 
     def settlement(self, audit: list[AuditRecord]) -> Settlement | None:
-        """The settled write: the task as it ends, its audit rows, its binding."""
-        if self.task is None:
+        """The settled write: the task as it ends (sparse artifacts as they are: the row
+        prints them), its audit rows, its binding."""
+        if self._task is None:
             return None
         return Settlement(
             self.owner,
-            copy_task(self.task),
+            copy_task(self._task),
             audit=[*self.audit, *audit],
             binding=self.binding,
             printed=dict(self.wire_artifacts),  # (never changed: the answer only prints them)
+            sparse=frozenset(self._sparse),
         )
 
     def finish(self) -> None:
@@ -317,7 +369,7 @@ class RunBindings(BindingStore):
     async def put(self, binding: Binding) -> None:
         """Deferred to the current run when it is this task's run."""
         run = current_run()
-        if run is not None and run.task is not None and run.task.id == binding.task_id:
+        if run is not None and run.task_id is not None and run.task_id == binding.task_id:
             await run.defer_binding(binding)
             return
         await self._inner.put(binding)

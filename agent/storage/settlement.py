@@ -19,7 +19,8 @@ from typing import Any
 from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskStore
-from a2a.types import Task, TaskState
+from a2a.types import Artifact, Task, TaskState
+from google.protobuf import json_format
 
 from agent.storage.audit import AuditLog, AuditRecord
 from agent.storage.bindings import Binding, BindingStore
@@ -48,6 +49,8 @@ class Settlement:
     is deleted when ``task`` is in any other state. All in one transaction. ``printed``: some
     of ``task``'s artifacts as the answer printed them, by id, which the task's row takes as
     they are instead of walking their Structs again (``UpsertDatabaseTaskStore.row``).
+    ``sparse``: ids of artifacts of ``task`` that are only there by id and name (no one read
+    their Struct while the task ran); their whole form is in ``printed`` (``whole_task``).
     """
 
     owner: str
@@ -56,6 +59,20 @@ class Settlement:
     binding: Binding | None = None
     runner: Runner | None = None
     printed: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    sparse: frozenset[str] = frozenset()
+
+    def whole_task(self) -> Task | None:
+        """``task`` with its sparse artifacts whole, for a store that walks every Struct."""
+        if self.task is None or not self.sparse:
+            return self.task
+        task = Task()
+        task.CopyFrom(self.task)
+        for artifact in task.artifacts:
+            if artifact.artifact_id in self.sparse:
+                whole = Artifact()
+                json_format.ParseDict(self.printed[artifact.artifact_id], whole)
+                artifact.CopyFrom(whole)
+        return task
 
 
 @dataclass
@@ -138,9 +155,10 @@ class StoreTaskWriter(TaskWriter):
             raise RuntimeError("the task writer is stopped")
         async with self._lock:
             try:
-                if settlement.task is not None:
+                task = settlement.whole_task()
+                if task is not None:
                     context = ServerCallContext(user=OwnerUser(settlement.owner))
-                    await self._tasks.save(settlement.task, context)
+                    await self._tasks.save(task, context)
                 if settlement.audit:
                     await self._audit._append(list(settlement.audit))
                 if settlement.binding is not None:

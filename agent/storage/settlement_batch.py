@@ -101,8 +101,9 @@ def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Ste
 
 
 def _task_row(tasks: UpsertDatabaseTaskStore, settlement: Settlement) -> dict[str, Any]:
-    assert settlement.task is not None
-    return tasks.row(settlement.task, settlement.owner, settlement.printed)
+    task = settlement.task if tasks.takes_printed else settlement.whole_task()
+    assert task is not None
+    return tasks.row(task, settlement.owner, settlement.printed)
 
 
 def _runner_rows(

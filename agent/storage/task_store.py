@@ -60,6 +60,12 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
         """The SDK's task table (what ``row`` fills)."""
         return self._table
 
+    @property
+    def takes_printed(self) -> bool:
+        """Whether ``row`` takes an artifact in ``printed`` as it is (its own row); else it
+        walks the task, which must then be whole (``Settlement.whole_task``)."""
+        return self.core_to_model_conversion is None and self._own_row
+
     def row(
         self, task: Task, owner: str, printed: Mapping[str, dict[str, Any]] | None = None
     ) -> dict[str, Any]:
@@ -76,7 +82,7 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
         check's 24 records: 0.7 ms of CPU a call). A store
         given its own ``core_to_model_conversion`` keeps it.
         """
-        if self.core_to_model_conversion is not None or not self._own_row:
+        if not self.takes_printed:
             model = self._to_orm(task, owner)
             return {column: getattr(model, key) for key, column in self._columns}
         values = {

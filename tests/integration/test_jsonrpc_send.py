@@ -327,3 +327,29 @@ def test_a_refusal_is_logged_as_the_dispatcher_logs_it(
         assert level == logging.WARNING and "Code=-32001" in line, line
     else:
         assert logged[0] == []
+
+
+def test_a_straight_answers_records_are_what_the_store_and_the_other_bindings_read(
+    pair: tuple[RunningAgent, RunningAgent],
+) -> None:
+    """The straight answer prints its records from what the run kept as JSON, and the task
+    leaves them out of its Structs (no one read them): the stored task, read back over
+    JSON-RPC and HTTP+JSON, holds every record as the answer printed it."""
+    straight, _ = pair
+    token = straight.token("alice")
+    head = {"Authorization": f"Bearer {token}", **VERSION}
+    sent = httpx.post(
+        straight.base_url + JSONRPC, json=_rpc(CAPACITY), headers=head, timeout=30
+    ).json()["result"]["task"]
+    assert sent["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert len(sent["artifacts"]) > 2 and all(a["parts"] for a in sent["artifacts"])
+    got = httpx.post(
+        straight.base_url + JSONRPC,
+        json=_rpc({"id": sent["id"]}, method="GetTask"),
+        headers=head,
+        timeout=30,
+    ).json()["result"]
+    rest = httpx.get(f"{straight.base_url}/a2a/rest/tasks/{sent['id']}", headers=head, timeout=30)
+    assert rest.status_code == 200, rest.text
+    for read in (got, rest.json()):
+        assert read["artifacts"] == sent["artifacts"]

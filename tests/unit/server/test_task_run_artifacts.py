@@ -12,8 +12,10 @@ import pytest
 from a2a.helpers import new_text_message, new_text_part
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import Task, TaskState, TaskStatus
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agent.edge.proto_json import data_part
+from agent.edge.proto_json import data_part, message_to_wire_dict
 from agent.server.task_run import TaskRun
 from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.bindings_memory import InMemoryBindingStore
@@ -132,3 +134,77 @@ async def test_working_with_a_listener_goes_the_updater_way() -> None:
     assert not run.working({"a": 1})
     assert run.task is not None and run.task.status.state == TaskState.TASK_STATE_WORKING
     assert not run.task.metadata.fields
+
+
+# -- no listener: records kept sparse until someone reads the task ---------------------------
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=6), _JSON_VALUES, max_size=5), max_size=6))
+async def test_a_sparse_record_is_whole_for_every_reader(records: list[dict[str, Any]]) -> None:
+    """With no listener a record goes in by id and name only; ``task``, the settlement's
+    ``whole_task`` and the answer printed from ``wire_artifacts`` then say the same, and a
+    listened run (built at once) holds the same task."""
+    sparse, whole = _run(), _run()
+    whole.listen()
+    for n, record in enumerate(records):
+        for run in (sparse, whole):
+            assert run.add_artifact(f"rec-{n}", "sample", data=record, media_type=JSON)
+    bare = sparse.sparse_task()
+    assert bare is not None and all(not a.parts for a in bare.artifacts)
+    settlement = sparse.settlement([])
+    assert settlement is not None and settlement.sparse == {f"rec-{n}" for n in range(len(records))}
+    printed = [sparse.wire_artifacts[f"rec-{n}"] for n in range(len(records))]
+    assert sparse.task is not None and whole.task is not None
+    assert [message_to_wire_dict(a) for a in sparse.task.artifacts] == printed
+    assert [message_to_wire_dict(a) for a in whole.task.artifacts] == printed
+    assert settlement.whole_task() == sparse.task
+    assert sparse.sparse_task() is sparse.task  # built in place, once
+
+
+async def test_reading_the_task_id_or_status_builds_nothing() -> None:
+    run = _run()
+    assert run.add_artifact("rec", "sample", data={"a": 1}, media_type=JSON)
+    assert run.task_id == "t-1"
+    assert run.working({"step": 1})
+    bare = run.sparse_task()
+    assert bare is not None and not bare.artifacts[0].parts
+    settlement = run.settlement([])
+    assert settlement is not None and not settlement.task.artifacts[0].parts  # type: ignore[union-attr]
+
+
+async def test_a_listener_after_sparse_records_gets_them_whole_and_the_rest_as_events() -> None:
+    run = _run()
+    assert run.add_artifact("rec-0", "sample", data={"a": 1}, media_type=JSON)
+    assert run.task is not None  # (a subscriber's snapshot reads the task)
+    snapshot = Task()
+    snapshot.CopyFrom(run.task)
+    events = run.listen()
+    assert run.add_artifact("rec-1", "sample", data={"b": 2}, media_type=JSON)
+    assert snapshot.artifacts[0].parts[0].data.struct_value["a"] == 1
+    event = events.get_nowait()
+    assert event.artifact.parts[0].data.struct_value["b"] == 2  # type: ignore[union-attr]
+
+
+async def test_an_event_on_a_sparse_record_applies_to_the_whole_record() -> None:
+    run = _run()
+    assert run.add_artifact("rec", "sample", data={"a": 1}, media_type=JSON)
+    await TaskUpdater(run, "t-1", "c-1").add_artifact(
+        [data_part({"b": 2}, JSON)], artifact_id="rec", name="sample", append=True
+    )
+    assert run.task is not None
+    parts = run.task.artifacts[0].parts
+    assert [dict(p.data.struct_value) for p in parts] == [{"a": 1}, {"b": 2}]
+    assert "rec" not in run.wire_artifacts  # printed anew, from the task

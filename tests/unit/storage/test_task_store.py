@@ -318,3 +318,36 @@ async def test_a_printed_record_is_stored_as_printed_and_reads_back_the_same() -
 
     same()
     await engine.dispose()
+
+
+async def test_a_store_that_walks_the_task_gets_a_sparse_settlements_records_whole() -> None:
+    """A run that no one read keeps its records out of the task's Structs (``TaskRun``): a
+    store that prints them itself (its own row) takes them from ``printed``; one given its own
+    conversion walks the task, and is handed the whole one."""
+    from a2a.server.tasks import InMemoryTaskStore
+
+    from agent.server.task_run import TaskRun
+    from agent.storage.audit_memory import InMemoryAuditLog
+    from agent.storage.bindings_memory import InMemoryBindingStore
+    from agent.storage.settlement import StoreTaskWriter
+    from agent.storage.settlement_batch import _task_row
+
+    writer = StoreTaskWriter(InMemoryTaskStore(), InMemoryAuditLog(), InMemoryBindingStore())
+    task = Task(id="t-1", context_id="c-1", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))
+    run = TaskRun("owner", writer, task=task)
+    for n in range(3):
+        assert run.add_artifact(f"rec-{n}", "sample", data={"n": n, "x": [n / 2]}, media_type="j")
+    settlement = run.settlement([])
+    assert settlement is not None and settlement.sparse
+    engine = make_engine("sqlite://")
+    own = UpsertDatabaseTaskStore(engine, create_table=True)
+    walking = UpsertDatabaseTaskStore(
+        engine, create_table=False, core_to_model_conversion=lambda t, o: own._to_orm(t, o)
+    )
+    assert own.takes_printed and not walking.takes_printed
+    whole = run.task
+    assert whole is not None and all(a.parts for a in whole.artifacts)
+    expected = own.row(whole, "owner")
+    assert _task_row(own, settlement) == expected
+    assert _task_row(walking, settlement) == expected
+    await engine.dispose()

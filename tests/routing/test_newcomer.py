@@ -1224,6 +1224,12 @@ def test_one_candidate_is_asked_about_as_one(router: Router) -> None:
     assert clarification_text([capacity], "A note.").startswith("A note.\nOr did you mean this?")
 
 
+def assert_runs(decision: Decision, skill: str) -> None:
+    """The decision runs ``skill`` (or asks for its arguments): no clarification."""
+    assert decision.action in (Action.RUN, Action.ASK), decision
+    assert decision.capability is not None and decision.capability.id == skill
+
+
 FRAMINGS = (
     "Subject: {}",
     "Step 6: {}.",
@@ -1262,9 +1268,7 @@ def test_a_skill_named_in_a_messages_framing_alone_asks_which(
     ],
 )
 def test_a_request_in_that_framing_runs(router: Router, text: str, skill: str) -> None:
-    decision = route(router, text)
-    assert decision.action in (Action.RUN, Action.ASK), decision
-    assert decision.capability is not None and decision.capability.id == skill
+    assert_runs(route(router, text), skill)
 
 
 @pytest.mark.parametrize(
@@ -1278,9 +1282,7 @@ def test_a_request_in_that_framing_runs(router: Router, text: str, skill: str) -
     ],
 )
 def test_a_shortened_skill_id_is_the_skill(router: Router, text: str, skill: str) -> None:
-    decision = route(router, text, PAULA)
-    assert decision.action in (Action.RUN, Action.ASK), decision
-    assert decision.capability is not None and decision.capability.id == skill
+    assert_runs(route(router, text, PAULA), skill)
 
 
 def test_spelled_out_writes_only_an_unambiguous_shortening_in_full() -> None:
@@ -1308,9 +1310,7 @@ def test_spelled_out_writes_only_an_unambiguous_shortening_in_full() -> None:
     ],
 )
 def test_a_removed_skill_bid_on_a_thing_runs_its_replacement(router: Router, text: str) -> None:
-    decision = route(router, text)
-    assert decision.action in (Action.RUN, Action.ASK), decision
-    assert decision.capability is not None and decision.capability.id == "lookup_inventory"
+    assert_runs(route(router, text), "lookup_inventory")
 
 
 @pytest.mark.parametrize(
@@ -1332,6 +1332,4 @@ def test_a_removed_skill_bid_on_a_thing_runs_its_replacement(router: Router, tex
     ],
 )
 def test_an_argument_asked_or_given(router: Router, text: str, skill: str) -> None:
-    decision = route(router, text, PAULA)
-    assert decision.action in (Action.RUN, Action.ASK), decision
-    assert decision.capability is not None and decision.capability.id == skill
+    assert_runs(route(router, text, PAULA), skill)

@@ -22,6 +22,13 @@ from skills.common.lexicon import (
 LEXICON = NetworkFeatures()
 
 
+def assert_vetoed(text: str, signal: str) -> None:
+    """``signal`` is read in ``text`` and votes against every skill (it is asked back)."""
+    features = LEXICON.features(text)
+    assert signal in features.signals, features
+    assert features.votes and max(features.votes.values()) < 0, features
+
+
 @pytest.mark.parametrize(
     ("text", "metric"),
     [
@@ -825,9 +832,7 @@ def test_a_protocol_beside_a_threshold_is_the_checks_reason() -> None:
     ],
 )
 def test_a_look_of_no_measure_is_an_inspection_whatever_its_other_words(text: str) -> None:
-    features = LEXICON.features(text)
-    assert "inspection" in features.signals, features
-    assert max(features.votes.values()) < 0
+    assert_vetoed(text, "inspection")
 
 
 @pytest.mark.parametrize(
@@ -974,9 +979,7 @@ def test_an_identity_word_in_passing_after_a_join_is_no_second_request(text: str
 def test_how_a_thing_fares_or_a_concern_of_no_measure_asks_which_check(
     text: str, signal: str
 ) -> None:
-    features = LEXICON.features(text)
-    assert signal in features.signals, features
-    assert max(features.votes.values()) < 0
+    assert_vetoed(text, signal)
 
 
 @pytest.mark.parametrize(
@@ -1021,9 +1024,7 @@ def test_a_rate_available_is_room_and_a_rate_suggested_is_a_plan(text: str, skil
     ],
 )
 def test_a_routing_protocols_own_figure_is_no_skills(text: str) -> None:
-    features = LEXICON.features(text)
-    assert "protocol_state" in features.signals, features
-    assert max(features.votes.values()) < 0
+    assert_vetoed(text, "protocol_state")
 
 
 @pytest.mark.parametrize(
@@ -1107,9 +1108,7 @@ def test_an_up_ask_either_or_a_role_listing_or_fit_else_upgrade_is_two_asks(
     ],
 )
 def test_a_condition_everything_or_facts_prepared_ask_which_check(text: str, signal: str) -> None:
-    features = LEXICON.features(text)
-    assert signal in features.signals, features
-    assert max(features.votes.values()) < 0
+    assert_vetoed(text, signal)
 
 
 @pytest.mark.parametrize(
@@ -1173,9 +1172,7 @@ def test_room_on_a_link_near_an_interface_is_asked_nothing(text: str) -> None:
 def test_an_image_applied_a_table_cleared_diagnostics_or_a_scheduled_upgrade_is_a_change(
     text: str,
 ) -> None:
-    features = LEXICON.features(text)
-    assert "change" in features.signals, features
-    assert max(features.votes.values()) < 0
+    assert_vetoed(text, "change")
 
 
 @pytest.mark.parametrize(
@@ -1228,9 +1225,7 @@ def test_room_in_a_bare_word_of_a_device_or_site_asks_which(text: str, offered: 
     ],
 )
 def test_a_problem_or_its_parts_health_in_no_measure_asks_which_check(text: str) -> None:
-    features = LEXICON.features(text)
-    assert "health" in features.signals, features
-    assert max(features.votes.values()) < 0
+    assert_vetoed(text, "health")
 
 
 @pytest.mark.parametrize(

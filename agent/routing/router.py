@@ -382,6 +382,7 @@ class Router:
     ) -> None:
         self._registry = registry
         self._ids = frozenset(c.id for c in registry)
+        self._removed = tuple(c for c in registry if c.manifest.state is State.REMOVED)
         self._features = features
         routable = [c for c in registry if c.interface is not None]
         self._classifier = classifier or SkillClassifier.from_manifests(
@@ -573,7 +574,7 @@ class Router:
         )
         strong = max(features.votes.values(), default=0.0) >= STRONG_VOTE
         top = scores[0] if scores else None  # the lead, before any replacement
-        successor_bid = top is not None and self._successor_bid(top.skill_id, read)
+        successor_bid = top is not None and top.skill_id == self._bid_successor(read, by_id)
         unsupported = (
             top is not None
             and not (described is not None and top.skill_id == DESCRIBE_SKILL_ID)
@@ -737,12 +738,8 @@ class Router:
                 ]
                 return sorted(kept, key=lambda s: (-s.score, s.skill_id)), target
             kept = [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID]
-            successor = target.manifest.replacement
-            if (
-                target.manifest.state is State.REMOVED
-                and successor in by_id
-                and bids_on_a_thing(text, target.manifest)
-            ):
+            successor = self._bid_successor(text, by_id)
+            if successor is not None:
                 # its work asked on a thing ("<removed skill> for <device>"): its
                 # replacement's, as good as a request for it
                 kept = sorted(
@@ -801,14 +798,14 @@ class Router:
             return scores, target
         return sorted(by_skill.values(), key=lambda s: (-s.score, s.skill_id)), target
 
-    def _successor_bid(self, skill_id: str, text: str) -> bool:
-        """Whether ``text`` bids a removed skill on a thing and ``skill_id`` replaced it."""
-        return any(
-            c.manifest.state is State.REMOVED
-            and c.manifest.replacement == skill_id
-            and bids_on_a_thing(text, c.manifest)
-            for c in self._registry
-        )
+    def _bid_successor(self, text: str, by_id: dict[str, Capability]) -> str | None:
+        """The replacement (one of ``by_id``) of a removed skill ``text`` bids on a thing
+        (``<removed skill> for <device>``): its work, asked of the skill that does it now."""
+        for capability in self._removed:
+            manifest = capability.manifest
+            if manifest.replacement in by_id and bids_on_a_thing(text, manifest):
+                return manifest.replacement
+        return None
 
     def _removed_run_beside(self, text: str, by_id: dict[str, Capability]) -> str | None:
         """The replacement of a removed skill ``text`` bids on a thing (``<removed skill> for
@@ -820,15 +817,7 @@ class Router:
             c.id != DESCRIBE_SKILL_ID and names_skill(text, c.manifest) for c in by_id.values()
         ):
             return None  # no other skill's interface asked ("port_report's schema, on <device>")
-        for capability in self._registry:
-            manifest = capability.manifest
-            if (
-                manifest.state is State.REMOVED
-                and manifest.replacement in by_id
-                and bids_on_a_thing(text, manifest)
-            ):
-                return manifest.replacement
-        return None
+        return self._bid_successor(text, by_id)
 
     @staticmethod
     def _described_and_run(text: str, capability: Capability) -> bool:

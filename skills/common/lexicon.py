@@ -423,16 +423,12 @@ _LOAD_OF = re.compile(
 _LOAD_WORD = re.compile(r"utili[sz]ation|util|utils|usage|load(?:ed)?")
 _GROWING = re.compile(r"(?<![\w-])(?:grow\w*|expan\w*|scal(?:e|ing))(?![\w-])")
 """Growth, anywhere: load beside it is room to fill, the capacity check's."""
-_LINKISH = re.compile(
-    r"(?<![\w-])(?:links?|circuits?|paths?|uplinks?|downlinks?|pipes?|trunks?|lags?|between"
-    r"|interfaces?|ports?)(?![\w-])"
-)
+_LINK_WORD = r"links?|circuits?|paths?|uplinks?|downlinks?|pipes?|trunks?|lags?|between"
+_LINKISH = re.compile(rf"(?<![\w-])(?:{_LINK_WORD}|interfaces?|ports?)(?![\w-])")
 """A link, or an interface, said in words: room or load is of it, not of a whole device."""
 _ROOM_WORD = re.compile(r"(?<![\w-])(?:capacity|bandwidth|bw|headroom|room|spare)(?![\w-])")
 """Room said in a bare word ("how much capacity does <device> have"): of which link?"""
-_LINK_WORDS = re.compile(
-    r"(?<![\w-])(?:links?|circuits?|paths?|uplinks?|downlinks?|pipes?|trunks?|lags?|between)(?![\w-])"
-)
+_LINK_WORDS = re.compile(rf"(?<![\w-])(?:{_LINK_WORD})(?![\w-])")
 """A link said in words: beside a named interface, "interface" or "port" is that one's word."""
 _UP = re.compile(
     # whether a thing is up or down, asked: "is <link> up", "and is it even up?"

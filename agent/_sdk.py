@@ -183,7 +183,7 @@ def import_client(binding: str) -> None:
     gRPC for ``JSONRPC`` and ``HTTP+JSON`` when nothing has imported it yet, with it for
     ``GRPC`` (its transports restored if an earlier call left them out). Idempotent; call it
     before using ``ClientFactory`` for a binding (``sdk_config`` does), and, to leave gRPC
-    out, before anything imports ``a2a.client`` (the client commands' ``_binding`` does)."""
+    out, before anything imports ``a2a.client`` (the SDK calls do, first)."""
     global _grpc_left_out
     if binding == "GRPC":
         if _grpc_left_out:

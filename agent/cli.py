@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from agent.client import (
         ChainResult,
+        Correlations,
         CredentialRefusedError,
         GovernedClient,
         Invocation,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from agent.registry.loader import Registry
     from agent.registry.manifest import Manifest
     from agent.storage.audit import AuditLog
+    from agent.storage.history import MigrationHistory
     from agent.storage.sqlite_file import SqliteFile
 
 app = typer.Typer(
@@ -669,16 +671,36 @@ def _client_errors() -> tuple[type[Exception], ...]:
 
 
 def _binding(value: str) -> str:
-    """``--binding``, checked; the a2a-sdk's client is imported for it (without gRPC for an
-    HTTP binding: agent/_sdk.py ``import_client``), so call it before importing the client."""
-    from agent._sdk import import_client
+    """``--binding``, checked, and httpx imported for the client (``_import_httpx``). Nothing
+    of the a2a-sdk's client is imported here: a unary JSON-RPC call needs none of it, and the
+    calls that do import it for their binding (agent/client/calls.py ``sdk_config``: without
+    gRPC for an HTTP binding)."""
     from agent.client import BINDINGS
 
     for name in BINDINGS:
         if value.upper() == name:
-            import_client(name)
+            _import_httpx()
             return name
     raise fail(f"--binding must be one of {', '.join(BINDINGS)}, not {value!r}")
+
+
+def _import_httpx() -> None:
+    """httpx without its own command line. Its ``__init__`` imports ``httpx._main`` (click,
+    rich's progress bars, pygments: 25 to 30 ms of a client command) whenever click is
+    installed, and defines a ``main`` that asks for the ``cli`` extra when that import fails;
+    a client command never runs it. The module is left out of that first import the way
+    Python documents (``sys.modules[name] = None`` makes its import raise ImportError), then
+    let in again, so that anything importing it later gets it."""
+    if "httpx" in sys.modules:
+        return
+    left_out = "httpx._main" not in sys.modules
+    if left_out:
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
+    try:
+        import httpx  # noqa: F401
+    finally:
+        if left_out and "httpx._main" in sys.modules and sys.modules["httpx._main"] is None:
+            del sys.modules["httpx._main"]
 
 
 def _arguments(value: str) -> dict[str, Any]:
@@ -860,9 +882,18 @@ def run_async(work: Coroutine[Any, Any, T]) -> T:
 def _run_client(work: Coroutine[Any, Any, T], as_json: bool, token: str | None = None) -> T:
     """Run a client coroutine; expected failures become an exit code, not a traceback."""
     try:
-        return run_async(work)
+        return _run_checking(work)
     except _client_errors() as exc:
         raise _client_exit(exc, as_json, token) from None
+
+
+def _run_checking(work: Coroutine[Any, Any, T]) -> T:
+    """``run_async`` for a command that verifies interface documents: the schemas an earlier
+    client command checked are not checked again (agent/schema_memo.py ``CLIENT_FOLDER``)."""
+    from agent import schema_memo
+
+    with schema_memo.remembered(schema_memo.CLIENT_FOLDER):
+        return run_async(work)
 
 
 def _status_style() -> dict[str, str]:
@@ -1229,6 +1260,28 @@ def _read_database(
         raise fail(str(exc)) from None
 
 
+def _current_sqlite_file(
+    database_url: str | None,
+) -> tuple[Path, Sequence[MigrationHistory]] | None:
+    """The SQLite file and its histories when the database is one, exists and every history
+    is at its head (a command may then write it by sqlite3 alone); None otherwise."""
+    from agent.errors import ConfigurationError
+    from agent.storage.sqlite_file import reading, sqlite_path
+
+    settings = cli_settings(database_url=database_url)
+    path = sqlite_path(settings.resolved_database_url)
+    if path is None or not path.exists():
+        return None
+    histories = _deployment().histories()
+    if histories is None:
+        return None
+    try:
+        with reading(path) as database:
+            return (path, histories) if database.at_heads(histories) else None
+    except ConfigurationError:
+        return None  # the migration path says what is wrong with it, as ever
+
+
 def _refuse_unwritable(path: Path) -> None:
     """A database to make or migrate where this process may not write: one line, not
     SQLite's "unable to open database file" from inside the migration."""
@@ -1298,16 +1351,29 @@ def chain_command(
     if not (upstream and downstream and args is not None):
         raise fail("chain needs --from SKILL, --args JSON and --to SKILL")
     chosen = _binding(binding)
-    from agent.client import GovernedClient, chain  # the a2a-sdk's client: not for `chain list`
+    from agent.client import FileCorrelationStore, GovernedClient, chain
 
     arguments = _arguments(args)
 
-    async def run(engine: AsyncEngine) -> ChainResult:
+    async def run(store: Correlations) -> ChainResult:
         async with GovernedClient(target, token=bearer, binding=chosen) as client:
-            store = CorrelationStore(engine)
             return await chain(client, upstream, arguments, client, downstream, store, workflow)
 
-    result = _run_client(_on_database(run, database_url), as_json, bearer)
+    async def on_engine(engine: AsyncEngine) -> ChainResult:
+        return await run(CorrelationStore(engine))
+
+    async def migrated_insert(row: dict[str, Any]) -> None:
+        async def insert(engine: AsyncEngine) -> None:
+            await CorrelationStore(engine).insert(row)
+
+        await _on_database(insert, database_url)
+
+    current = _current_sqlite_file(database_url)
+    if current is None:
+        result = _run_client(_on_database(on_engine, database_url), as_json, bearer)
+    else:  # the link written by sqlite3 alone (agent/client/correlation.py)
+        store = FileCorrelationStore(*current, fallback=migrated_insert)
+        result = _run_client(run(store), as_json, bearer)
     up, down = _invocation_json(result.upstream), _invocation_json(result.downstream)
     if as_json:
         print(json.dumps({"workflow_id": result.workflow_id, "upstream": up, "downstream": down}))
@@ -1372,7 +1438,7 @@ def check_command(
     chosen = _binding(binding)
     from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
 
-    report = run_async(check_agent(url, token=bearer, binding=chosen))
+    report = _run_checking(check_agent(url, token=bearer, binding=chosen))
     caller = "with --token" if bearer else "anonymous"
     table = Table(title=f"schema-interface conformance of {url} ({chosen}, {caller})")
     for column in ("subject", "check", "result", "reason"):

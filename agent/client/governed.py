@@ -14,9 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from a2a.client import Client, ClientConfig, ClientFactory
-from a2a.client.client import ClientCallContext
-from a2a.client.service_parameters import with_a2a_extensions
 from a2a.helpers import new_data_part
 from a2a.types import (
     AgentCard,
@@ -30,9 +27,9 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 
-from agent._sdk import import_client
 from agent.client.bindings import BINDINGS, GRPC
 from agent.client.cache import InterfaceCache, VerifiedInterface
+from agent.client.calls import Calls, open_calls, service_parameters
 from agent.client.errors import (
     REFUSED_STATUSES,
     InputInvalidError,
@@ -171,10 +168,8 @@ class GovernedClient:
         except (httpx.HTTPError, ValueError, ParseError) as exc:
             raise InterfaceInvalidError(f"agent card unavailable at {self.card_url}") from exc
         if self._token and card.capabilities.extended_agent_card:
-            async with self._sdk_client(card, streaming=False) as client:
-                card = await client.get_extended_agent_card(
-                    GetExtendedAgentCardRequest(), context=self._context()
-                )
+            async with self._calls(card, streaming=False) as calls:
+                card = await calls.get_extended_agent_card(GetExtendedAgentCardRequest())
         interface_url = next(
             (i.url for i in card.supported_interfaces if i.protocol_binding == self.binding), None
         )
@@ -297,11 +292,8 @@ class GovernedClient:
         output: dict[str, Any] | None = None
         task_id = ""
         final: Task | None = None
-        async with self._sdk_client(advertised.card, streaming=streaming) as client:
-            message = _message(request)
-            async for event in client.send_message(
-                SendMessageRequest(message=message), context=self._context()
-            ):
+        async with self._calls(advertised.card, streaming=streaming) as calls:
+            async for event in calls.send_message(SendMessageRequest(message=_message(request))):
                 kind = event.WhichOneof("payload")
                 if kind == "task":
                     final = event.task
@@ -317,7 +309,7 @@ class GovernedClient:
                 elif kind == "status_update":
                     task_id = event.status_update.task_id
             if streaming or final is None:
-                final = await _final_task(client, task_id, self._context())
+                final = await _final_task(calls, task_id)
         state = TaskState.Name(final.status.state)  # step 9
         if state != "TASK_STATE_COMPLETED":
             raise RemoteTaskError(final.id, state, _error_object(final))
@@ -366,21 +358,17 @@ class GovernedClient:
             await _maybe_await(handler(record, invocation))
 
     async def _send(self, card: AgentCard, request: dict[str, Any]) -> Task:
-        async with self._sdk_client(card, streaming=False) as client:
-            async for event in client.send_message(
-                SendMessageRequest(message=_message(request)), context=self._context()
-            ):
+        async with self._calls(card, streaming=False) as calls:
+            async for event in calls.send_message(SendMessageRequest(message=_message(request))):
                 if event.HasField("task"):
                     return event.task
         raise InterfaceInvalidError("no task came back")
 
-    def _context(self) -> ClientCallContext:
-        parameters: dict[str, str] = dict(self._auth)
-        with_a2a_extensions([EXTENSION_URI])(parameters)
-        return ClientCallContext(service_parameters=parameters)
-
-    def _sdk_client(self, card: AgentCard, *, streaming: bool) -> Client:
-        return ClientFactory(sdk_config(self.binding, self._http, streaming=streaming)).create(card)
+    def _calls(self, card: AgentCard, *, streaming: bool) -> Calls:
+        """The calls for this binding (the SDK's client, or, for a unary JSON-RPC call on a
+        v1.0 interface, ours without it: agent/client/calls.py)."""
+        parameters = service_parameters(self._auth.get("Authorization"), [EXTENSION_URI])
+        return open_calls(card, self.binding, self._http, parameters, streaming=streaming)
 
 
 def http_client(*, timeout: float, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
@@ -417,28 +405,6 @@ class _TlsWhenAsked(httpx.AsyncBaseTransport):
         await self._plain.aclose()
         if self._tls is not None:
             await self._tls.aclose()
-
-
-def sdk_config(binding: str, http: httpx.AsyncClient, *, streaming: bool) -> ClientConfig:
-    """The a2a-sdk client's configuration for one binding: ``JSONRPC`` and ``HTTP+JSON`` over
-    ``http``; ``GRPC`` over a plaintext channel to the card's ``host:port`` (the SDK closes it
-    with the client). The bearer token and extensions go in each call's context either way
-    (``authorization`` and ``a2a-extensions`` metadata on gRPC).
-
-    The SDK's client is made ready for the binding first (``import_client``: an HTTP binding's
-    client is imported without gRPC, whose transports the gRPC binding gets back)."""
-    import_client(binding)
-    channel_factory = None
-    if binding == GRPC:
-        import grpc.aio
-
-        channel_factory = grpc.aio.insecure_channel
-    return ClientConfig(
-        streaming=streaming,
-        httpx_client=http,
-        supported_protocol_bindings=[binding],
-        grpc_channel_factory=channel_factory,
-    )
 
 
 def _compile(
@@ -493,10 +459,10 @@ def _error_object(task: Task) -> dict[str, Any]:
     return plain_json(data[0]) if data else {}
 
 
-async def _final_task(client: Client, task_id: str, context: ClientCallContext) -> Task:
+async def _final_task(calls: Calls, task_id: str) -> Task:
     from a2a.types import GetTaskRequest
 
-    return await client.get_task(GetTaskRequest(id=task_id), context=context)
+    return await calls.get_task(GetTaskRequest(id=task_id))
 
 
 async def _maybe_await(value: Awaitable[None] | None) -> None:

@@ -30,9 +30,6 @@ from functools import cache
 from typing import Any, Final
 
 import httpx
-from a2a.client import Client, ClientFactory
-from a2a.client.client import ClientCallContext
-from a2a.client.service_parameters import with_a2a_extensions
 from a2a.helpers import new_data_part
 from a2a.types import (
     AgentCard,
@@ -48,8 +45,9 @@ from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from jsonschema.protocols import Validator
 
+from agent.client.calls import Calls, open_calls, service_parameters
 from agent.client.errors import CredentialRefusedError, refusal_in
-from agent.client.governed import http_client, sdk_config
+from agent.client.governed import http_client
 from agent.devtools.statuses import FAIL, NOT_APPLICABLE, PASS, SKIP
 from agent.interfaces import (
     DESCRIBE_SKILL_ID,
@@ -294,10 +292,8 @@ class _Checker:
             self._add(AGENT, EXTENDED_CARD, NOT_APPLICABLE, "the card offers no extended card")
             return True
         try:
-            async with self._client() as client:
-                extended = await client.get_extended_agent_card(
-                    GetExtendedAgentCardRequest(), context=self._context(self.activation)
-                )
+            async with self._calls(self.activation) as calls:
+                extended = await calls.get_extended_agent_card(GetExtendedAgentCardRequest())
         except Exception as exc:  # whatever any agent answers is reported, never raised
             self._add(AGENT, EXTENDED_CARD, FAIL, f"GetExtendedAgentCard: {_short(exc)}")
             return True  # the public card still serves for the rest
@@ -624,16 +620,10 @@ class _Checker:
 
     # -- the wire ---------------------------------------------------------------------------
 
-    def _client(self) -> Client:
-        return ClientFactory(sdk_config(self.binding, self.http, streaming=False)).create(self.card)
-
-    def _context(self, extensions: list[str]) -> ClientCallContext:
+    def _calls(self, extensions: list[str]) -> Calls:
         # The token rides in each call's parameters too: gRPC sends no HTTP client headers.
-        parameters: dict[str, str] = {}
-        if "Authorization" in self.http.headers:
-            parameters["Authorization"] = self.http.headers["Authorization"]
-        with_a2a_extensions(list(extensions))(parameters)
-        return ClientCallContext(service_parameters=parameters)
+        parameters = service_parameters(self.http.headers.get("Authorization"), extensions)
+        return open_calls(self.card, self.binding, self.http, parameters, streaming=False)
 
     async def _send(self, data: dict[str, Any], extensions: list[str]) -> Task:
         message = Message(
@@ -642,10 +632,8 @@ class _Checker:
             parts=[new_data_part(data, media_type=JSON)],
             extensions=list(extensions),
         )
-        async with self._client() as client:
-            async for event in client.send_message(
-                SendMessageRequest(message=message), context=self._context(extensions)
-            ):
+        async with self._calls(extensions) as calls:
+            async for event in calls.send_message(SendMessageRequest(message=message)):
                 if event.HasField("task"):
                     return event.task
         raise A2AError("no task came back")

@@ -268,27 +268,34 @@ CLIENT_COMMANDS = {
 
 
 @pytest.mark.parametrize("command", sorted(CLIENT_COMMANDS))
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
 def test_the_client_commands_import_neither_the_server_the_database_nor_the_registry(
-    home: Path, port: int, command: str
+    home: Path, port: int, command: str, binding: str
 ) -> None:
-    """A client needs httpx and the a2a-sdk's client; nothing of an agent."""
+    """A client needs httpx; nothing of an agent. The a2a-sdk's client is imported by the
+    calls that need it (agent/client/calls.py), after the card is read: not to find out
+    that nothing listens (a unary JSON-RPC call never imports it: integration tests)."""
     url = f"http://127.0.0.1:{port}"
-    ran = _run_command(home, *(a.format(url=url) for a in CLIENT_COMMANDS[command]))
+    args = [a.format(url=url) for a in CLIENT_COMMANDS[command]]
+    ran = _run_command(home, *args, "--binding", binding)
     assert ran.code == 1, ran.stdout  # could not connect: a remote error, not a usage error
-    assert ran.imported(("a2a.client", "httpx")) == ["a2a.client", "httpx"]
+    assert ran.imported(("a2a.client", "httpx", "pydantic")) == ["httpx"]
+    assert ran.imported(("httpx._main", "click", "pygments")) == []  # httpx's own CLI
     assert ran.imported(SERVER + DATABASE + REGISTRY) == []
-    assert ran.imported(GRPC) == []  # an HTTP binding's client: no gRPC, no 0.3 types
+    assert ran.imported(GRPC) == []
     if command != "check":  # describe prints its checks' status, and runs none of check's
         assert "agent.devtools.conformance" not in ran.modules
 
 
-def test_the_grpc_binding_imports_the_sdk_client_with_its_grpc_transports(
-    home: Path, port: int
-) -> None:
-    url = f"http://127.0.0.1:{port}"
-    ran = _run_command(home, "describe", url, "lookup_inventory", "--binding", "grpc")
-    assert ran.code == 1, ran.stdout
-    assert ran.imported(GRPC) == list(GRPC)
+def test_httpx_s_command_line_left_out_of_a_client_is_there_for_anything_after() -> None:
+    statement = (
+        "from agent.cli import _import_httpx\n"
+        "_import_httpx()\n"
+        "assert 'httpx' in sys.modules and 'httpx._main' not in sys.modules\n"
+        "import httpx._main\n"
+        "assert callable(httpx._main.main)"
+    )
+    assert "httpx._main" in _imported_after(statement)
 
 
 def test_an_http_binding_leaves_grpc_out_and_the_grpc_binding_gets_it_back() -> None:
@@ -298,7 +305,7 @@ def test_an_http_binding_leaves_grpc_out_and_the_grpc_binding_gets_it_back() -> 
         "import httpx\n"
         "from agent._sdk import import_client\n"
         "import_client('JSONRPC')  # as the client commands do, first\n"
-        "from agent.client.governed import sdk_config\n"
+        "from agent.client.calls import sdk_config\n"
         "from a2a.client import ClientFactory\n"
         "ClientFactory(sdk_config('JSONRPC', httpx.AsyncClient(), streaming=False))\n"
         f"assert not [m for m in {GRPC!r} if m in sys.modules]\n"
@@ -328,6 +335,8 @@ def test_chain_imports_the_client_and_the_database_but_not_the_server(
     url = f"http://127.0.0.1:{port}"
     ran = _run_command(home, "chain", url, "--from", "a", "--args", "{}", "--to", "b")
     assert ran.code == 1, ran.stdout
-    assert ran.imported(("a2a.client", "sqlalchemy")) == ["a2a.client", "sqlalchemy"]
+    # A home without a database yet is migrated through SQLAlchemy, as serve would; a current
+    # SQLite file gets its link by sqlite3 alone (tests/integration/test_jsonrpc_calls.py).
+    assert ran.imported(("a2a.client", "sqlalchemy")) == ["sqlalchemy"]
     assert ran.imported(SERVER) == []
     assert ran.imported(GRPC) == []

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -59,6 +60,8 @@ def _plain_kind(param: Any) -> str | None:
         return "bool"
     if annotation == list[str]:
         return "list"
+    if annotation is Path:
+        return "path"
     return None
 
 
@@ -66,14 +69,24 @@ if RuntimeParam is not None:
 
     @dataclass(frozen=True)
     class _PlainRuntimeParam(RuntimeParam):
-        """``str``, ``int``, ``bool`` and ``list[str]`` values converted by a call; a value
-        that is not one is refused in click's words, naming the option."""
+        """``str``, ``int``, ``bool``, ``list[str]`` and ``Path`` values converted by a call; a
+        value that is not one is refused in click's words, naming the option."""
 
         kind: str = "str"
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
             if self.kind == "list":
                 return [str(item) for item in value]
+            if self.kind == "path":
+                if isinstance(value, Path):
+                    return value
+                if "\0" in str(value):  # no file system takes one (pydantic refuses it too)
+                    raise typer.BadParameter(
+                        f"{value!r} is not a valid path: it holds a NUL character.",
+                        ctx=ctx,
+                        param=param,
+                    )
+                return Path(value)
             if self.kind == "str":
                 return value if type(value) is str else str(value)
             if self.kind == "bool":

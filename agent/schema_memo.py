@@ -12,7 +12,11 @@ worked out each time).
 In memory, a pass holds for the process. The registry loader also keeps the passes in a file
 next to the skills' bytecode (``__pycache__``, which git ignores), read at its start and
 written at its end; a file that cannot be read or written is ignored, as Python treats
-bytecode.
+bytecode. The client commands (``netagent describe``, ``invoke``, ``chain``, ``check``), each
+a process of its own that verifies the same few documents again and again, keep theirs next
+to this package's bytecode (``CLIENT_FOLDER``): the metaschema checks of a described skill's
+schemas were a fifth of ``netagent describe``. Whoever can write that folder can change the
+bytecode beside it, so the file trusts no one the code did not already trust.
 
 Imports only the standard library: the manifest reader, which avoids the interface machinery,
 uses it too.
@@ -25,6 +29,8 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +143,22 @@ def save(path: Path) -> None:
         _new.clear()
     except OSError:
         return
+
+
+CLIENT_FOLDER = Path(__file__).resolve().parent
+"""Where the client commands keep their passes (in its ``__pycache__``)."""
+
+
+@contextmanager
+def remembered(folder: Path) -> Iterator[None]:
+    """Passes kept in ``folder/__pycache__`` by an earlier process added for this one, and
+    this one's new passes kept there when it is done."""
+    memo = folder / "__pycache__" / MEMO_FILE
+    load(memo)
+    try:
+        yield
+    finally:
+        save(memo)
 
 
 def forget() -> None:

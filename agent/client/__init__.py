@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from agent.client.bindings import BINDINGS
     from agent.client.cache import InterfaceCache, VerifiedInterface
     from agent.client.compose import ChainResult, chain, composition_differences
-    from agent.client.correlation import CorrelationStore
+    from agent.client.correlation import Correlations, CorrelationStore, FileCorrelationStore
     from agent.client.errors import (
         CompositionRefusedError,
         CredentialRefusedError,
@@ -38,6 +38,8 @@ _MODULES = {
     "chain": "agent.client.compose",
     "composition_differences": "agent.client.compose",
     "CorrelationStore": "agent.client.correlation",
+    "Correlations": "agent.client.correlation",
+    "FileCorrelationStore": "agent.client.correlation",
     "CompositionRefusedError": "agent.client.errors",
     "CredentialRefusedError": "agent.client.errors",
     "GovernedClientError": "agent.client.errors",
@@ -65,7 +67,9 @@ __all__ = [
     "ClientStats",
     "CompositionRefusedError",
     "CorrelationStore",
+    "Correlations",
     "CredentialRefusedError",
+    "FileCorrelationStore",
     "GovernedClient",
     "GovernedClientError",
     "InputInvalidError",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.client.cache import VerifiedInterface
+from agent.client.correlation import Correlations
 from agent.client.correlation import CorrelationStore as CorrelationStore
 from agent.client.errors import CompositionRefusedError
 from agent.client.governed import GovernedClient, Invocation
@@ -54,7 +55,7 @@ async def chain(
     arguments: dict[str, Any],
     downstream: GovernedClient,
     downstream_skill: str,
-    correlations: CorrelationStore | None = None,
+    correlations: Correlations | None = None,
     workflow_id: str | None = None,
 ) -> ChainResult:
     """Invoke upstream, then downstream with upstream's output, after checking they compose."""

@@ -6,13 +6,52 @@ nothing, so it imports neither the a2a-sdk's client nor httpx.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent.client.governed import Invocation
+    from agent.storage.history import MigrationHistory
+
+
+class Correlations(Protocol):
+    """Somewhere ``chain`` records a link."""
+
+    async def record(
+        self,
+        workflow_id: str,
+        upstream: Invocation,
+        up_agent: str,
+        downstream: Invocation,
+        down_agent: str,
+    ) -> None: ...
+
+
+def correlation_row(
+    workflow_id: str,
+    upstream: Invocation,
+    up_agent: str,
+    downstream: Invocation,
+    down_agent: str,
+) -> dict[str, Any]:
+    """One link's ``task_correlation`` row (qualified by agent and endpoint: task ids are per
+    agent), whichever way it is written."""
+    return {
+        "ts": datetime.now(UTC),
+        "workflow_id": workflow_id,
+        "upstream_agent": up_agent,
+        "upstream_endpoint": upstream.endpoint,
+        "upstream_task_id": upstream.task_id,
+        "upstream_skill": upstream.interface.skill_id,
+        "downstream_agent": down_agent,
+        "downstream_endpoint": downstream.endpoint,
+        "downstream_task_id": downstream.task_id,
+        "downstream_skill": downstream.interface.skill_id,
+    }
 
 
 class CorrelationStore:
@@ -33,24 +72,15 @@ class CorrelationStore:
         downstream: Invocation,
         down_agent: str,
     ) -> None:
-        """Store one link (qualified by agent and endpoint: task ids are per agent)."""
+        """Store one link."""
+        await self.insert(correlation_row(workflow_id, upstream, up_agent, downstream, down_agent))
+
+    async def insert(self, row: dict[str, Any]) -> None:
+        """Store one ``correlation_row``."""
         from agent.storage.tables import task_correlation
 
         async with self._engine.begin() as connection:
-            await connection.execute(
-                task_correlation.insert().values(
-                    ts=datetime.now(UTC),
-                    workflow_id=workflow_id,
-                    upstream_agent=up_agent,
-                    upstream_endpoint=upstream.endpoint,
-                    upstream_task_id=upstream.task_id,
-                    upstream_skill=upstream.interface.skill_id,
-                    downstream_agent=down_agent,
-                    downstream_endpoint=downstream.endpoint,
-                    downstream_task_id=downstream.task_id,
-                    downstream_skill=downstream.interface.skill_id,
-                )
-            )
+            await connection.execute(task_correlation.insert().values(**row))
 
     async def query(
         self, *, workflow_id: str | None = None, task_id: str | None = None, limit: int = 100
@@ -70,3 +100,35 @@ class CorrelationStore:
             )
         async with self._engine.connect() as connection:
             return [dict(r) for r in (await connection.execute(statement)).mappings().all()]
+
+
+class FileCorrelationStore:
+    """``CorrelationStore.record`` on a SQLite file by sqlite3 alone: ``netagent chain`` on the
+    default home, where SQLAlchemy's asyncio extension and Alembic were a fifth of the
+    command. A file that is not at its heads when the link is written (a newer agent migrated
+    it meanwhile) gets it through ``fallback``, which migrates first, as ``serve`` does."""
+
+    def __init__(
+        self,
+        path: Path,
+        histories: Sequence[MigrationHistory],
+        fallback: Callable[[dict[str, Any]], Awaitable[None]],
+    ) -> None:
+        self._path = path
+        self._histories = histories
+        self._fallback = fallback
+
+    async def record(
+        self,
+        workflow_id: str,
+        upstream: Invocation,
+        up_agent: str,
+        downstream: Invocation,
+        down_agent: str,
+    ) -> None:
+        """Store one link."""
+        from agent.storage.sqlite_file import insert_at_heads
+
+        row = correlation_row(workflow_id, upstream, up_agent, downstream, down_agent)
+        if not insert_at_heads(self._path, self._histories, "task_correlation", row):
+            await self._fallback(row)

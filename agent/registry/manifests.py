@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,16 +81,10 @@ class ManifestCheck:
         return _folder_problems(path, data)
 
 
-@contextmanager
-def remembered_passes(root: Path) -> Iterator[None]:
+def remembered_passes(root: Path) -> AbstractContextManager[None]:
     """Checks passed in an earlier process, kept beside the skills' bytecode
     (``agent/schema_memo.py``): the metaschema checks were most of a registry load."""
-    memo = root / "__pycache__" / schema_memo.MEMO_FILE
-    schema_memo.load(memo)
-    try:
-        yield
-    finally:
-        schema_memo.save(memo)
+    return schema_memo.remembered(root)
 
 
 def _pointer(error: ValidationError) -> str:

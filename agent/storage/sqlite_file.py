@@ -264,6 +264,62 @@ def reading(path: Path) -> Iterator[SqliteFile]:
         connection.close()
 
 
+WRITABLE = {"task_correlation": CORRELATION_COLUMNS}
+"""The tables a command may add a row to by sqlite3 alone, and their columns."""
+
+
+def insert_at_heads(
+    path: Path, histories: Sequence[MigrationHistory], table: str, row: dict[str, Any]
+) -> bool:
+    """Add ``row`` to ``table`` of the existing SQLite file at ``path`` when every history is
+    recorded at its head, checked in the same write transaction; False, and nothing written,
+    when one is not (the caller migrates, as ``serve`` does, and writes through SQLAlchemy).
+    Values are stored as SQLAlchemy stores them on SQLite (``UTCDateTime`` as naive UTC text,
+    JSON as text). Raises ConfigurationError, one line, when the file cannot be written."""
+    columns = WRITABLE.get(table)
+    if columns is None or not set(row) <= set(columns) - {"id"}:
+        raise ValueError(f"not a row of a writable table: {table}, {sorted(row)}")
+    names = [c for c in columns if c in row]
+    values = [_WRITERS.get(c, _as_is)(row[c]) for c in names]
+    statement = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
+    try:
+        connection = sqlite3.connect(
+            f"file:{quote(str(path.absolute()))}?mode=rw",
+            uri=True,
+            timeout=SQLITE_TIMEOUT_S,
+            isolation_level=None,
+        )
+    except sqlite3.Error as exc:
+        raise ConfigurationError(f"cannot write the database {path}: {exc}") from None
+    try:
+        connection.execute(f"PRAGMA busy_timeout={int(SQLITE_TIMEOUT_S * 1000)}")
+        connection.execute("BEGIN IMMEDIATE")
+        if not SqliteFile(connection).at_heads(histories):
+            connection.execute("ROLLBACK")
+            return False
+        connection.execute(statement, values)
+        connection.execute("COMMIT")
+        return True
+    except sqlite3.Error as exc:
+        raise ConfigurationError(f"cannot write the database {path}: {exc}") from None
+    finally:
+        connection.close()
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _write_json(value: Any) -> str:
+    return json.dumps(value)
+
+
+_WRITERS: dict[str, Callable[[Any], Any]] = {
+    **dict.fromkeys(TIMES, _stored_time),
+    **dict.fromkeys(JSON_LISTS, _write_json),
+}
+
+
 def _open(path: Path) -> sqlite3.Connection:
     """``mode=rw``: opened read-only where the file is, never created; ``query_only``: no write
     goes through it. Where SQLite cannot make the WAL's shared-memory file beside the database

@@ -129,6 +129,19 @@ def test_passes_survive_a_process_through_the_file(
     assert json.loads(memo.read_text())["passed"]
 
 
+def test_a_folder_remembers_across_processes(tmp_path: Path, metaschema_checks: list[Any]) -> None:
+    """``remembered(folder)``, which the registry loader and the client commands use: the
+    passes of one process are read by the next, from ``folder/__pycache__``."""
+    with schema_memo.remembered(tmp_path):
+        check_schema(VALID)
+    assert (tmp_path / "__pycache__" / schema_memo.MEMO_FILE).exists()
+    schema_memo.forget()  # as a new process starts
+    with schema_memo.remembered(tmp_path):
+        check_schema(VALID)
+    assert len(metaschema_checks) == 1
+    assert Path(schema_memo.__file__).resolve().parent == schema_memo.CLIENT_FOLDER
+
+
 @pytest.mark.parametrize(
     "content",
     [b"", b"{", b"[]", b'{"passed": 5}', b'{"passed": ["short", 7, null]}', b"\x00\xff" * 50],

@@ -33,6 +33,7 @@ from agent.storage.sqlite_file import (
     JSON_LISTS,
     SQLITE_TIMEOUT_S,
     TIMES,
+    insert_at_heads,
     reading,
     sqlite_path,
 )
@@ -125,6 +126,103 @@ async def test_correlations_read_as_the_store_reads_them(
         assert [r["upstream_task_id"] for r in file.correlations()] == [
             f"up-{n}" for n in (4, 3, 2, 1, 0)
         ]
+
+
+def _link(n: int, ts: datetime) -> dict[str, Any]:
+    return {
+        "ts": ts,
+        "workflow_id": f"wf-{n}",
+        "upstream_agent": "http://a",
+        "upstream_endpoint": "http://a/a2a/jsonrpc",
+        "upstream_task_id": f"up-{n}",
+        "upstream_skill": "check_link_capacity",
+        "downstream_agent": "http://b'; DROP TABLE task_correlation; --",
+        "downstream_endpoint": "http://b/a2a/jsonrpc\u0000",
+        "downstream_task_id": f"down-{n}",
+        "downstream_skill": "plan_\N{SNOWMAN}",
+    }
+
+
+@pytest.mark.parametrize(
+    "ts",
+    [NOON, NOON.astimezone(timezone(timedelta(hours=5, minutes=30))), NOON.replace(microsecond=1)],
+)
+async def test_a_link_written_by_sqlite3_is_the_one_sqlalchemy_writes(
+    database: tuple[Path, AsyncEngine], ts: datetime
+) -> None:
+    """``chain``'s link by sqlite3 alone: stored byte for byte as SQLAlchemy stores it, and
+    read back alike by both readers."""
+    path, engine = database
+    assert insert_at_heads(path, [core.CORE], "task_correlation", _link(1, ts))
+    await CorrelationStore(engine).insert(_link(2, ts))
+    with sqlite3.connect(path) as connection:
+        stored = connection.execute(
+            f"SELECT {', '.join(CORRELATION_COLUMNS[1:])} FROM task_correlation ORDER BY id"
+        ).fetchall()
+    ours, theirs = (dict(zip(CORRELATION_COLUMNS[1:], row, strict=True)) for row in stored)
+    for name in ("workflow_id", "upstream_task_id", "downstream_task_id"):
+        ours.pop(name), theirs.pop(name)
+    assert ours == theirs
+    with reading(path) as file:
+        read = file.correlations()
+    assert [r["ts"] for r in read] == [ts, ts]
+    assert read == await CorrelationStore(engine).query()
+
+
+async def test_a_link_is_not_written_by_sqlite3_to_a_file_off_its_heads(
+    database: tuple[Path, AsyncEngine], tmp_path: Path
+) -> None:
+    path, _ = database
+    other = MigrationHistory(tmp_path, "alembic_version_other", "0001")
+    assert not insert_at_heads(path, [core.CORE, other], "task_correlation", _link(1, NOON))
+    with reading(path) as file:
+        assert file.correlations() == []
+    with pytest.raises(ValueError, match="not a row of a writable table"):
+        insert_at_heads(path, [core.CORE], "principal_audit", {"tool": "x"})
+    with pytest.raises(ValueError, match="not a row of a writable table"):
+        insert_at_heads(path, [core.CORE], "task_correlation", {"id": 5})
+    with pytest.raises(ValueError, match="naive datetime"):
+        insert_at_heads(path, [core.CORE], "task_correlation", _link(1, NOON.replace(tzinfo=None)))
+    with reading(path) as file:
+        assert file.correlations() == []  # nothing half-written
+
+
+def test_a_link_to_a_file_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    junk = tmp_path / "netagent.db"
+    junk.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(ConfigurationError, match="cannot write the database"):
+        insert_at_heads(junk, [core.CORE], "task_correlation", _link(1, NOON))
+    with pytest.raises(ConfigurationError, match="cannot write the database"):
+        insert_at_heads(tmp_path / "missing.db", [core.CORE], "task_correlation", _link(1, NOON))
+    assert not (tmp_path / "missing.db").exists()
+
+
+async def test_the_file_store_falls_back_when_the_file_left_its_heads(
+    database: tuple[Path, AsyncEngine], tmp_path: Path
+) -> None:
+    """A file migrated by a newer agent between the check and the write: the link goes
+    through the fallback (which migrates first) instead of being lost."""
+    from types import SimpleNamespace
+
+    from agent.client.correlation import FileCorrelationStore
+
+    path, _ = database
+    fallen: list[dict[str, Any]] = []
+
+    async def fallback(row: dict[str, Any]) -> None:
+        fallen.append(row)
+
+    invocation: Any = SimpleNamespace(
+        endpoint="http://a/a2a/jsonrpc", task_id="t", interface=SimpleNamespace(skill_id="s")
+    )
+    current = FileCorrelationStore(path, [core.CORE], fallback)
+    await current.record("wf", invocation, "http://a", invocation, "http://a")
+    other = MigrationHistory(tmp_path, "alembic_version_other", "0001")
+    moved = FileCorrelationStore(path, [core.CORE, other], fallback)
+    await moved.record("wf-2", invocation, "http://a", invocation, "http://a")
+    with reading(path) as file:
+        assert [r["workflow_id"] for r in file.correlations()] == ["wf"]
+    assert [r["workflow_id"] for r in fallen] == ["wf-2"]
 
 
 async def test_the_heads_are_what_the_version_tables_record(

@@ -114,7 +114,10 @@ _VAGUE = frozenset(
         # is wanted ("Subject: <skill>", "Step 6: <skill>.", "<skill> (see section 4)", "<skill>,
         # as discussed", "<skill>, whenever you have a sec", "and <skill> after that?")
         "subject subj step section item point part page paragraph para slide stage phase thread "
-        "discuss discussed mention mentioned earlier after whenever sec moment minute chance ",
+        "discuss discussed mention mentioned earlier after whenever sec moment minute chance "
+        # a wish or an offer of time, and where a name came up ("I'd like <skill> please", "got
+        # a minute for <skill>?", "<skill>?? someone mentioned it in standup")
+        "like love got standup meeting sync chat ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):

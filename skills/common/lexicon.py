@@ -221,7 +221,10 @@ _CHANGE_VERB = (
     # "add" a thing, not a rate ("add 10G to <link>?" is the capacity check's question)
     r"|add(?!\s+(?:another\s+|an?\s+)?(?:extra\s+|additional\s+)?\d)"
     r"|set(?!\s+of)|update(?!\s+(?:me|us)\b)|correct(?!\s+me\b)"
-    r"|change(?!\s+(?:request|record|ticket|window|log|id|number|ref)\b)"
+    # (a change's bodies and processes are no change: "Change board wants ...", "per change
+    # management")
+    r"|change(?!\s+(?:request|record|ticket|window|log|id|number|ref|board|advisory|management"
+    r"|control|freeze|calendar|approval|manager|process|review|team)\b)"
     r"|clear\s+(?:the\s+)?(?:\w+\s+)?(?:counters|cache|caches|table|tables|sessions?|entries)|(?:turn|bring)\s+(?:\w+\s+)?(?:up|down|on|off)"
     r"|push\s+(?:the\s+|a\s+)?(?:[\w-]+\s+){0,3}?(?:acl|config\w*|polic\w+|change|route"
     r"|filter|template)"
@@ -559,6 +562,10 @@ _ATTRIBUTE = re.compile(
     rf"|{_VENDOR}"
     # its recorded state and its existence: "up or down", "listed as", "a device called ..."
     r"|up\s+or\s+down|down\s+or\s+up|up/down|listed|exists?|existence|called|named"
+    # whether it is up or down, asked: "is <link> currently up?", "are its ports down?"
+    # (not an idiom of load: "holding up", "keeping up", "slowing down")
+    r"|(?:is|are|was|were)\s[^.;:!?]{0,60}?(?<![\w-])(?<!holding\s)(?<!keeping\s)(?<!slowing\s)"
+    r"(?<!going\s)(?<!coming\s)(?<!winding\s)(?<!backing\s)(?:up|down)(?=\s*\?|\s*$)"
     r"|(?:in|according\s+to|from|per)\s+(?:the\s+|our\s+)?(?:inventory|cmdb|records?))(?![\w-])"
 )
 _PARTS = re.compile(
@@ -659,6 +666,9 @@ _UPGRADE = re.compile(
     # ("recommend the right speed for <link>"): the plan's
     r"|\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|m|mbps|t|tbps)\s+to\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
+    # (the target's unit left to the source's: "go from 10 Gbps to 25?")
+    r"|from\s+\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)\s+to\s+\d+(?:\.\d+)?"
+    r"(?!\s*(?:%|percent|ms|m\b|mb|mbps|k))(?![\w/.])"
     r"|(?:right|correct|appropriate|best|proper)\s+(?:rate|speed|size)"
     # a rate or tier suggested for a link: "recommend a target bandwidth tier for <link>", "what
     # link speed would you suggest for <link>"

@@ -51,6 +51,7 @@ HELDOUT_V14_FILE = HERE / "heldout_v14.json"
 HELDOUT_V15_FILE = HERE / "heldout_v15.json"
 HELDOUT_V16_FILE = HERE / "heldout_v16.json"
 HELDOUT_V17_FILE = HERE / "heldout_v17.json"
+HELDOUT_V18_FILE = HERE / "heldout_v18.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -89,6 +90,7 @@ SETS = {
     "heldout_v15": HeldOut(HELDOUT_V15_FILE, frozenset(SOURCES_V2), 285, 130, 65, 490),
     "heldout_v16": HeldOut(HELDOUT_V16_FILE, frozenset(SOURCES_V2), 290, 140, 75, 520),
     "heldout_v17": HeldOut(HELDOUT_V17_FILE, frozenset(SOURCES_V2), 290, 160, 80, 540),
+    "heldout_v18": HeldOut(HELDOUT_V18_FILE, frozenset(SOURCES_V2), 290, 180, 85, 560),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

@@ -422,6 +422,11 @@ def test_names_only() -> None:
     assert names_only("what about the inventory lookup", inventory)
     assert names_only("re: lookup_inventory", inventory)  # a message's channel asks nothing
     assert names_only("handover - lookup_inventory, the old one", inventory)
+    # a wish, an offer of time, where the name came up: nothing asked of it yet
+    assert names_only("I'd like lookup_inventory please", inventory)
+    assert names_only("got a minute for lookup_inventory?", inventory)
+    assert names_only("lookup_inventory?? someone mentioned it in standup", inventory)
+    assert not names_only("how do I call lookup_inventory", inventory)
     assert not names_only("describe lookup_inventory", inventory)
     assert not names_only("lookup_inventory nyc1", inventory)
     assert not names_only("list the sites", inventory)

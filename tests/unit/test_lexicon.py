@@ -1291,3 +1291,42 @@ def test_the_lexicon_itself_never_raises(words: list[str]) -> None:
     """``features`` swallows an error (routing must go on), which would hide a broken rule as
     an empty answer for every text it breaks on: the rules themselves must not raise."""
     LEXICON._features(" ".join(words))
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # whether a named thing is up or down is its recorded state
+        ("is acme-lnk-20871 currently up?", INVENTORY),
+        ("Is HundredGigE0/0/0/9 on muc3-core-02 down?", INVENTORY),
+        ("are the uplinks of osl2-access-10 up", INVENTORY),
+        # a change's bodies and processes bid no change
+        ("Change board wants a recommendation: keep acme-lnk-29936 at 40G or upgrade?", UPGRADE),
+        ("change management asks: is acme-lnk-00002 due an upgrade?", UPGRADE),
+        # a rate moved to a number whose unit is the first rate's
+        ("Should the kul1-border-01 to kul1-core-04 link go from 10 Gbps to 25?", UPGRADE),
+    ],
+)
+def test_a_state_a_change_body_and_a_rate_moved_to_a_bare_number(text: str, skill: str) -> None:
+    features = LEXICON.features(text)
+    assert "change" not in features.signals, features
+    assert (
+        features.votes[skill] > 0 and max(features.votes, key=features.votes.__getitem__) == skill
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # load idioms with "up" or "down" are no recorded state
+        "how is the chi1-core-01 to chi1-core-02 link holding up?",
+        "is globex-lnk-63301 keeping up",
+        "is traffic on acme-lnk-00001 going down?",
+        # nor a percentage moved to another
+        "did utilization on acme-lnk-00001 go from 10 Gbps to 25%?",
+    ],
+)
+def test_load_idioms_are_no_state_and_a_percentage_no_rate(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.votes.get(INVENTORY, 0.0) <= 0 or "attribute" not in features.signals, features
+    assert features.votes.get(UPGRADE, 0.0) <= 0, features

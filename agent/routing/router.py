@@ -557,7 +557,18 @@ class Router:
         scores, features = self.score(read, list(by_id))
         scores, described = self._described(scores, by_id, read, principal)
         best = scores[0] if scores else None
+        bid = _named_run(read, fitting)
+        if bid is not None and best is not None and bid.id != best.skill_id:
+            # a skill named to run it ("run link_headroom on <link>, customer wants 500 Mb/s",
+            # "use plan_link_upgrade for <link>: can it take 10G?") is the one that runs, what
+            # ever else the text's words would route to; a replaced one too (issue 19: the
+            # replacement wins unless the request names the replaced skill)
+            own = next(s for s in scores if s.skill_id == bid.id)
+            best = replace(own, score=max(own.score, best.score))
+            scores = [best, *(s for s in scores if s.skill_id != bid.id)]
         close = [s for s in scores if best is not None and _close(s, best)]
+        if bid is not None and best is not None and bid.id == best.skill_id:
+            close = [best]
         replaced = None
         lead = best.score if best is not None else 0.0  # what the threshold is compared with
         if best is not None and lead >= self.threshold:
@@ -1128,6 +1139,38 @@ def _names_of(manifest: Any) -> tuple[str, ...]:
         _NAMES.clear()
     _NAMES[id(manifest)] = (manifest, found, stemmed)
     return found
+
+
+def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
+    """The skill a text bids to run by name (``run <skill> ...``, ``use the <skill> skill
+    ...``: the run verb's object), if one of ``fitting``; never ``describe_skill``, whose own
+    rules read what it is asked to describe."""
+    lowered = text.lower()
+    for bid in _RUN.finditer(lowered):
+        said = " ".join(_WORDS.findall(lowered[bid.end() : bid.end() + 160]))
+        said = said.removeprefix("the ")
+        for capability in fitting:
+            if capability.id == DESCRIBE_SKILL_ID:
+                continue
+            for name in _names_of(capability.manifest):
+                after = said[len(name) :].split(maxsplit=1)
+                if said.startswith(name) and (
+                    not after
+                    # (its result used, not it run: "use the capacity check result as input")
+                    or (said[len(name)] == " " and after[0] not in _ITS_PRODUCTS)
+                ):
+                    return capability
+    return None
+
+
+_ITS_PRODUCTS = frozenset(
+    re.findall(
+        r"\S+",
+        "result results output outputs answer answers data figures numbers report verdict "
+        "recommendation schema schemas interface version docs documentation",
+    )
+)
+"""Words after a skill's name that make it a thing used, not a skill run."""
 
 
 def names_only(text: str, *capabilities: Capability) -> bool:

@@ -163,7 +163,10 @@ _SIZE = re.compile(
     # a link's capacity or bandwidth, saying not which of it (free, used, needed): "capacity of
     # <link>", "what's the bandwidth on <link>": its size on record, or its room?
     # (what it is for says which: "bandwidth on <link> for the backup job" is room to fit it)
-    r"(?<![\w-])(?:capacity|bandwidth|bw)\s+(?:of|on)\b(?!.*(?<![\w-])for\s+(?!me\b|us\b))"
+    # (the total said, "provisioned bandwidth of <link>", is its size on record: an attribute)
+    r"(?<![\w-])(?<!provisioned\s)(?<!configured\s)(?<!contracted\s)(?<!committed\s)"
+    r"(?<!nominal\s)(?<!physical\s)(?<!total\s)(?<!rated\s)"
+    r"(?:capacity|bandwidth|bw)\s+(?:of|on)\b(?!.*(?<![\w-])for\s+(?!me\b|us\b))"
 )
 _DEMAND = re.compile(
     # load or traffic to come, no measure of what is carried: "that extra load", "the new traffic"
@@ -550,6 +553,10 @@ _ATTRIBUTE = re.compile(
     # its rated figures: "nominal speed", "line rate"
     # (the verb with its object, "record the result", asks no record)
     r"|speed|nominal|rated|line\s+rate|port\s+speed|cmdb"
+    # its rate on record: "provisioned bandwidth of <link>", "the configured rate on <link>",
+    # "rate of <link>?"
+    r"|(?:provisioned|configured|contracted|committed|physical)\s+(?:bandwidth|capacity|rate"
+    r"|speed|bw)|(?:^\W*|the\s+|its\s+)rate(?=\s+(?:of|on|for)\b)"
     r"|record(?:s|ed)?(?!\s+(?:the|it|this|that|them|our|its|an?|what|how)\b)"
     # who made it, and its life-cycle state: "who makes", "planned or live"
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"

@@ -218,7 +218,9 @@ _fold_recent = functools.lru_cache(maxsize=32)(_fold)
 # ---------------------------------------------------------------------------------------------
 # Identifiers
 
-_LINK_ID = re.compile(r"(?<![a-z0-9_.\-])([a-z][a-z0-9]*)[-_]lnk[-_](\d{5,})(?![a-z0-9_])", re.I)
+_LINK_ID = re.compile(r"(?<![a-z0-9_.\-])([a-z][a-z0-9]*)[-_]lnk[-_](\d+)(?![a-z0-9_])", re.I)
+"""A link id of any number, as operators write theirs (``globex-lnk-3301``); one the inventory
+lacks (its ids have five digits) routes as a link and is then not found, not read as no link."""
 DEVICE_ROLE = r"(?!(?:to|vs|and|or|via|from|of|in|on|at|per|by|lnk)-)[a-z]{1,12}"
 """A device name's role: any word, as operators name theirs (``core``, ``pe``, ``p``, ``border``,
 ``spine``, ``tor``), but a joining word ("vlan100-to-200") or a link id's ``lnk``. A name of a

@@ -52,6 +52,7 @@ HELDOUT_V15_FILE = HERE / "heldout_v15.json"
 HELDOUT_V16_FILE = HERE / "heldout_v16.json"
 HELDOUT_V17_FILE = HERE / "heldout_v17.json"
 HELDOUT_V18_FILE = HERE / "heldout_v18.json"
+HELDOUT_V19_FILE = HERE / "heldout_v19.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -91,6 +92,7 @@ SETS = {
     "heldout_v16": HeldOut(HELDOUT_V16_FILE, frozenset(SOURCES_V2), 290, 140, 75, 520),
     "heldout_v17": HeldOut(HELDOUT_V17_FILE, frozenset(SOURCES_V2), 290, 160, 80, 540),
     "heldout_v18": HeldOut(HELDOUT_V18_FILE, frozenset(SOURCES_V2), 290, 180, 85, 560),
+    "heldout_v19": HeldOut(HELDOUT_V19_FILE, frozenset(SOURCES_V2), 300, 220, 90, 610),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

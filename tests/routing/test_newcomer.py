@@ -1338,3 +1338,48 @@ def test_a_removed_skill_bid_on_a_thing_runs_its_replacement(router: Router, tex
 )
 def test_an_argument_asked_or_given(router: Router, text: str, skill: str) -> None:
     assert_runs(route(router, text, PAULA), skill)
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a skill named to run it runs, whatever the rest of the text would route to; a
+        # replaced one too (the replacement wins only when the text does not name it)
+        ("use link_headroom to see if 3 Gbit/s fits on acme-lnk-00003", "link_headroom"),
+        (
+            "Ticket: run link_headroom on acme-lnk-00005, customer wants an extra 500 Mb/s",
+            "link_headroom",
+        ),
+        ("run plan_link_upgrade on acme-lnk-00001, can it take another 10G?", "plan_link_upgrade"),
+        (
+            "please use the inventory lookup skill for nyc1-core-01, is its cpu high?",
+            "lookup_inventory",
+        ),
+        # without the name, the text's words decide as ever
+        ("can acme-lnk-00003 take another 3 Gbit/s?", "check_link_capacity"),
+    ],
+)
+def test_a_skill_named_to_run_it_is_the_one_that_runs(
+    router: Router, text: str, skill: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == skill, decision
+
+
+def test_a_skills_result_used_is_no_bid_to_run_it(router: Router) -> None:
+    text = (
+        "Upgrade planning: use the capacity check result of acme-lnk-00002 as input and obtain "
+        "a recommendation."
+    )
+    decision = route(router, text, PAULA)
+    assert decision.capability is None or decision.capability.id != "check_link_capacity"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["how busy is globex-lnk-3301", "rate of umbrella-lnk-77?", "endpoints of initech-lnk-1?"],
+)
+def test_a_link_id_of_any_number_routes_as_a_link(router: Router, text: str) -> None:
+    """Operators' ids vary; one the inventory lacks is then not found by the skill."""
+    decision = route(router, text, PAULA)
+    assert decision.action is not Action.CLARIFY, decision

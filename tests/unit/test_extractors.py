@@ -280,7 +280,11 @@ def test_percent(text: str, expected: float | None) -> None:
         ("acme_lnk_00003", ["acme-lnk-00003"]),
         ("globex-lnk-00012 and acme-lnk-000123", ["globex-lnk-00012", "acme-lnk-000123"]),
         ("acme-lnk-00001 acme-lnk-00001", ["acme-lnk-00001"]),
-        ("acme-lnk-1", []),
+        # any number: the skill then says whether the inventory has it
+        ("acme-lnk-1", ["acme-lnk-1"]),
+        ("globex-lnk-3301 or umbrella_lnk_77?", ["globex-lnk-3301", "umbrella-lnk-77"]),
+        ("acme-lnk-", []),
+        ("acme-lnk-12a", []),
         ("xacme-lnk-00001x", []),
         ("lnk-00001", []),
         ("", []),

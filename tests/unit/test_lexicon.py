@@ -1330,3 +1330,17 @@ def test_load_idioms_are_no_state_and_a_percentage_no_rate(text: str) -> None:
     features = LEXICON.features(text)
     assert features.votes.get(INVENTORY, 0.0) <= 0 or "attribute" not in features.signals, features
     assert features.votes.get(UPGRADE, 0.0) <= 0, features
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "rate of globex-lnk-03301?",
+        "What's the configured rate on acme-lnk-00104?",
+        "its rate for acme-lnk-00002, please",
+    ],
+)
+def test_a_rate_on_record_is_an_attribute(text: str) -> None:
+    features = LEXICON.features(text)
+    assert "attribute" in features.signals, features
+    assert features.votes[INVENTORY] > 0

@@ -18,6 +18,7 @@ from a2a.helpers import new_data_part
 from a2a.types import (
     AgentCard,
     GetExtendedAgentCardRequest,
+    GetTaskRequest,
     Message,
     Role,
     SendMessageRequest,
@@ -364,11 +365,62 @@ class GovernedClient:
                     return event.task
         raise InterfaceInvalidError("no task came back")
 
-    def _calls(self, card: AgentCard, *, streaming: bool) -> Calls:
+    def _calls(self, card: AgentCard, *, streaming: bool) -> _Answered:
         """The calls for this binding (the SDK's client, or, for a unary JSON-RPC call on a
         v1.0 interface, ours without it: agent/client/calls.py)."""
         parameters = service_parameters(self._auth.get("Authorization"), [EXTENSION_URI])
-        return open_calls(card, self.binding, self._http, parameters, streaming=streaming)
+        return _Answered(
+            open_calls(card, self.binding, self._http, parameters, streaming=streaming)
+        )
+
+
+_MISSHAPEN = (ValueError, TypeError, ParseError)
+"""What reading an answer of the wrong shape raises, in the SDK's client and in ours: a result
+that is neither task nor message (ValueError), a null result (TypeError), a member of the
+wrong type (ParseError)."""
+
+
+def _misshapen(exc: Exception) -> InterfaceInvalidError:
+    return InterfaceInvalidError(f"the agent's answer is no A2A response: {exc}")
+
+
+class _Answered:
+    """The calls, with an answer of the wrong shape reported as the agent's
+    (``InterfaceInvalidError``) instead of raised as the parser's error: a command line would
+    print a traceback for an agent's mistake."""
+
+    def __init__(self, calls: Calls) -> None:
+        self._calls = calls
+
+    async def __aenter__(self) -> _Answered:
+        await self._calls.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._calls.__aexit__(*exc)
+
+    async def send_message(self, request: SendMessageRequest) -> AsyncIterator[StreamResponse]:
+        events = self._calls.send_message(request)
+        while True:
+            try:
+                event = await anext(events)
+            except StopAsyncIteration:
+                return
+            except _MISSHAPEN as exc:
+                raise _misshapen(exc) from exc
+            yield event
+
+    async def get_task(self, request: GetTaskRequest) -> Task:
+        try:
+            return await self._calls.get_task(request)
+        except _MISSHAPEN as exc:
+            raise _misshapen(exc) from exc
+
+    async def get_extended_agent_card(self, request: GetExtendedAgentCardRequest) -> AgentCard:
+        try:
+            return await self._calls.get_extended_agent_card(request)
+        except _MISSHAPEN as exc:
+            raise _misshapen(exc) from exc
 
 
 def http_client(*, timeout: float, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
@@ -459,9 +511,7 @@ def _error_object(task: Task) -> dict[str, Any]:
     return plain_json(data[0]) if data else {}
 
 
-async def _final_task(calls: Calls, task_id: str) -> Task:
-    from a2a.types import GetTaskRequest
-
+async def _final_task(calls: _Answered, task_id: str) -> Task:
     return await calls.get_task(GetTaskRequest(id=task_id))
 
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -52,7 +55,7 @@ from agent.client.calls import (
 from agent.client.jsonrpc_calls import JsonRpcCalls
 from tests.conftest import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXTENSIONS = ["https://example.org/ext/b", "https://example.org/ext/a, https://example.org/ext/b"]
 TASK = {
     "id": "task-1",
@@ -83,6 +86,7 @@ class Scripted:
     status: int = 200
     body: bytes = b"{}"
     delay: float = 0.0
+    card: dict[str, Any] = field(default_factory=dict)
     requests: list[tuple[dict[str, str], Any]] = field(default_factory=list)
 
     def answer(self, body: Any, status: int = 200, delay: float = 0.0) -> None:
@@ -102,8 +106,15 @@ def scripted() -> Iterator[tuple[Scripted, str]]:
             await asyncio.sleep(script.delay)
         return Response(script.body, status_code=script.status, media_type="application/json")
 
+    async def agent_card(request: Request) -> Response:
+        return Response(json.dumps(script.card), media_type="application/json")
+
     port = free_port()
-    app = Starlette(routes=[Route("/rpc", rpc, methods=["POST"])])
+    routes = [
+        Route("/rpc", rpc, methods=["POST"]),
+        Route("/.well-known/agent-card.json", agent_card, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -320,3 +331,71 @@ def test_the_extensions_header_is_merged_as_the_sdk_merges_it() -> None:
         expected: dict[str, str] = {"Authorization": "Bearer t"}
         with_a2a_extensions(list(extensions))(expected)
         assert service_parameters("Bearer t", list(extensions)) == expected
+
+
+def governed_card(url: str, tenant: str = "") -> dict[str, Any]:
+    """A card advertising describe_skill and one skill, bound by the extension, at ``url``."""
+    from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
+
+    binding = {"skill_id": "x", "skill_version": "1.0", "interface_digest": "sha256:" + "0" * 64}
+    interface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    if tenant:
+        interface["tenant"] = tenant
+    return {
+        "name": "scripted",
+        "supportedInterfaces": [interface],
+        "capabilities": {
+            "extensions": [
+                {
+                    "uri": EXTENSION_URI,
+                    "params": {"interface_version": INTERFACE_VERSION, "skills": [binding]},
+                }
+            ]
+        },
+        "skills": [{"id": "describe_skill"}, {"id": "x"}],
+    }
+
+
+@pytest.mark.parametrize("tenant", ["", "t1"], ids=["our-calls", "sdk-client"])
+@pytest.mark.parametrize(
+    "answer", ["neither", "bare task", "result is a list", "result is null", "wrong type inside"]
+)
+def test_a_misshapen_answer_is_the_agent_s_fault_not_a_traceback(
+    scripted: tuple[Scripted, str], answer: str, tenant: str
+) -> None:
+    """Both clients raise their parser's ValueError, TypeError or ParseError on these; the
+    governed client reports InterfaceInvalidError (which the command line prints in a line)."""
+    from agent.client import GovernedClient, InterfaceInvalidError
+
+    script, url = scripted
+    script.card = governed_card(url, tenant)
+    script.answer(ANSWERS[answer])
+    base = url.removesuffix("/rpc")
+
+    async def describe() -> None:
+        async with GovernedClient(base) as client:
+            await client.describe("x")
+
+    with pytest.raises(InterfaceInvalidError, match="no A2A response"):
+        asyncio.run(describe())
+
+
+def test_the_command_line_prints_a_misshapen_answer_in_a_line(
+    scripted: tuple[Scripted, str], tmp_path: Path
+) -> None:
+    script, url = scripted
+    script.card = governed_card(url)
+    script.answer(ANSWERS["result is null"])
+    code = "import sys\nfrom netops.cli import main\nsys.argv = ['netagent', *sys.argv[1:]]\nmain()"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    env["NETAGENT_HOME"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code, "describe", url.removesuffix("/rpc"), "x"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "no A2A response" in done.stderr

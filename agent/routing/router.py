@@ -138,6 +138,12 @@ _INTERFACE_WORDS = re.compile(
     r"|contract|docs|documentation|payload|properties|skill_version|interface_digest|digest"
     r"|versions?|releases?"
     r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
+    # what it gives back, needs, fails with, and how it is called ("what does <skill> return?",
+    # "what does the upgrade planner need from me", "an example request for <skill>", "how do
+    # I use the inventory skill")
+    r"|returns?(?=\s*\?|\s*$)|need\s+from\s+(?:me|us)|error\s+codes?"
+    r"|example\s+(?:requests?|payloads?|inputs?)"
+    r"|how\s+(?:do|can|should|would)\s+(?:i|we|one)\s+(?:use|call|invoke)"
     r"|(?:what|which|the|its|as|an?)\s+(?:inputs?|outputs?)(?:\s+(?:of|for|it|does|do|looks?))?"
     r"(?=\s*(?:$|[?.,;:!)]|of\b|for\b|it\b|does\b|do\b|looks?\b|like\b|are\b|is\b)))"
     r"(?![\w-])"

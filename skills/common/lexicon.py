@@ -227,7 +227,8 @@ _CHANGE_VERB = (
     # (a change's bodies and processes are no change: "Change board wants ...", "per change
     # management")
     r"|change(?!\s+(?:request|record|ticket|window|log|id|number|ref|board|advisory|management"
-    r"|control|freeze|calendar|approval|manager|process|review|team)\b)"
+    r"|control|freeze|calendar|approval|manager|process|review|team|proposal|prep"
+    r"|preparation)\b)"
     r"|clear\s+(?:the\s+)?(?:\w+\s+)?(?:counters|cache|caches|table|tables|sessions?|entries)|(?:turn|bring)\s+(?:\w+\s+)?(?:up|down|on|off)"
     r"|push\s+(?:the\s+|a\s+)?(?:[\w-]+\s+){0,3}?(?:acl|config\w*|polic\w+|change|route"
     r"|filter|template)"
@@ -571,8 +572,11 @@ _ATTRIBUTE = re.compile(
     r"|up\s+or\s+down|down\s+or\s+up|up/down|listed|exists?|existence|called|named"
     # whether it is up or down, asked: "is <link> currently up?", "are its ports down?"
     # (not an idiom of load: "holding up", "keeping up", "slowing down")
-    r"|(?:is|are|was|were)\s[^.;:!?]{0,60}?(?<![\w-])(?<!holding\s)(?<!keeping\s)(?<!slowing\s)"
-    r"(?<!going\s)(?<!coming\s)(?<!winding\s)(?<!backing\s)(?:up|down)(?=\s*\?|\s*$)"
+    r"|(?:is|are|was|were|'s)\s[^.;:!?]{0,60}?(?<![\w-])(?<!holding\s)(?<!keeping\s)"
+    r"(?<!slowing\s)(?<!going\s)(?<!coming\s)(?<!winding\s)(?<!backing\s)(?:up|down)"
+    # (when: "is <link> up at the moment?", "can you check if it's up now?")
+    r"(?:\s+(?:now|again|yet|today|currently|right\s+now|at\s+the\s+moment|at\s+present))?"
+    r"(?=\s*\?|\s*$)"
     r"|(?:in|according\s+to|from|per)\s+(?:the\s+|our\s+)?(?:inventory|cmdb|records?))(?![\w-])"
 )
 _PARTS = re.compile(
@@ -626,7 +630,13 @@ _IDENTITY = re.compile(
     # what a device is, which only its record says: its model, maker, serial, software
     rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|{_MAKE}|brand"
     rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os(?:\s+(?:version|release))?"
-    rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR})(?![\w-])"
+    rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR}"
+    # and what a link is: its rate ("speed of <link>", "<link> link rate?", "rate of <link>")
+    # (not a rate to move to: "which standard speed tier", "the right next speed")
+    r"|(?<!standard\s)(?<!next\s)(?<!target\s)(?<!right\s)(?<!higher\s)(?<!faster\s)"
+    r"(?<!new\s)speed(?!\s+(?:tier|up|bump))"
+    r"|(?:link|port|line|configured|provisioned|nominal)\s+rate|rate(?=\s+of\b)"
+    r"|(?:provisioned|configured)\s+at)(?![\w-])"
 )
 _IDENTITY_ASKED = re.compile(
     # what a thing is, asked ("the serial of <device>", "what software it runs"), not a word of
@@ -653,7 +663,11 @@ _RAISED = re.compile(
     r"|rate|size)"
 )
 _UPGRADE = re.compile(
-    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?|faster\s+(?:rate|speed|link)"
+    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?"
+    r"|faster\s+(?:rate|speed|link|circuit|pipe|port)"
+    # a link moved up from its rate: "should <link> be moved up from 1G?"
+    r"|(?:mov|bump|step)\w*\s+up\s+from\s+\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbe|ge|m|mb|mbps|t"
+    r"|tbps)?"
     # (the next rate or speed of a link is an upgrade's target: "the right next speed for <link>")
     r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?(?:rate|speed|tier)"
     r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"

@@ -53,6 +53,7 @@ HELDOUT_V16_FILE = HERE / "heldout_v16.json"
 HELDOUT_V17_FILE = HERE / "heldout_v17.json"
 HELDOUT_V18_FILE = HERE / "heldout_v18.json"
 HELDOUT_V19_FILE = HERE / "heldout_v19.json"
+HELDOUT_V20_FILE = HERE / "heldout_v20.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -93,6 +94,7 @@ SETS = {
     "heldout_v17": HeldOut(HELDOUT_V17_FILE, frozenset(SOURCES_V2), 290, 160, 80, 540),
     "heldout_v18": HeldOut(HELDOUT_V18_FILE, frozenset(SOURCES_V2), 290, 180, 85, 560),
     "heldout_v19": HeldOut(HELDOUT_V19_FILE, frozenset(SOURCES_V2), 300, 220, 90, 610),
+    "heldout_v20": HeldOut(HELDOUT_V20_FILE, frozenset(SOURCES_V2), 300, 220, 95, 620),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

@@ -1383,3 +1383,24 @@ def test_a_link_id_of_any_number_routes_as_a_link(router: Router, text: str) -> 
     """Operators' ids vary; one the inventory lacks is then not found by the skill."""
     decision = route(router, text, PAULA)
     assert decision.action is not Action.CLARIFY, decision
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what does link_headroom return?",
+        "Hello, is there an example request for check_link_capacity I could copy? Regards, Tim",
+        "The error codes returned by lookup_inventory are listed in its description.",
+    ],
+)
+def test_what_a_skill_returns_fails_with_or_is_called_with_is_its_description(
+    router: Router, text: str
+) -> None:
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+
+
+def test_a_speed_tier_to_move_to_is_a_plan(router: Router) -> None:
+    text = "which standard speed tier should acme-lnk-00002 be moved to"
+    decision = route(router, text, PAULA)
+    assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"

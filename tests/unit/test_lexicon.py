@@ -1344,3 +1344,30 @@ def test_a_rate_on_record_is_an_attribute(text: str) -> None:
     features = LEXICON.features(text)
     assert "attribute" in features.signals, features
     assert features.votes[INVENTORY] > 0
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # up or down, with when
+        ("Dear team, is acme-lnk-00875 up at the moment? Best, Luis", INVENTORY),
+        ("overnight it flapped - can you check if acme-lnk-00610 is up now?", INVENTORY),
+        # a link's rate is what it is
+        ("speed of acme-lnk-03301", INVENTORY),
+        # a change's proposal and preparation bid no change
+        ("Change prep: confirm the management IP and OS version of fra9-pe-01.", INVENTORY),
+        (
+            "Change proposal pending: should acme-lnk-05566 be upgraded from 10G, and to what?",
+            UPGRADE,
+        ),
+        # a link moved up from its rate, or to a faster circuit
+        ("Hello, should acme-lnk-00451 be moved up from 1G? Kind regards, Omar", UPGRADE),
+        ("pls work out whether acme-lnk-05009 needs a faster circuit", UPGRADE),
+    ],
+)
+def test_round_17_a_state_when_a_rate_a_change_prepared_and_a_move_up(
+    text: str, skill: str
+) -> None:
+    features = LEXICON.features(text)
+    assert "change" not in features.signals, features
+    assert max(features.votes, key=features.votes.__getitem__) == skill, features

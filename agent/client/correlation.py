@@ -54,15 +54,9 @@ def correlation_row(
     }
 
 
-class CorrelationStore:
-    """Upstream task -> downstream task links, queryable by workflow or by task.
-
-    SQLAlchemy and the table are imported by the methods: a client that records no links
-    (``netagent describe``, ``invoke``, ``check``) does not import them with ``chain``.
-    """
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
+class _LinkStore:
+    """``record`` of ``Correlations``: the link's row (``correlation_row``), given to
+    ``insert``, which each store writes its own way."""
 
     async def record(
         self,
@@ -74,6 +68,21 @@ class CorrelationStore:
     ) -> None:
         """Store one link."""
         await self.insert(correlation_row(workflow_id, upstream, up_agent, downstream, down_agent))
+
+    async def insert(self, row: dict[str, Any]) -> None:
+        """Store one ``correlation_row``."""
+        raise NotImplementedError
+
+
+class CorrelationStore(_LinkStore):
+    """Upstream task -> downstream task links, queryable by workflow or by task.
+
+    SQLAlchemy and the table are imported by the methods: a client that records no links
+    (``netagent describe``, ``invoke``, ``check``) does not import them with ``chain``.
+    """
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
 
     async def insert(self, row: dict[str, Any]) -> None:
         """Store one ``correlation_row``."""
@@ -102,7 +111,7 @@ class CorrelationStore:
             return [dict(r) for r in (await connection.execute(statement)).mappings().all()]
 
 
-class FileCorrelationStore:
+class FileCorrelationStore(_LinkStore):
     """``CorrelationStore.record`` on a SQLite file by sqlite3 alone: ``netagent chain`` on the
     default home, where SQLAlchemy's asyncio extension and Alembic were a fifth of the
     command. A file that is not at its heads when the link is written (a newer agent migrated
@@ -118,17 +127,9 @@ class FileCorrelationStore:
         self._histories = histories
         self._fallback = fallback
 
-    async def record(
-        self,
-        workflow_id: str,
-        upstream: Invocation,
-        up_agent: str,
-        downstream: Invocation,
-        down_agent: str,
-    ) -> None:
-        """Store one link."""
+    async def insert(self, row: dict[str, Any]) -> None:
+        """Store one ``correlation_row``."""
         from agent.storage.sqlite_file import insert_at_heads
 
-        row = correlation_row(workflow_id, upstream, up_agent, downstream, down_agent)
         if not insert_at_heads(self._path, self._histories, "task_correlation", row):
             await self._fallback(row)

@@ -261,6 +261,9 @@ class Decision:
     matched: bool = True
     """False for a clarification of a text in which no layer found anything of any skill: the
     candidates are then what the caller can ask for, not the ones close to a best."""
+    catalogue: bool = False
+    """True for a clarification that answers a request for the agent's skills ("what skills
+    do you have?"): the candidates are every skill the caller may use."""
 
     def routing_metadata(self) -> dict[str, Any]:
         """Why the message went where it went (task metadata under ``routing``)."""
@@ -271,6 +274,8 @@ class Decision:
             routing["candidates"] = [c.id for c in self.candidates]
             if not self.matched:
                 routing["matched"] = False
+            if self.catalogue:
+                routing["catalogue"] = True
         if self.confidence is not None:
             routing["confidence"] = round(self.confidence, 4)
         if self.scores:
@@ -562,6 +567,18 @@ class Router:
         read = spelled_out(text or _data_as_text(message), self._ids)
         scores, features = self.score(read, list(by_id))
         scores, described = self._described(scores, by_id, read, principal)
+        if asks_catalogue(read, fitting, features.signals):
+            return Decision(
+                Action.CLARIFY,
+                Layer.CLARIFICATION,
+                candidates=tuple(c for c in fitting if not self._superseded(c, scores, read)),
+                confidence=scores[0].score if scores else 0.0,
+                text=text,
+                arguments=_argument_parts(message),
+                scores=tuple(scores),
+                signals=features.signals,
+                catalogue=True,
+            )
         best = scores[0] if scores else None
         bid = _named_run(read, fitting)
         if bid is not None and best is not None and bid.id != best.skill_id:
@@ -1147,6 +1164,28 @@ def _names_of(manifest: Any) -> tuple[str, ...]:
     return found
 
 
+_CATALOGUE = re.compile(
+    # the agent's skills asked for as a whole: "what skills do you have", "list your skills",
+    # "which capabilities does the agent expose", "step 0: list the skills the agent exposes"
+    r"(?<![\w-])(?:list|show|enumerate|give\s+me|tell\s+me|what|which|full\s+list\s+of)\b"
+    r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset)(?![\w-])"
+    # (not one skill asked for by what it does: "which of your skills tells me free bandwidth?")
+    r"(?![^.?!]*(?<![\w-])(?:tells?|gives?|gets?|finds?|returns?|shows?|checks?|plans?"
+    r"|evaluates?|answers?|handles?|covers?|does|for|to)\s+(?:me|us|the|an?|if|whether|free"
+    r"|how|what|which|link|links|device|devices|bandwidth|capacity|cpu|errors?|upgrades?)\b)"
+)
+
+
+def asks_catalogue(text: str, fitting: Sequence[Capability], signals: Sequence[str]) -> bool:
+    """Whether ``text`` asks for the agent's skills as a whole: no skill named, no resource in
+    it, nothing a skill is for ("which of your skills tells me free bandwidth?" asks for one)."""
+    if not _CATALOGUE.search(text.lower()):
+        return False
+    if any(signal.startswith("resource:") for signal in signals):
+        return False
+    return not any(names_skill(text, c.manifest) for c in fitting)
+
+
 def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
     """The skill a text bids to run by name (``run <skill> ...``, ``use the <skill> skill
     ...``: the run verb's object), if one of ``fitting``; never ``describe_skill``, whose own
@@ -1259,12 +1298,19 @@ def _refuse(layer: Layer, error: SkillError) -> Decision:
 
 
 def clarification_text(
-    candidates: Iterable[Capability], note: str = "", *, matched: bool = True
+    candidates: Iterable[Capability],
+    note: str = "",
+    *,
+    matched: bool = True,
+    catalogue: bool = False,
 ) -> str:
     """The question put to the caller when the router is unsure; the domain's ``note`` (what
     no skill does for the text) first, when it gave one. ``matched`` False: the text matched
-    nothing, and ``candidates`` are what the caller can ask for."""
-    if not matched:
+    nothing, and ``candidates`` are what the caller can ask for. ``catalogue``: the caller
+    asked what the agent can do, and ``candidates`` are that."""
+    if catalogue:
+        lines = ["What I can do for you:"]
+    elif not matched:
         lead = "I could not match this to anything I do. What I can do:"
         lines = [note, "What I can do:"] if note else [lead]
     else:

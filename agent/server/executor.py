@@ -328,7 +328,10 @@ class SkillExecutor(AgentExecutor):
                 text=decision.text,
             )
             question = clarification_text(
-                decision.candidates, decision.note, matched=decision.matched
+                decision.candidates,
+                decision.note,
+                matched=decision.matched,
+                catalogue=decision.catalogue,
             )
             data: dict[str, Any] = {
                 "candidates": [
@@ -340,6 +343,8 @@ class SkillExecutor(AgentExecutor):
                 data["note"] = decision.note
             if not decision.matched:
                 data["matched"] = False
+            if decision.catalogue:
+                data["catalogue"] = True
         else:
             capability = decision.capability
             assert capability is not None and capability.interface is not None

@@ -168,6 +168,20 @@ _SIZE = re.compile(
     r"(?<!nominal\s)(?<!physical\s)(?<!total\s)(?<!rated\s)"
     r"(?:capacity|bandwidth|bw)\s+(?:of|on)\b(?!.*(?<![\w-])for\s+(?!me\b|us\b))"
 )
+_SIZE_ASKED = re.compile(
+    # the same in other words: "how much bandwidth does <link> have", "<link> how much
+    # capacity", "the capacity figure for <link>", "bandwidth details for <link>", "capture
+    # <link> capacity" (none of them free, left or spare: that is room, the capacity check's)
+    r"(?<![\w-])(?:how\s+much\s+(?:capacity|bandwidth|bw)(?:\s+(?:does|do|is|has))?"
+    r"(?:\s{2,}|\s+(?:the\s+|this\s+|that\s+)?(?:link|circuit)\s+)(?:have|got|carry|on|there)?"
+    r"|(?:capacity|bandwidth|bw)\s+(?:figures?|info|information|details|numbers|stats)"
+    r"\s+(?:for|of|on)|\s{2}(?:'s\s+)?(?:capacity|bandwidth|bw)(?=\s*[.?!]?\s*$)"
+    r"|\s{2}how\s+much\s+(?:capacity|bandwidth|bw)(?=\s*[.?!]?\s*$))"
+)
+_ROOM_SAID = re.compile(
+    # room, said anywhere: the capacity check's ("need free bandwidth numbers for <link>")
+    r"(?<![\w-])(?:left|free|spare|available|remaining|headroom|room|unused|fits?)(?![\w-])"
+)
 _DEMAND = re.compile(
     # load or traffic to come, no measure of what is carried: "that extra load", "the new traffic"
     r"(?<![\w-])(?:extra|additional|more|new|added)\s+(?:load|traffic|throughput|usage)(?![\w-])"
@@ -644,6 +658,19 @@ _IDENTITY_ASKED = re.compile(
     rf"(?<![\w-])(?:what|which|the)\s+(?:\w+\s+)?(?:{_IDENTITY.pattern})"
     r"(?=\s+(?:of|for|on|it|they|does|do|is|are|please|pls)\b|\s*[?.!,;]|\s*$)"
 )
+_IDENTITY_BESIDE = re.compile(
+    # what a thing is, asked as one of two asks: at a clause's start or after a join ("serial
+    # of <device> and its mem usage vs 85%", "Two things: <device> model, and is cpu there
+    # over 70?", "how much free on <link> and what speed is it"), or as its own
+    rf"(?:^\W*|[,;:.?!]\s*|(?<![\w-])(?:and|also|plus)\s+|(?<![\w-])(?:what|which|its|their)\s+"
+    rf"(?:\w+\s+)?)(?:{_IDENTITY.pattern})"
+    r"(?=\s+(?:of|for|on|is|it|there|are|they)\b|\s*[?.!,;]|\s*$)"
+)
+_JOINED = re.compile(
+    # two asks joined: by a word, by a list's numbers, by "two things"
+    r"(?<![\w-])(?:and|plus|also|as\s+well\s+as)(?![\w-])|&|\+|(?<![\w-])2\)"
+    r"|(?<![\w-])two\s+(?:things|asks|questions)(?![\w-])"
+)
 _RECORDED = re.compile(
     # what the records say, not what the network carries: "a 10G link according to our
     # records", "the speed recorded for <link>"
@@ -858,6 +885,9 @@ class NetworkFeatures:
         ):
             signals.append("sufficiency")
             return (CAPACITY, UPGRADE)
+        sized = sized or (
+            link and _SIZE_ASKED.search(masked) is not None and not _ROOM_SAID.search(masked)
+        )
         if sized and resource and not rated and "upgrade" not in signals:
             signals.append("size")
             return (CAPACITY, INVENTORY)
@@ -1079,6 +1109,16 @@ class NetworkFeatures:
             and (_OWN_ATTRIBUTE.search(masked) or parts or _after_named(_PARTS, masked, folded))
         ):
             signals.append("two_asks")  # "its status and spare room": both, so which first?
+            votes[INVENTORY] = max(votes.values())
+        elif (
+            resource
+            and max(votes.values(), default=0.0) > 0
+            and _JOINED.search(masked)
+            and _IDENTITY_BESIDE.search(masked)
+        ):
+            # what it is, and a measure or room of it ("serial of <device> and its memory vs
+            # 85%"): two asks of two skills
+            signals.append("two_asks")
             votes[INVENTORY] = max(votes.values())
         elif not metrics and _LISTING.search(masked) and (alone or _AND.search(masked)):
             # "every access switch and its status"; "list the links and whether to upgrade"

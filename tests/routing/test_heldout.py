@@ -54,6 +54,7 @@ HELDOUT_V17_FILE = HERE / "heldout_v17.json"
 HELDOUT_V18_FILE = HERE / "heldout_v18.json"
 HELDOUT_V19_FILE = HERE / "heldout_v19.json"
 HELDOUT_V20_FILE = HERE / "heldout_v20.json"
+HELDOUT_V21_FILE = HERE / "heldout_v21.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -95,6 +96,7 @@ SETS = {
     "heldout_v18": HeldOut(HELDOUT_V18_FILE, frozenset(SOURCES_V2), 290, 180, 85, 560),
     "heldout_v19": HeldOut(HELDOUT_V19_FILE, frozenset(SOURCES_V2), 300, 220, 90, 610),
     "heldout_v20": HeldOut(HELDOUT_V20_FILE, frozenset(SOURCES_V2), 300, 220, 95, 620),
+    "heldout_v21": HeldOut(HELDOUT_V21_FILE, frozenset(SOURCES_V2), 295, 210, 90, 600),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

@@ -1404,3 +1404,29 @@ def test_a_speed_tier_to_move_to_is_a_plan(router: Router) -> None:
     text = "which standard speed tier should acme-lnk-00002 be moved to"
     decision = route(router, text, PAULA)
     assert decision.capability is not None and decision.capability.id == "plan_link_upgrade"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what skills do you have?",
+        "list your skills",
+        "Step 0: list the skills the agent exposes.",
+        "Ask: full list of agent skills with descriptions",
+    ],
+)
+def test_the_agents_skills_asked_for_are_all_offered(router: Router, text: str) -> None:
+    """No skill answers it (describe_skill describes one, by id): the caller is offered
+    every skill it may use, under "What I can do for you"."""
+    decision = route(router, text, PAULA)
+    assert decision.action is Action.CLARIFY and decision.catalogue
+    offered = {c.id for c in decision.candidates}
+    assert offered == {c.id for c in router.candidates(PAULA)} - {"link_headroom"}
+    assert decision.routing_metadata()["routing"]["catalogue"] is True
+    lead = clarification_text(decision.candidates, catalogue=True).splitlines()[0]
+    assert lead == "What I can do for you:"
+
+
+def test_one_skill_asked_for_by_what_it_does_is_no_catalogue(router: Router) -> None:
+    decision = route(router, "which of your skills tells me free bandwidth?", PAULA)
+    assert not decision.catalogue

@@ -931,7 +931,7 @@ def test_short_forms_of_room_ends_and_rates_gone_to_vote_their_skill(text: str, 
 )
 def test_available_cut_short_is_the_room_not_the_size(text: str) -> None:
     features = LEXICON.features(text)
-    assert features.asks == () and features.votes[CAPACITY] > 0, features
+    assert features.asks == () and "size" not in features.signals, features
 
 
 @pytest.mark.parametrize(
@@ -1371,3 +1371,46 @@ def test_round_17_a_state_when_a_rate_a_change_prepared_and_a_move_up(
     features = LEXICON.features(text)
     assert "change" not in features.signals, features
     assert max(features.votes, key=features.votes.__getitem__) == skill, features
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a link's capacity or bandwidth in other words, saying not which of it
+        "how much bandwidth does acme-lnk-03391 have",
+        "acme-lnk-07777 how much capacity",
+        "CR-4801 needs the capacity figure for acme-lnk-88001.",
+        "Ask: bandwidth details for acme-lnk-09911",
+    ],
+)
+def test_a_links_size_in_other_words_asks_free_or_total(text: str) -> None:
+    features = LEXICON.features(text)
+    assert set(features.asks) == {CAPACITY, INVENTORY}, features
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "need free bandwidth numbers for acme-lnk-14623, inbound and outbound, past 8h",
+        "how much bandwidth does acme-lnk-00001 have left",
+    ],
+)
+def test_room_said_anywhere_is_the_capacity_check(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.asks == () and "size" not in features.signals, features
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vendor of lis2-leaf-07 and is cpu over 80?",
+        "Two things: vie7-agg-13 model, and is cpu there over 70?",
+        "how much free on acme-lnk-56002 and what speed is it provisioned at",
+    ],
+)
+def test_what_a_thing_is_beside_a_measure_or_its_room_is_two_asks(text: str) -> None:
+    assert "two_asks" in LEXICON.features(text).signals
+
+
+def test_a_maker_in_passing_is_no_second_ask() -> None:
+    assert "two_asks" not in LEXICON.features("is cpu on the cisco nyc1-core-01 above 80?").signals

@@ -5,7 +5,8 @@ import depends on the binding: agent/_sdk.py ``import_client``)."""
 from __future__ import annotations
 
 GRPC = "GRPC"
-BINDINGS = ("JSONRPC", "HTTP+JSON", GRPC)
+JSONRPC = "JSONRPC"
+BINDINGS = (JSONRPC, "HTTP+JSON", GRPC)
 """The A2A bindings a client can use, as the card's ``protocolBinding`` names them."""
 
-__all__ = ["BINDINGS", "GRPC"]
+__all__ = ["BINDINGS", "GRPC", "JSONRPC"]

@@ -25,13 +25,11 @@ from a2a.types import (
 )
 from a2a.utils.constants import PROTOCOL_VERSION_1_0
 
-from agent.client.bindings import GRPC
+from agent.client.bindings import GRPC, JSONRPC
 
 if TYPE_CHECKING:
     import httpx
     from a2a.client import Client, ClientConfig
-
-JSONRPC = "JSONRPC"
 
 
 class Calls(Protocol):

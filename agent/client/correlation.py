@@ -9,26 +9,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent.client.governed import Invocation
     from agent.storage.history import MigrationHistory
-
-
-class Correlations(Protocol):
-    """Somewhere ``chain`` records a link."""
-
-    async def record(
-        self,
-        workflow_id: str,
-        upstream: Invocation,
-        up_agent: str,
-        downstream: Invocation,
-        down_agent: str,
-    ) -> None: ...
 
 
 def correlation_row(
@@ -54,9 +41,9 @@ def correlation_row(
     }
 
 
-class _LinkStore:
-    """``record`` of ``Correlations``: the link's row (``correlation_row``), given to
-    ``insert``, which each store writes its own way."""
+class Correlations:
+    """Somewhere ``chain`` records a link: ``record`` makes the link's row
+    (``correlation_row``) and gives it to ``insert``, which each store writes its own way."""
 
     async def record(
         self,
@@ -74,7 +61,7 @@ class _LinkStore:
         raise NotImplementedError
 
 
-class CorrelationStore(_LinkStore):
+class CorrelationStore(Correlations):
     """Upstream task -> downstream task links, queryable by workflow or by task.
 
     SQLAlchemy and the table are imported by the methods: a client that records no links
@@ -111,7 +98,7 @@ class CorrelationStore(_LinkStore):
             return [dict(r) for r in (await connection.execute(statement)).mappings().all()]
 
 
-class FileCorrelationStore(_LinkStore):
+class FileCorrelationStore(Correlations):
     """``CorrelationStore.record`` on a SQLite file by sqlite3 alone: ``netagent chain`` on the
     default home, where SQLAlchemy's asyncio extension and Alembic were a fifth of the
     command. A file that is not at its heads when the link is written (a newer agent migrated

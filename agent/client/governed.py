@@ -9,7 +9,8 @@ Nothing is sent after a local failure, and no schema is ever fetched from anywhe
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -310,7 +311,7 @@ class GovernedClient:
                 elif kind == "status_update":
                     task_id = event.status_update.task_id
             if streaming or final is None:
-                final = await _final_task(calls, task_id)
+                final = await calls.get_task(GetTaskRequest(id=task_id))
         state = TaskState.Name(final.status.state)  # step 9
         if state != "TASK_STATE_COMPLETED":
             raise RemoteTaskError(final.id, state, _error_object(final))
@@ -380,8 +381,12 @@ that is neither task nor message (ValueError), a null result (TypeError), a memb
 wrong type (ParseError)."""
 
 
-def _misshapen(exc: Exception) -> InterfaceInvalidError:
-    return InterfaceInvalidError(f"the agent's answer is no A2A response: {exc}")
+@contextmanager
+def _answer_read() -> Iterator[None]:
+    try:
+        yield
+    except _MISSHAPEN as exc:
+        raise InterfaceInvalidError(f"the agent's answer is no A2A response: {exc}") from exc
 
 
 class _Answered:
@@ -403,24 +408,19 @@ class _Answered:
         events = self._calls.send_message(request)
         while True:
             try:
-                event = await anext(events)
+                with _answer_read():
+                    event = await anext(events)
             except StopAsyncIteration:
                 return
-            except _MISSHAPEN as exc:
-                raise _misshapen(exc) from exc
             yield event
 
     async def get_task(self, request: GetTaskRequest) -> Task:
-        try:
+        with _answer_read():
             return await self._calls.get_task(request)
-        except _MISSHAPEN as exc:
-            raise _misshapen(exc) from exc
 
     async def get_extended_agent_card(self, request: GetExtendedAgentCardRequest) -> AgentCard:
-        try:
+        with _answer_read():
             return await self._calls.get_extended_agent_card(request)
-        except _MISSHAPEN as exc:
-            raise _misshapen(exc) from exc
 
 
 def http_client(*, timeout: float, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
@@ -509,10 +509,6 @@ def _error_object(task: Task) -> dict[str, Any]:
     parts = [MessageToDict(p) for p in task.status.message.parts]
     data = [p["data"] for p in parts if isinstance(p.get("data"), dict)]
     return plain_json(data[0]) if data else {}
-
-
-async def _final_task(calls: _Answered, task_id: str) -> Task:
-    return await calls.get_task(GetTaskRequest(id=task_id))
 
 
 async def _maybe_await(value: Awaitable[None] | None) -> None:

@@ -283,16 +283,10 @@ def insert_at_heads(
     values = [_WRITERS.get(c, _as_is)(row[c]) for c in names]
     statement = f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
     try:
-        connection = sqlite3.connect(
-            f"file:{quote(str(path.absolute()))}?mode=rw",
-            uri=True,
-            timeout=SQLITE_TIMEOUT_S,
-            isolation_level=None,
-        )
+        connection = _connect(f"{_file_uri(path)}?mode=rw", writes=True)
     except sqlite3.Error as exc:
         raise ConfigurationError(f"cannot write the database {path}: {exc}") from None
     try:
-        connection.execute(f"PRAGMA busy_timeout={int(SQLITE_TIMEOUT_S * 1000)}")
         connection.execute("BEGIN IMMEDIATE")
         if not SqliteFile(connection).at_heads(histories):
             connection.execute("ROLLBACK")
@@ -325,7 +319,7 @@ def _open(path: Path) -> sqlite3.Connection:
     goes through it. Where SQLite cannot make the WAL's shared-memory file beside the database
     (a read-only folder) and no WAL is left to read, the file is read as it is (``immutable``:
     no one can be writing it there)."""
-    target = f"file:{quote(str(path.absolute()))}"
+    target = _file_uri(path)
     connection = _connect(f"{target}?mode=rw")
     try:
         connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -339,8 +333,15 @@ def _open(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def _connect(uri: str) -> sqlite3.Connection:
+def _file_uri(path: Path) -> str:
+    return f"file:{quote(str(path.absolute()))}"
+
+
+def _connect(uri: str, *, writes: bool = False) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are begun by hand) that waits for a lock;
+    one that only reads refuses every write (``query_only``)."""
     connection = sqlite3.connect(uri, uri=True, timeout=SQLITE_TIMEOUT_S, isolation_level=None)
-    connection.execute("PRAGMA query_only=1")
+    if not writes:
+        connection.execute("PRAGMA query_only=1")
     connection.execute(f"PRAGMA busy_timeout={int(SQLITE_TIMEOUT_S * 1000)}")
     return connection

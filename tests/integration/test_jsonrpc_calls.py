@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 
 from agent.client.calls import JSONRPC, SdkCalls, service_parameters, v1_jsonrpc_interface
 from agent.client.jsonrpc_calls import JsonRpcCalls
+from tests.cli_process import run_netagent
 from tests.conftest import RunningAgent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,11 +94,11 @@ def test_a_json_rpc_describe_imports_no_sdk_client_nor_pydantic(
     package (and pydantic, its call context's) unimported, and verifies as ever."""
     token = agent.token("alice")
     args = ["describe", agent.base_url, "lookup_inventory", "--token", token, "--json"]
-    exit_code, modules, out = _netagent(tmp_path, *args)
-    assert exit_code in (0, None), out
-    assert json.loads(out)["skill_id"] == "lookup_inventory"
-    assert not {"a2a.client", "pydantic"} & set(modules)
-    assert "agent.client.jsonrpc_calls" in modules
+    ran = run_netagent(tmp_path, *args)
+    assert ran.code in (0, None), ran.stdout
+    assert json.loads(ran.stdout)["skill_id"] == "lookup_inventory"
+    assert not {"a2a.client", "pydantic"} & set(ran.modules)
+    assert "agent.client.jsonrpc_calls" in ran.modules
 
 
 def test_chain_on_a_current_home_writes_its_link_by_sqlite3_alone(
@@ -108,46 +107,17 @@ def test_chain_on_a_current_home_writes_its_link_by_sqlite3_alone(
     """``chain`` on a home whose SQLite file is at its heads: no SQLAlchemy, no SDK client,
     and the link it wrote reads back through ``chain list`` as SQLAlchemy's rows do."""
     token = agent.token("paula")
-    listed = _netagent(tmp_path, "chain", "list", "--json")  # makes and migrates the file
-    assert listed[0] in (0, None)
+    listed = run_netagent(tmp_path, "chain", "list", "--json")  # makes and migrates the file
+    assert listed.code in (0, None)
     args = ["--from", "check_link_capacity", "--args", '{"link_id": "acme-lnk-00001"}']
     args += ["--to", "plan_link_upgrade", "--token", token, "--json"]
-    exit_code, modules, out = _netagent(tmp_path, "chain", agent.base_url, *args)
-    assert exit_code in (0, None), out
-    assert not {"sqlalchemy", "alembic", "a2a.client", "pydantic"} & set(modules)
-    workflow = json.loads(out)["workflow_id"]
-    _, _, rows = _netagent(tmp_path, "chain", "list", "--workflow", workflow, "--json")
+    ran = run_netagent(tmp_path, "chain", agent.base_url, *args)
+    assert ran.code in (0, None), ran.stdout
+    assert not {"sqlalchemy", "alembic", "a2a.client", "pydantic"} & set(ran.modules)
+    workflow = json.loads(ran.stdout)["workflow_id"]
+    rows = run_netagent(tmp_path, "chain", "list", "--workflow", workflow, "--json").stdout
     (row,) = [json.loads(line) for line in rows.splitlines() if line.strip()]
     assert row["upstream_skill"] == "check_link_capacity"
     assert row["downstream_skill"] == "plan_link_upgrade"
     assert row["upstream_agent"] == row["downstream_agent"] == agent.base_url
     assert row["ts"].endswith("+00:00")
-
-
-def _netagent(home: Path, *args: str) -> tuple[Any, list[str], str]:
-    """``netagent ARGS`` in a fresh interpreter: exit code, modules imported, stdout."""
-    code = (
-        "import contextlib, io, json, sys\n"
-        "from netops.cli import main\n"
-        "sys.argv = ['netagent', *sys.argv[1:]]\n"
-        "out, code = io.StringIO(), 0\n"
-        "with contextlib.redirect_stdout(out):\n"
-        "    try:\n"
-        "        main()\n"
-        "    except SystemExit as exc:\n"
-        "        code = exc.code\n"
-        "print(json.dumps([code, sorted(sys.modules), out.getvalue()]))\n"
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
-    env |= {"NETAGENT_HOME": str(home), "COLUMNS": "200"}
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    exit_code, modules, out = json.loads(done.stdout.splitlines()[-1])
-    return exit_code, list(modules), out

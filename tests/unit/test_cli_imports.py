@@ -9,15 +9,14 @@ afterwards.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.cli_process import run_netagent
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("sklearn", "scipy", "sqlalchemy", "alembic", "a2a.server", "fastapi", "grpc", "httpx")
@@ -132,58 +131,17 @@ def port() -> int:
         return int(sock.getsockname()[1])
 
 
-@dataclass(frozen=True)
-class Ran:
-    """One command, run in a fresh interpreter: its exit code, its output, what it imported."""
-
-    code: int
-    stdout: str
-    modules: list[str]
-
-    def imported(self, names: Iterable[str]) -> list[str]:
-        """Which of ``names`` (a package, or a module and its submodules) it imported."""
-        return sorted({n for n in names for m in self.modules if m == n or m.startswith(n + ".")})
-
-
-def _run_command(home: Path, *args: str) -> Ran:
-    code = (
-        "import contextlib, io, json, sys\n"
-        "from netops.cli import main\n"
-        f"sys.argv = ['netagent', *{list(args)!r}]\n"
-        "code, out = 0, io.StringIO()\n"
-        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):\n"
-        "    try:\n"
-        "        main()\n"
-        "    except SystemExit as exc:\n"
-        "        code = exc.code\n"
-        "print(json.dumps([code, out.getvalue(), sorted(sys.modules)]))"
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
-    env |= {"NETAGENT_HOME": str(home), "COLUMNS": "200"}
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
-    status, stdout, modules = json.loads(out.splitlines()[-1])
-    return Ran(status, stdout, modules)
-
-
 @pytest.fixture(scope="module")
 def bearer(home: Path) -> str:
     """A caller's token signed with a key made in ``home`` (``token --create-key``)."""
     claims = ["--subject", "alice", "--tenant", "acme", "--scope", "inventory.read"]
-    ran = _run_command(home, "token", *claims, "--create-key")
+    ran = run_netagent(home, "token", *claims, "--create-key")
     assert ran.code == 0, ran.stdout
     return ran.stdout.strip()
 
 
 def test_token_imports_neither_the_registry_the_database_nor_a_client(home: Path) -> None:
-    ran = _run_command(home, "token", "--subject", "a", "--tenant", "acme", "--create-key")
+    ran = run_netagent(home, "token", "--subject", "a", "--tenant", "acme", "--create-key")
     assert ran.code == 0
     assert ran.imported(("jwt",)) == ["jwt"]  # what it needs
     assert ran.imported(SERVER + DATABASE + CLIENT + REGISTRY) == []
@@ -196,7 +154,7 @@ def test_the_registry_commands_import_no_server_database_client_nor_tokens(
     """The card and validate load the registry (manifests, schemas, handlers): neither the
     a2a-sdk's server side (agent_card_to_dict), the skills' database (SQLAlchemy through the
     handlers' imports), a client nor the token library."""
-    ran = _run_command(home, *args)
+    ran = run_netagent(home, *args)
     assert ran.code == 0, ran.stdout
     assert "agent.registry.loader" in ran.modules
     assert ran.imported(SERVER + DATABASE + CLIENT + TOKENS) == []
@@ -205,7 +163,7 @@ def test_the_registry_commands_import_no_server_database_client_nor_tokens(
 def test_the_extended_card_imports_the_token_library_and_nothing_heavier(
     home: Path, bearer: str
 ) -> None:
-    ran = _run_command(home, "card", "--extended", "--token", bearer)
+    ran = run_netagent(home, "card", "--extended", "--token", bearer)
     assert ran.code == 0, ran.stdout
     assert '"extendedAgentCard": true' in ran.stdout
     assert ran.imported(SERVER + DATABASE + CLIENT) == []
@@ -216,7 +174,7 @@ def migrated_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A home whose database the first command that reads it made: with SQLAlchemy and
     Alembic, migrated as serve does it."""
     home = tmp_path_factory.mktemp("cli-imports-database")
-    ran = _run_command(home, "audit")
+    ran = run_netagent(home, "audit")
     assert ran.code == 0, ran.stdout
     assert ran.imported(DATABASE) == ["alembic", "sqlalchemy"]
     assert ran.imported(SERVER + CLIENT + TOKENS) == []
@@ -229,7 +187,7 @@ def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
 ) -> None:
     """Every history at its head: read with the standard library's sqlite3, without the
     migrations (Alembic) or SQLAlchemy, a server, a client or the token library."""
-    ran = _run_command(migrated_home, *args)
+    ran = run_netagent(migrated_home, *args)
     assert ran.code == 0, ran.stdout
     assert ran.imported(DATABASE + SERVER + CLIENT + TOKENS) == []
     assert "sqlite3" in ran.modules
@@ -243,7 +201,7 @@ def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
 def test_usage_reads_the_manifests_without_loading_the_registry(migrated_home: Path) -> None:
     """usage labels each skill with its state: the manifests, checked against their schema,
     are all it reads of the registry; no handler is imported, no interface built."""
-    ran = _run_command(migrated_home, "usage")
+    ran = run_netagent(migrated_home, "usage")
     assert ran.code == 0, ran.stdout
     assert "agent.registry.manifests" in ran.modules
     assert [m for m in ran.modules if m.endswith(".handler")] == []
@@ -277,7 +235,7 @@ def test_the_client_commands_import_neither_the_server_the_database_nor_the_regi
     that nothing listens (a unary JSON-RPC call never imports it: integration tests)."""
     url = f"http://127.0.0.1:{port}"
     args = [a.format(url=url) for a in CLIENT_COMMANDS[command]]
-    ran = _run_command(home, *args, "--binding", binding)
+    ran = run_netagent(home, *args, "--binding", binding)
     assert ran.code == 1, ran.stdout  # could not connect: a remote error, not a usage error
     assert ran.imported(("a2a.client", "httpx", "pydantic")) == ["httpx"]
     assert ran.imported(("httpx._main", "click", "pygments")) == []  # httpx's own CLI
@@ -333,7 +291,7 @@ def test_chain_imports_the_client_and_the_database_but_not_the_server(
     home: Path, port: int
 ) -> None:
     url = f"http://127.0.0.1:{port}"
-    ran = _run_command(home, "chain", url, "--from", "a", "--args", "{}", "--to", "b")
+    ran = run_netagent(home, "chain", url, "--from", "a", "--args", "{}", "--to", "b")
     assert ran.code == 1, ran.stdout
     # A home without a database yet is migrated through SQLAlchemy, as serve would; a current
     # SQLite file gets its link by sqlite3 alone (tests/integration/test_jsonrpc_calls.py).

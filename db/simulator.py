@@ -31,8 +31,7 @@ from sqlalchemy import Float, Integer, String, Table, delete, exists, inspect, s
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-from agent.sdk import ConfigurationError
-from agent.storage.types import UTCDateTime
+from agent.sdk import ConfigurationError, UTCDateTime
 from db.models import Base, Site, Tenant
 from db.scales import resolve_profile
 from db.telemetry import LinkTelemetry, MetricTelemetry, floor_time

@@ -812,7 +812,7 @@ async def run_demo(
             try:
                 status, summary = await asyncio.wait_for(run_step(walk), STEP_TIMEOUT_S)
             except Exception as exc:  # one failed step must not end the walkthrough
-                status, summary = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0]
+                status, summary = "failed", _failure(exc)
             style = {"ok": "green", "refused": "yellow", "failed": "red"}[status]
             console.print(f"[{style}]{status}[/] {escape(summary)}", highlight=False)
             report.steps.append(StepResult(number, name, status, summary))
@@ -930,3 +930,14 @@ def _is_secret(line: str) -> bool:
 
 
 __all__ = ["DEMO_CALLERS", "DemoReport", "StepResult", "ensure_agent", "run_demo"]
+
+
+def _failure(exc: BaseException) -> str:
+    """A failed step's line, with what caused it ("agent card unavailable" says little alone:
+    refused, timed out, or an answer that was no card?)."""
+    line = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    cause = exc.__cause__
+    said = str(cause).splitlines()[0] if cause is not None and str(cause) else ""
+    if cause is not None and said not in line:  # (httpx's own errors chain their transport's)
+        line += f" ({type(cause).__name__}{': ' + said if said else ''})"
+    return line

@@ -138,6 +138,9 @@ async def test_every_step_fails_cleanly_when_no_agent_answers(tmp_path) -> None:
     assert len(prompts) == len(STEPS) - 1
     assert [s.name for s in report.steps] == STEP_NAMES
     assert all(s.status == "failed" for s in report.steps), report.summary_lines()
+    # each says why: nothing listening, not only "agent card unavailable"
+    unavailable = [s.summary for s in report.steps if "agent card unavailable" in s.summary]
+    assert unavailable and all("(ConnectError: " in s for s in unavailable), unavailable
     assert not report.ok
     assert "walkthrough summary" in buffer.getvalue()
 

@@ -227,8 +227,8 @@ def _database_for(home: Path, seeded: bool, backend: str) -> tuple[str | None, b
 def seeded_copy(home: Path, backend: str) -> str:
     """The URL of a private copy of the session's seeded demo database, on ``backend``.
 
-    Seeding the demo takes seconds (tens on PostgreSQL); a copy of the session's template
-    takes a fraction of one. Blocking: from async code, call it in a thread.
+    Seeding the demo takes seconds (some 6 on PostgreSQL, by COPY); a copy of the session's
+    template takes a fraction of one. Blocking: from async code, call it in a thread.
     """
     home.mkdir(parents=True, exist_ok=True)
     url, _ = _database_for(home, True, backend)

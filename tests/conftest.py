@@ -100,20 +100,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 # The longest units first, so that no long one starts last while the other worker idles.
-LONG_UNITS = (  # seconds of one worker in a clean-clone CI run (junit, -n 3), longest first
-    "integration-postgresql",  # 330
-    "integration-sqlite",  # 314
-    "tests/fuzz/test_fuzz_jsonrpc.py",  # 207
-    "tests/fuzz/test_fuzz_rest.py",  # 155
-    "tests/fuzz/test_fuzz_skills.py",  # 99
-    "tests/test_docs.py",  # 87
-    "tests/integration/test_postgres_agent.py",  # 86 (alone, -n 0)
-    "tests/fuzz/test_fuzz_messages.py",  # 76
-    "tests/cluster/test_durability.py",  # 67
-    "tests/fuzz/test_fuzz_body_limits.py",  # 62
-    "tests/e2e/test_console_browser.py",  # 58
-    "tests/cluster/test_replicas.py",  # 57
-    "tests/db/test_db_simulator.py",  # 54
+LONG_UNITS = (  # seconds of one worker in a full run (junit, -n 3, 2026-12-03), longest first
+    "integration-postgresql",  # 580
+    "integration-sqlite",  # 539
+    "tests/cluster/test_durability.py",  # 123
+    "tests/fuzz/test_fuzz_jsonrpc.py",  # 108
+    "tests/e2e/test_console_browser.py",  # 97
+    "tests/test_docs.py",  # 73
+    "tests/cluster/test_replicas.py",  # 71
+    "tests/interfaces/test_fast_check.py",  # 67
+    "tests/unit/test_cli_reads.py",  # 65
+    "tests/db/test_db_simulator.py",  # 61
+    "tests/fuzz/test_fuzz_rest.py",  # 57
+    "tests/fuzz/test_fuzz_skills.py",  # 52
 )
 
 

@@ -67,6 +67,23 @@ def slow_tools(real: ToolFactory) -> ToolFactory:
     return make
 
 
+BACKEND_FREE = "backend_free"
+"""The marker of an integration test that reaches no agent database (a usage error, help, a
+token minted from the home's key, nothing listening, a process started on the embedded
+default): its PostgreSQL round would run the same thing again, so only its SQLite one runs."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        twice = item.get_closest_marker(BACKEND_FREE) and params.get("backend") == "postgresql"
+        (dropped if twice else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     """The whole integration suite runs once on SQLite and once on PostgreSQL."""

@@ -163,6 +163,7 @@ def test_describe_anonymous_sees_only_public_skills(agent, home) -> None:
     }
 
 
+@pytest.mark.backend_free
 def test_describe_of_an_unreachable_agent_is_a_remote_failure(home) -> None:
     run = netagent(home, "describe", f"http://127.0.0.1:{free_port()}", "lookup_inventory")
     assert run.returncode == 1
@@ -248,6 +249,7 @@ def test_a_refused_token_shows_the_agent_reason_and_how_to_mint_one(
 MINT = ["token", "--subject", "alice", "--tenant", "acme", "--scope", "inventory.read"]
 
 
+@pytest.mark.backend_free
 def test_token_without_a_signing_key_says_so_and_creates_none(home) -> None:
     run = netagent(home, *MINT)
     assert run.returncode == 2, run.stdout + run.stderr
@@ -259,6 +261,7 @@ def test_token_without_a_signing_key_says_so_and_creates_none(home) -> None:
     assert credential.returncode == 2 and "no signing key" in credential.stderr
 
 
+@pytest.mark.backend_free
 def test_token_create_key_makes_one_and_later_tokens_use_it(home) -> None:
     created = netagent(home, *MINT, "--create-key")
     assert created.returncode == 0, created.stderr
@@ -270,6 +273,7 @@ def test_token_create_key_makes_one_and_later_tokens_use_it(home) -> None:
     assert TokenVerifier(settings, key).verify(again.stdout.strip()).tenant == "acme"
 
 
+@pytest.mark.backend_free
 def test_token_help_marks_the_tenant_required_for_a_caller(home) -> None:
     run = netagent(home, "token", "--help")
     assert "Required for a caller's token" in " ".join(run.stdout.split())
@@ -484,6 +488,7 @@ def test_a_remote_refusal_exits_1_with_the_task_state(agent, home, binding) -> N
     assert "constraint_rejected" in run.stderr
 
 
+@pytest.mark.backend_free
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -643,6 +648,7 @@ def test_the_audit_table_fits_80_columns_and_counts_in_words(agent, home) -> Non
     assert "1 row, newest first" in audit("--limit", "1")
 
 
+@pytest.mark.backend_free
 def test_card_public_url_has_help(home) -> None:
     run = netagent(home, "card", "--help")
     assert "Base URL the card advertises" in " ".join(run.stdout.split())

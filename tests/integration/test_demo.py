@@ -129,6 +129,7 @@ async def test_a_refused_composition_is_shown_not_raised(
     assert all(s.status == "ok" for s in report.steps if s.name != "chain")
 
 
+@pytest.mark.backend_free
 async def test_every_step_fails_cleanly_when_no_agent_answers(tmp_path) -> None:
     settings = Settings(home=tmp_path / "home", port=free_port(), seed_on_start=False)
     out, buffer = console()
@@ -149,6 +150,7 @@ def test_ensure_agent_leaves_a_running_agent_alone(demo_agent: RunningAgent) -> 
     assert ensure_agent(demo_agent.settings, demo_agent.base_url) is None
 
 
+@pytest.mark.backend_free
 def test_ensure_agent_starts_netagent_serve_when_nothing_answers(tmp_path) -> None:
     settings = Settings(home=tmp_path / "home", port=free_port(), seed_on_start=False)
     url = settings.resolved_public_url
@@ -177,6 +179,7 @@ def _held_port() -> socket.socket:
     return holder
 
 
+@pytest.mark.backend_free
 def test_ensure_agent_on_a_busy_port_says_so_and_shows_no_token(tmp_path) -> None:
     with _held_port() as holder:
         port = holder.getsockname()[1]
@@ -202,6 +205,7 @@ def _refused(tmp_path, command: str, **settings: int) -> subprocess.CompletedPro
     return run
 
 
+@pytest.mark.backend_free
 @pytest.mark.parametrize("command", ["serve", "demo"])
 def test_serve_and_demo_on_a_busy_port_fail_before_printing_tokens(tmp_path, command) -> None:
     with _held_port() as holder:
@@ -210,6 +214,7 @@ def test_serve_and_demo_on_a_busy_port_fail_before_printing_tokens(tmp_path, com
     assert f"127.0.0.1:{port}" in run.stderr
 
 
+@pytest.mark.backend_free
 @pytest.mark.parametrize("command", ["serve", "demo"])
 def test_serve_and_demo_on_a_busy_grpc_port_fail_before_printing_tokens(tmp_path, command) -> None:
     """The gRPC binding's port too: start-up stopped on it after the tokens were printed."""

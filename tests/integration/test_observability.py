@@ -282,6 +282,7 @@ async def test_the_skill_span_carries_task_skill_and_principal(
     assert token not in values
 
 
+@pytest.mark.backend_free
 def test_unknown_trace_exporter_is_a_settings_error() -> None:
     with pytest.raises(ValueError, match="OTEL_TRACES_EXPORTER"):
         tracer_provider_from_env({"OTEL_TRACES_EXPORTER": "carrier-pigeon"})

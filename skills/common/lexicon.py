@@ -182,6 +182,23 @@ _ROOM_SAID = re.compile(
     # room, said anywhere: the capacity check's ("need free bandwidth numbers for <link>")
     r"(?<![\w-])(?:left|free|spare|available|remaining|headroom|room|unused|fits?)(?![\w-])"
 )
+_SIZE_NOUN = re.compile(r"(?<![\w-])(?:capacity|bandwidth|bw)(?![\w-])")
+_TOTAL = re.compile(
+    # a link's size said as its total: "total capacity", "nominal bandwidth", "bandwidth tier"
+    r"(?<![\w-])(?:total|nominal|provisioned|configured|contracted|committed|rated|physical"
+    r"|tier|circuit\s+size|port\s+speed)(?![\w-])"
+)
+_ROOM_MORE = re.compile(
+    # room in other words: "avail bw", "not in use", "can we still add", "for it", "grow"
+    r"(?<![\w-])(?:avail\w*|not\s+in\s+use|still|add\w*|extra|more|grow\w*|push\w*|for\s+it"
+    r"|saturat\w*)(?![\w-])"
+)
+_TRAFFIC_FOR = re.compile(
+    # traffic its room is wanted for: "bandwidth of <link> for the backup job"
+    r"(?<![\w-])for\s+(?:the\s+|a\s+|an\s+|this\s+|that\s+|our\s+|some\s+|\w+\s+){0,2}"
+    r"(?:traffic|flows?|streams?|jobs?|backups?|replication|transfers?|loads?|waves?|feeds?)"
+    r"(?![\w-])"
+)
 _DEMAND = re.compile(
     # load or traffic to come, no measure of what is carried: "that extra load", "the new traffic"
     r"(?<![\w-])(?:extra|additional|more|new|added)\s+(?:load|traffic|throughput|usage)(?![\w-])"
@@ -1025,6 +1042,26 @@ class NetworkFeatures:
             and _LEFT.search(asked) is None
             and _SIZE.search(asked) is not None
         )
+        # a named link's capacity or bandwidth, in any words, with no word of its room, of its
+        # total or of traffic to fit ("the bandwidth of <link> in Gbps", "<link> bandwidth -
+        # need the figure"): its size on record, or its room? (its total said is the record's)
+        bare = (
+            bool(links)
+            and not metrics
+            and not bandwidths
+            and _SIZE_NOUN.search(asked) is not None
+            and not headroom
+            and _LEFT.search(asked) is None
+            and _ROOM_SAID.search(asked) is None
+            and _TRAFFIC_FOR.search(asked) is None
+            and _ROOM_MORE.search(asked) is None
+            and "check" not in asked
+            and "_" not in asked  # a skill named says which
+            # (room in any of the capacity check's own words: "is there capacity for it")
+            and all(_SIZE.match(m[0] + " ") for m in _CAPACITY.finditer(asked))
+        )
+        totalled = bare and _TOTAL.search(asked) is not None
+        sized = sized or (bare and not totalled)
         comparison = find_comparison(masked) if metrics else None  # the costliest pattern
         carried = False
         if not metrics and bandwidths and (links or interface) and not capacity:
@@ -1089,6 +1126,12 @@ class NetworkFeatures:
             # ("headroom % for <link>")
             signals.append("headroom_percent")
             votes[LEGACY] = 0.8 if links else 0.6
+        if totalled and not upgrade:
+            # its total asked ("<link> total capacity?", "the nominal bandwidth of <link>"): its
+            # record's, no room to fit
+            signals.append("total")
+            votes[INVENTORY] = 0.8
+            votes[CAPACITY] = min(votes.get(CAPACITY, 0.0), -0.4)
         alone = EVALUATE not in votes and not capacity and not upgrade
         # its parts ("ports on <device>", "links from <device>") or its ends ("the A and Z
         # ends of <link>") are a listing, however few words ask for it

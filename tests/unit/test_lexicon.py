@@ -657,6 +657,54 @@ def test_a_links_capacity_said_and_no_more_asks_between_its_record_and_its_room(
 @pytest.mark.parametrize(
     "text",
     [
+        "acme-lnk-00004 bandwidth, figure needed for the quote",
+        "capacity of acme-lnk-00004 please, the auditor wants it",
+        "RFC-12 / circuit acme-lnk-00004 / wanted: bandwidth",
+        "how much bandwidth, acme-lnk-00004? asked by sales",
+        "Subject: bandwidth\nLink: acme-lnk-00004",
+    ],
+)
+def test_a_links_capacity_in_any_words_with_no_room_or_total_asks_between_them(
+    text: str,
+) -> None:
+    """However it is phrased: neither its room nor its total said, so which is asked."""
+    assert set(LEXICON.features(text).asks) == {CAPACITY, INVENTORY}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "acme-lnk-00004 nominal capacity?",
+        "what total bandwidth does acme-lnk-00004 have",
+        "the contracted bandwidth on acme-lnk-00004",
+        "physical bandwidth of acme-lnk-00004?",
+    ],
+)
+def test_a_links_total_capacity_is_its_record(text: str) -> None:
+    votes = LEXICON.features(text).votes
+    assert votes.get(INVENTORY, 0) >= 0.6 and max(votes.values()) == votes[INVENTORY], votes
+    assert votes.get(CAPACITY, 0) < 0, votes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "avail bw acme-lnk-00004 since noon",
+        "bandwidth not in use on acme-lnk-00004",
+        "how much bw can we still put on acme-lnk-00004",
+        "total bandwidth we could add on acme-lnk-00004",
+        "is there capacity for it on acme-lnk-00004",
+        "run link_headroom on acme-lnk-00004, the capacity dashboard reads it",
+    ],
+)
+def test_a_links_capacity_with_room_in_other_words_asks_nothing_between(text: str) -> None:
+    features = LEXICON.features(text)
+    assert features.asks == () and "total" not in features.signals, features
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "free capacity on acme-lnk-00003",
         "available bandwidth of acme-lnk-00003 over the last hour",
         "capacity check on acme-lnk-00003",

@@ -184,7 +184,7 @@ _ROOM_SAID = re.compile(
 )
 _SIZE_NOUN = re.compile(r"(?<![\w-])(?:capacity|bandwidth|bw)(?![\w-])")
 _TOTAL = re.compile(
-    # a link's size said as its total: "total capacity", "nominal bandwidth", "bandwidth tier"
+    # a link's size said as its total: "total capacity", "nominal bandwidth", "contracted bw"
     r"(?<![\w-])(?:total|nominal|provisioned|configured|contracted|committed|rated|physical"
     r"|tier|circuit\s+size|port\s+speed)(?![\w-])"
 )
@@ -1043,8 +1043,9 @@ class NetworkFeatures:
             and _SIZE.search(asked) is not None
         )
         # a named link's capacity or bandwidth, in any words, with no word of its room, of its
-        # total or of traffic to fit ("the bandwidth of <link> in Gbps", "<link> bandwidth -
-        # need the figure"): its size on record, or its room? (its total said is the record's)
+        # total or of traffic to fit ("the capacity of <link>, needed for sign-off", "<link>
+        # bandwidth - need the figure"): its size on record, or its room? (its total said is
+        # the record's; "in Gbps" is the room, as _CAPACITY reads it)
         bare = (
             bool(links)
             and not metrics

@@ -929,15 +929,16 @@ def _is_secret(line: str) -> bool:
     return "_TOKEN=" in line or "eyJ" in line
 
 
-__all__ = ["DEMO_CALLERS", "DemoReport", "StepResult", "ensure_agent", "run_demo"]
-
-
 def _failure(exc: BaseException) -> str:
     """A failed step's line, with what caused it ("agent card unavailable" says little alone:
     refused, timed out, or an answer that was no card?)."""
     line = f"{type(exc).__name__}: {exc}".splitlines()[0]
     cause = exc.__cause__
     said = str(cause).splitlines()[0] if cause is not None and str(cause) else ""
-    if cause is not None and said not in line:  # (httpx's own errors chain their transport's)
+    # (httpx's own errors chain their transport's, same words; a timeout often has none)
+    if cause is not None and (not said or said not in line):
         line += f" ({type(cause).__name__}{': ' + said if said else ''})"
     return line
+
+
+__all__ = ["DEMO_CALLERS", "DemoReport", "StepResult", "ensure_agent", "run_demo"]

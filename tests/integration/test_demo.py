@@ -18,7 +18,7 @@ from rich.console import Console
 import netops.demo as demo
 from agent.client import CompositionRefusedError
 from agent.settings import Settings
-from netops.demo import STEPS, DemoReport, ensure_agent, run_demo
+from netops.demo import STEPS, DemoReport, _failure, ensure_agent, run_demo
 from tests.conftest import RunningAgent, free_port, start_agent
 
 STEP_NAMES = [name for name, *_ in STEPS]
@@ -224,3 +224,15 @@ def test_serve_and_demo_on_a_busy_grpc_port_fail_before_printing_tokens(tmp_path
         port = grpc.getsockname()[1]
         run = _refused(tmp_path, command, port=free, grpc_port=port)
     assert f"127.0.0.1:{port}" in run.stderr and "gRPC" in run.stderr
+
+
+@pytest.mark.backend_free
+def test_a_failed_steps_line_names_a_cause_that_says_nothing_by_its_kind() -> None:
+    """A read timeout has no words; its kind is the line's only clue."""
+    try:
+        try:
+            raise httpx.ReadTimeout("")
+        except httpx.ReadTimeout as timeout:
+            raise RuntimeError("agent card unavailable at http://x") from timeout
+    except RuntimeError as exc:
+        assert _failure(exc) == "RuntimeError: agent card unavailable at http://x (ReadTimeout)"

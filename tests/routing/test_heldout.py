@@ -184,8 +184,8 @@ def copies(texts: list[str], known_texts: frozenset[str]) -> list[tuple[str, str
             continue
         padded = f" {text} "
         words = text.split()
-        runs = [" ".join(words[i : i + MIN_CONTAINED_WORDS]) for i in range(len(words))]
-        runs = runs[: max(len(words) - MIN_CONTAINED_WORDS + 1, 0)]
+        starts = range(len(words) - MIN_CONTAINED_WORDS + 1)  # (none for a shorter text)
+        runs = [" ".join(words[i : i + MIN_CONTAINED_WORDS]) for i in starts]
         found = set()
         if runs:  # inside a known text: the known text holds this text's first run
             found |= {(k, "inside") for k in by_run.get(runs[0], ()) if padded in f" {k} "}

@@ -339,6 +339,24 @@ def _schema_at(schema: dict[str, Any], pointer: str) -> dict[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
+MAX_VALUES_SHOWN = 12
+MAX_VALUE_SHOWN = 80
+"""How much of a long enum a question shows (values, characters of each)."""
+
+
+def expected_text(node: dict[str, Any]) -> str:
+    """What a member with no description takes: its values when the schema lists them (a
+    caller asked for ``/kind`` is told ``one of: "sites", "devices"``, not ``a value``)."""
+    values = node.get("enum")
+    if isinstance(values, list) and values:
+        shown = ", ".join(json.dumps(v)[:MAX_VALUE_SHOWN] for v in values[:MAX_VALUES_SHOWN])
+        more = f" ({len(values)} in all)" if len(values) > MAX_VALUES_SHOWN else ""
+        return f"one of: {shown}{more}"
+    if "const" in node:
+        return "exactly " + json.dumps(node["const"])[:MAX_VALUE_SHOWN]
+    return f"a {node.get('type', 'value')}"
+
+
 def missing_fields(capability: Capability, arguments: dict[str, Any]) -> list[dict[str, str]]:
     """Required members the arguments lack, by JSON Pointer, with the schema's description.
 
@@ -356,7 +374,7 @@ def missing_fields(capability: Capability, arguments: dict[str, Any]) -> list[di
     for detail in details:
         if detail["keyword"] == "required":
             node = _schema_at(schema, detail["instance_path"])
-            description = node.get("description") or f"a {node.get('type', 'value')}"
+            description = node.get("description") or expected_text(node)
             missing.append({"pointer": detail["instance_path"], "description": description})
         else:
             branches = _schema_at(schema, detail["instance_path"]).get(detail["keyword"]) or (

@@ -9,7 +9,13 @@ from hypothesis import strategies as st
 
 from agent.registry.loader import load_registry
 from agent.registry.policy import entitled
-from agent.routing.router import Action, Router
+from agent.routing.router import (
+    MAX_VALUE_SHOWN,
+    MAX_VALUES_SHOWN,
+    Action,
+    Router,
+    expected_text,
+)
 from agent.security.principal import Principal
 from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import data_message, text_message
@@ -74,3 +80,24 @@ def test_unentitled_metadata_hint_is_ignored_not_an_error(skill: str) -> None:
     message.metadata.update({"skill_id": skill})
     decision = ROUTER.route(message, nobody)
     assert decision.layer.value != "metadata_hint" or entitled(REGISTRY.get(skill).manifest, nobody)
+
+
+@pytest.mark.parametrize(
+    ("node", "said"),
+    [
+        ({"enum": ["sites", "devices"]}, 'one of: "sites", "devices"'),
+        ({"enum": [1, None, {"a": 2}]}, 'one of: 1, null, {"a": 2}'),
+        ({"const": "links"}, 'exactly "links"'),
+        ({"type": "integer"}, "a integer"),
+        ({}, "a value"),
+        ({"enum": []}, "a value"),  # (no value to offer: as if it listed none)
+    ],
+)
+def test_a_missing_member_with_no_description_is_told_by_its_values(node, said) -> None:
+    assert expected_text(node) == said
+
+
+def test_a_long_enum_is_shown_in_part_never_whole() -> None:
+    said = expected_text({"enum": [f"v{i}" * 50 for i in range(1000)]})
+    assert said.endswith("(1000 in all)") and said.count(",") == MAX_VALUES_SHOWN - 1
+    assert len(said) < (MAX_VALUE_SHOWN + 2) * MAX_VALUES_SHOWN + 40

@@ -67,6 +67,7 @@ from types import MappingProxyType
 
 from agent.sdk import TextFeatures
 from skills.common.text import (
+    INTERFACE_NAME,
     METRIC_UNITS,
     clean,
     device_refs,
@@ -128,12 +129,7 @@ _METRIC = re.compile(
 )
 _METRIC_NAMES = {f"m{i}": name for i, name in enumerate(METRIC_SYNONYMS)}
 _UTILIZATION_GROUP = f"m{list(METRIC_SYNONYMS).index('utilization')}"
-_INTERFACE = re.compile(
-    r"(?<![\w\-/])(?:(?:xe|ge|et|ae|fe|te|gi|te|hu|fa|eth|ethernet|gigabitethernet"
-    r"|tengigabitethernet|hundredgige|port-channel|po)-?\d+(?:/\d+){1,3}(?::\d+)?"
-    r"|ae\d+|po\d+|ethernet\d+)(?![\w/])",
-    re.I,
-)
+_INTERFACE = INTERFACE_NAME
 _SITE = re.compile(r"(?<![\w\-/:.])(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:])")
 _CAPACITY = re.compile(
     # ("spares" are parts kept for a failure, no room)

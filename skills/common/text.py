@@ -235,6 +235,13 @@ _RESOURCE = re.compile(
     r"(?<![\w.\-])network-resource-(\d{1,18})(?::([A-Za-z][A-Za-z0-9/._\-]{0,62}[A-Za-z0-9]|[A-Za-z])(?![\w/\-]|\.\w))?(?!\w)",
     re.I,
 )
+INTERFACE_NAME = re.compile(
+    r"(?<![\w\-/])(?:(?:xe|ge|et|ae|fe|te|gi|te|hu|fa|eth|ethernet|gigabitethernet"
+    r"|tengigabitethernet|hundredgige|port-channel|po)-?\d+(?:/\d+){1,3}(?::\d+)?"
+    r"|ae\d+|po\d+|ethernet\d+)(?![\w/])",
+    re.I,
+)
+"""An interface named as vendors name theirs: ``xe-0/0/1``, ``Gi1/0/24``, ``ae3``, ``Ethernet1``."""
 _ID_LIMIT = 64
 
 

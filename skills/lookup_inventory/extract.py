@@ -23,7 +23,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from skills.common.text import DEVICE_ROLE, clamp_int, device_refs, fold, mask_ids, total
+from skills.common.text import (
+    DEVICE_ROLE,
+    INTERFACE_NAME,
+    clamp_int,
+    device_refs,
+    fold,
+    link_ids,
+    mask_ids,
+    total,
+)
 
 LIMIT_RANGE = (1, 500)
 ID_LIMIT = 64
@@ -168,26 +177,44 @@ def _limit(masked: str) -> int | None:
     return clamp_int(value, *LIMIT_RANGE) if value >= 1 else None
 
 
+def _named(text: str, kind: str | None) -> tuple[str | None, str | None]:
+    """The kind a named thing gives a text that says none (``acme-lnk-00002 total capacity?``:
+    links; ``vendor of nyc1-core-01``: devices; ``xe-0/0/1 on nyc1-core-01``: interfaces), and
+    the link named when links are asked for (1.1: that one link)."""
+    link = next((x for x in link_ids(text) if len(x) <= ID_LIMIT), None)
+    if kind is None and link is not None:
+        return "links", link
+    if kind is None and device_refs(text):
+        return ("interfaces" if INTERFACE_NAME.search(text) else "devices"), None
+    return kind, link if kind == "links" else None
+
+
 @total
 def extract(text: str) -> dict[str, Any]:
-    """Whatever of ``kind``, ``site``, ``device``, ``role``, ``status``, ``limit`` text states."""
+    """Whatever of ``kind``, ``site``, ``device``, ``link``, ``role``, ``status``, ``limit``
+    text states."""
     arguments: dict[str, Any] = {}
     folded = fold(text)
     masked = mask_ids(folded)
-    kind = _kind(folded, masked)
+    said = _kind(folded, masked)
+    kind, link = _named(text, said)
     if kind is not None:
         arguments["kind"] = kind
+    if link is not None:
+        arguments["link"] = link
     site = next((m[1] for m in _SITE.finditer(masked) if m[1][:3] not in _NOT_SITES), None)
     if site is not None:
         arguments["site"] = site
     device = next((d for d in device_refs(text) if len(d) <= ID_LIMIT), None)
-    if device is not None:
+    if device is not None and link is None:  # (the link named is the one: no device filters it)
         arguments["device"] = device
     if kind in (None, "devices"):
         role = _ROLE.search(masked)
         if role is not None and role.lastgroup is not None:
             arguments["role"] = role.lastgroup
-    if kind in _STATUS_BY_KIND:
+    # (a thing named, its kind unsaid, is asked about, not filtered: "is acme-lnk-00002 up?"
+    # wants its record, whatever its status)
+    if kind in _STATUS_BY_KIND and (said is not None or kind is None) and link is None:
         status = _STATUS.search(masked)
         if status is not None and status.lastgroup is not None:
             mapped = _STATUS_BY_KIND[kind].get(status.lastgroup)

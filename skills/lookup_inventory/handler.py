@@ -17,10 +17,38 @@ def _jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: rfc3339(v) if isinstance(v, datetime) else v for k, v in row.items()}
 
 
+_DEVICE_FILTERS = {"site": ("site",), "role": ("role",), "status": ("status",)}
+"""The filters a named device must also pass: argument -> the record's field."""
+
+
+def _kept(
+    row: Mapping[str, Any] | None, arguments: Mapping[str, Any], filters: Mapping[str, tuple[str]]
+) -> list[Mapping[str, Any]]:
+    """The one named record, as a list, if every filter given keeps it (as the list would)."""
+    if row is None:
+        return []
+    given = [(arguments[a], fields) for a, fields in filters.items() if a in arguments]
+    return [row] if all(any(row[f] == value for f in fields) for value, fields in given) else []
+
+
+def _ends(link: Mapping[str, Any]) -> set[str]:
+    """The names and resource ids a ``device`` filter may give for a link's two devices."""
+    return {
+        link["a_device"],
+        link["a_device_resource_id"],
+        link["b_device"],
+        link["b_device_resource_id"],
+    }
+
+
 async def authorize(arguments: dict[str, Any], ctx: SkillContext) -> None:
-    """A named device must be the caller's own; someone else's looks absent."""
+    """A named device or link must be the caller's own; someone else's looks absent."""
+    inventory = ctx.tool("inventory")
     device = arguments.get("device")
-    if device is not None and await ctx.tool("inventory").device(device) is None:
+    if device is not None and await inventory.device(device) is None:
+        raise SkillError(ErrorCode.AUTHORIZATION_FAILED, NOT_ACCESSIBLE)
+    link = arguments.get("link")
+    if link is not None and await inventory.link(link) is None:
         raise SkillError(ErrorCode.AUTHORIZATION_FAILED, NOT_ACCESSIBLE)
 
 
@@ -30,12 +58,19 @@ async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]
     kind = arguments["kind"]
     if kind == "sites":
         rows = await inventory.sites()
+    elif kind == "devices" and "device" in arguments:
+        # one named device (1.1): a point lookup, kept if the other filters keep it
+        rows = _kept(await inventory.device(arguments["device"]), arguments, _DEVICE_FILTERS)
     elif kind == "devices":
         rows = await inventory.devices(
             site=arguments.get("site"), role=arguments.get("role"), status=arguments.get("status")
         )
     elif kind == "interfaces":
         rows = await inventory.interfaces(arguments["device"])
+    elif "link" in arguments:  # one named link (1.1), likewise
+        rows = _kept(await inventory.link(arguments["link"]), arguments, {"status": ("status",)})
+        device = arguments.get("device")
+        rows = [r for r in rows if device is None or device in _ends(r)]
     else:
         rows = await inventory.links(device=arguments.get("device"), status=arguments.get("status"))
     limit = min(int(arguments.get("limit", DEFAULT_LIMIT)), int(ctx.limits["max_items"]))

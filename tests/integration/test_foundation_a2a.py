@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from a2a.client.errors import A2AClientError
 from a2a.types import GetExtendedAgentCardRequest
+from a2a.utils.errors import InvalidParamsError
 from google.protobuf.json_format import MessageToDict
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -215,6 +216,119 @@ async def test_lookup_inventory_truncates_at_the_limit(
     assert result["count"] == len(rows)
     assert result["truncated"] is True
     assert result["items"] == jsonable(rows[:5])
+
+
+async def test_lookup_inventory_names_one_link_or_device_as_the_list_would_hold_it(
+    agent: RunningAgent, acme: Inventory
+) -> None:
+    """1.1: a named link or device is that one record, kept only if every other filter given
+    would keep it in the list (so the answer is the list's, cut to one)."""
+    links = await acme.links()
+    down = next(r for r in links if r["status"] == "down")
+    connected = next(r for r in links if r["status"] == "connected")
+    cases: list[tuple[dict[str, Any], Any]] = []
+    for link in (down, connected):
+        for filters in (
+            {},
+            {"status": "down"},
+            {"status": "connected"},
+            {"device": link["a_device"]},
+            {"device": link["b_device_resource_id"]},
+            {"device": "nyc1-core-01", "status": link["status"]},
+        ):
+            cases.append(({"kind": "links", "link": link["link_id"], **filters}, link))
+    devices = await acme.devices()
+    for device in (devices[0], devices[-1]):
+        for filters in (
+            {},
+            {"site": device["site"]},
+            {"site": "lon1" if device["site"] != "lon1" else "nyc1"},
+            {"role": device["role"]},
+            {"role": "access" if device["role"] != "access" else "core"},
+            {"status": device["status"]},
+            {"status": "failed" if device["status"] != "failed" else "active"},
+        ):
+            for ref in (device["name"], device["resource_id"]):
+                cases.append(({"kind": "devices", "device": ref, **filters}, device))
+    token = agent.token("alice")
+    interface = await interface_of(agent, token, "lookup_inventory", "JSONRPC")
+    kept = 0
+    for arguments, record in cases:
+        kind, filters = (
+            arguments["kind"],
+            {k: v for k, v in arguments.items() if k not in ("kind", "link", "device")},
+        )
+        if kind == "links":
+            listed = await acme.links(device=arguments.get("device"), **filters)
+            expected = [r for r in listed if r["link_id"] == record["link_id"]]
+        else:
+            listed = await acme.devices(**filters)
+            expected = [r for r in listed if r["resource_id"] == record["resource_id"]]
+        outcome = await invoke(
+            agent.base_url, token, "lookup_inventory", arguments, interface, binding="JSONRPC"
+        )
+        result = result_of(outcome, "lookup_inventory")
+        assert result["items"] == jsonable(expected), arguments
+        assert (result["count"], result["truncated"]) == (len(expected), False)
+        kept += bool(expected)
+    assert 0 < kept < len(cases)  # the filters both kept and dropped the named record
+
+
+@pytest.mark.parametrize(
+    ("arguments", "pointer"),
+    [
+        pytest.param({"kind": "devices", "link": HOT_LINK}, "/kind", id="link-for-devices"),
+        pytest.param({"kind": "sites", "link": HOT_LINK}, "/kind", id="link-for-sites"),
+        pytest.param({"kind": "links", "link": ""}, "/link", id="empty"),
+        pytest.param({"kind": "links", "link": "acme-lnk-" + "9" * 60}, "/link", id="huge"),
+        pytest.param({"kind": "links", "link": 2}, "/link", id="number"),
+        pytest.param({"kind": "links", "link": [HOT_LINK]}, "/link", id="array"),
+    ],
+)
+async def test_lookup_inventory_a_link_it_cannot_take_is_input_invalid_by_pointer(
+    agent: RunningAgent, arguments: dict[str, Any], pointer: str
+) -> None:
+    error = error_of(await call(agent, "alice", "lookup_inventory", arguments, "JSONRPC"))
+    assert error["code"] == "input_invalid", error
+    assert pointer in {d["instance_path"] for d in error["details"]}, error
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        HOT_LINK.upper(),
+        HOT_LINK + " ",
+        HOT_LINK + "'--",
+        "acme-lnk-%",
+        "acme-lnk-_____",
+        "acme:lnk:00002",
+        "5:acme:acme-lnk-00002",
+        "*",
+    ],
+)
+async def test_lookup_inventory_a_hostile_link_id_looks_absent(
+    agent: RunningAgent, link: str
+) -> None:
+    """Wildcards, quotes, separators and encodings name no link: the same answer as an absent
+    one (only the exact id is a link)."""
+    outcome = await call(
+        agent, "alice", "lookup_inventory", {"kind": "links", "link": link}, "JSONRPC"
+    )
+    assert error_of(outcome) == NOT_ACCESSIBLE
+
+
+async def test_lookup_inventory_a_link_id_with_nul_is_invalid_params_by_pointer(
+    agent: RunningAgent,
+) -> None:
+    """No backend can hold NUL: the edge refuses it as the protocol's error, naming where."""
+    with pytest.raises(InvalidParamsError, match="/arguments/link"):
+        await call(
+            agent,
+            "alice",
+            "lookup_inventory",
+            {"kind": "links", "link": HOT_LINK + "\x00"},
+            "JSONRPC",
+        )
 
 
 @pytest.mark.parametrize("status", ["up", "bogus"])
@@ -627,6 +741,18 @@ OTHER_TENANT_CASES = [
         {"kind": "links", "device": "network-resource-1001"},
         {"kind": "links", "device": "network-resource-999999"},
         id="lookup_inventory-links",
+    ),
+    pytest.param(
+        "lookup_inventory",
+        {"kind": "links", "link": HOT_LINK},
+        {"kind": "links", "link": "acme-lnk-99999"},
+        id="lookup_inventory-one-link",
+    ),
+    pytest.param(
+        "lookup_inventory",
+        {"kind": "devices", "device": "nyc1-core-01"},
+        {"kind": "devices", "device": "nyc9-core-01"},
+        id="lookup_inventory-one-device",
     ),
 ]
 

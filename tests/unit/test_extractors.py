@@ -633,6 +633,45 @@ EXTRACT: list[tuple[str, str, dict[str, Any]]] = [
     ("lookup_inventory", "which devices do I have access to", {"kind": "devices"}),
     ("lookup_inventory", "list devcies at lon1", {"kind": "devices", "site": "lon1"}),
     ("lookup_inventory", "show routes", {}),
+    # one named thing, its kind unsaid (1.1): that one record, whatever its status
+    (
+        "lookup_inventory",
+        "acme-lnk-00002 total capacity?",
+        {"kind": "links", "link": "acme-lnk-00002"},
+    ),
+    (
+        "lookup_inventory",
+        "is globex-lnk-3301 down?",
+        {"kind": "links", "link": "globex-lnk-3301"},
+    ),
+    (
+        "lookup_inventory",
+        "show link acme-lnk-00002 on nyc1-core-01",
+        {"kind": "links", "link": "acme-lnk-00002"},
+    ),
+    (
+        "lookup_inventory",
+        "links at nyc1 that are down, like acme-lnk-00007",
+        {"kind": "links", "link": "acme-lnk-00007", "site": "nyc1"},
+    ),
+    ("lookup_inventory", "vendor of nyc1-core-01?", {"kind": "devices", "device": "nyc1-core-01"}),
+    ("lookup_inventory", "is lon1-edge-02 offline?", {"kind": "devices", "device": "lon1-edge-02"}),
+    (
+        "lookup_inventory",
+        "oper status of xe-0/0/1 on nyc1-core-01",
+        {"kind": "interfaces", "device": "nyc1-core-01"},
+    ),
+    (
+        "lookup_inventory",
+        "Gi1/0/24 on network-resource-1001?",
+        {"kind": "interfaces", "device": "network-resource-1001"},
+    ),
+    # a kind said still filters by what else is said
+    (
+        "lookup_inventory",
+        "offline routers like lon1-edge-02",
+        {"kind": "devices", "device": "lon1-edge-02", "status": "offline"},
+    ),
     ("lookup_inventory", "drill down into the data", {}),
     # evaluate_resource_condition
     (

@@ -110,6 +110,9 @@ _VAGUE = frozenset(
         # a message's channel and its reference to what the reader knows ("re <skill>",
         # "handover: <skill>, the old one")
         "re fwd fw handover handoff old former "
+        # the document or the queue it stands in, and what is left of it ("Runbook: <skill>.",
+        # "CR-21670: <skill>", "Handover: <skill> - still to do")
+        "runbook playbook cr todo still pend outstand "
         # a message's framing: its subject, its place in a document or a thread, and when it
         # is wanted ("Subject: <skill>", "Step 6: <skill>.", "<skill> (see section 4)", "<skill>,
         # as discussed", "<skill>, whenever you have a sec", "and <skill> after that?")
@@ -1245,7 +1248,7 @@ def names_only(text: str, *capabilities: Capability) -> bool:
         return False
     if _RUN.search(text.lower()):  # "use lookup_inventory": a bid to run it, not a mention
         return False
-    said = f" {' '.join(_WORDS.findall(text.lower()))} "
+    said = f" {' '.join(_WORDS.findall(_TICKET.sub(' ', text).lower()))} "
     names: list[str] = []
     for capability in capabilities:
         manifest = capability.manifest
@@ -1259,6 +1262,10 @@ def names_only(text: str, *capabilities: Capability) -> bool:
     return not [t for t in tokens(said) if t not in _VAGUE and t not in _APPLIES]
 
 
+_TICKET = re.compile(r"(?<![\w-])(?!lnk-)[A-Za-z]{2,10}-[0-9]{1,8}(?![\w-])", re.I)
+"""A ticket's or a change's key (``Ticket DOC-160: <skill>``, ``CR-21670: <skill>``): where the
+request is filed, which names no thing (a device or link name is no key: its number follows a
+word joined to another; nor is a link id cut short, ``lnk-3305``)."""
 _PLACE = re.compile(
     r"(?<= )(?:step|section|item|point|part|page|paragraph|para|slide|stage|phase|appendix"
     r"|chapter|no|number)\s+[0-9]{1,3}[a-z]?(?= )"

@@ -153,7 +153,7 @@ _CAPACITY = re.compile(
     # a newcomer taken on ("can we add the new customer in <site>?"): room for its traffic
     r"|(?:add|onboard|fit|host|take\s+on)\s+(?:the\s+|a\s+|an\s+|another\s+|one\s+more\s+)?"
     r"(?:new\s+)?(?:customers?|tenants?|clients?|services?)\b"
-    r"|(?:in|how\s+many)\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
+    r"|how\s+many\s+(?:gigabits|gbps|gbit/s|megabits|mbps|bits|bps))"
 )
 _SIZE = re.compile(
     # a link's capacity or bandwidth, saying not which of it (free, used, needed): "capacity of
@@ -350,7 +350,10 @@ PROTOCOL_NOTE = (
 _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
-    r"|sanity[\s-]check|eyeball|diagnose|review|assess|assessment"
+    r"|sanity[\s-]check|eyeball|diagnose|review|assess|assessment|evaluate|appraise"
+    # a view asked of no measure: "a view on <link> for the renegotiation", "numbers on the
+    # core boxes for the deck" (not "so I can compare": the reason for a run)
+    r"|(?:a\s+)?view\s+on|numbers\s+(?:on|for)"
     # facts gathered, of no kind: "gather the facts on <link>", "collect some info on <device>"
     r"|(?:gather|collect|compile|pull\s+together|put\s+together|prepare|assemble)\s+"
     r"(?:the\s+|some\s+|all\s+(?:the\s+)?)?(?:facts|details|info|information|data|evidence"
@@ -358,6 +361,15 @@ _INSPECT = re.compile(
     # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
     r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
     r"(?![\w-])"
+)
+_LOOK_AS_NOUN = re.compile(r"(?<![\w-])(?:the|a|an|our|for)\s+(?:\w+\s+)?$")
+"""Before a look's word, what makes it a noun: "for the morning review" (no look asked)."""
+_FOR_PURPOSE = re.compile(
+    # an attribute word naming a purpose, not asking the attribute: "for the hardware refresh",
+    # "the vendor renegotiation", "a software audit"
+    r"(?<![\w-])(hardware|hw|vendor|software|platform|model|firmware)\s+(?=(?:refresh|renewal"
+    r"|renegotiation|negotiation|review|audit|lifecycle|life\s+cycle|eol|contract|deck|meeting"
+    r"|call|budget|planning|roadmap)(?![\w-]))"
 )
 _HEALTH = re.compile(
     # whether a thing is well, in no measure: "is <link> fine?", "is it healthy", "health of"
@@ -526,6 +538,12 @@ _THEORY = re.compile(
     rf"|primer\s+on)\s+(?:\w+\s+){{0,3}}?{_PROTOCOL}(?![\w-])"
 )
 _AND = re.compile(r"(?<![\w-])(?:and|plus|&|\+|as\s+well\s+as)(?![\w-])")
+_LISTED = re.compile(
+    # a second ask set apart: "...? also what's on its far end", "(1) ...; (2) ...", "(a) ...
+    # (b) ...", "first ...; then ..." (not a semicolon alone: "customer complains of
+    # congestion; what's the spare bandwidth" is a reason, then the ask)
+    r"(?<![\w-])also(?![\w-])|(?<![\w-])\(?(?:b|2|ii)\)|(?<![\w-])then(?![\w-])"
+)
 _ALTERNATIVE = re.compile(
     # "or" offering two courses ("a headroom check or an upgrade plan?"), not one word's
     # alternatives: "whether or not", "or so", "or more", "above or equal to"
@@ -567,7 +585,8 @@ _ATTRIBUTE = re.compile(
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
     r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?"
     # the label an operator gave it ("the description on <port>")
-    r"|description|descr|alias"
+    # (not a form's field: "Description: please check")
+    r"|(?:description|descr)(?!\s*:)|alias"
     # software and identity: "what os is it running", "its resource id"
     r"|os|operating\s+system|image|junos|eos|ios|nx-?os|resource\s+ids?|identifiers?|ids?"
     # its parts and ends: interfaces, ports, bundles, the links at a device
@@ -621,7 +640,7 @@ _PARTS = re.compile(
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
     r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)(?:ends?|sides?)|[az][\s-](?:ends?|sides?)"
-    r"|both\s+ends|end\s*-?points?"
+    r"|both\s+ends|end\s*-?points?|ends\s+of\s+(?:the\s+|this\s+|that\s+|its\s+)?(?:link|circuit)"
     r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
     r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes)"
     # where it runs, from and to: "where does <link> go from and to", "where does it land"
@@ -658,25 +677,33 @@ _IDENTITY = re.compile(
     rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|{_MAKE}|brand"
     rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os(?:\s+(?:version|release))?"
     rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR}"
+    # the vendors' own names of their software ("which JunOS is it on")
+    r"|junos|eos|ios(?:-?xr|-?xe)?|nx-?os|sr\s+os|vrp"
     # and what a link is: its rate ("speed of <link>", "<link> link rate?", "rate of <link>")
     # (not a rate to move to: "which standard speed tier", "the right next speed")
     r"|(?<!standard\s)(?<!next\s)(?<!target\s)(?<!right\s)(?<!higher\s)(?<!faster\s)"
     r"(?<!new\s)speed(?!\s+(?:tier|up|bump))"
     r"|(?:link|port|line|configured|provisioned|nominal)\s+rate|rate(?=\s+of\b)"
+    # ("what rate is it?", "which rate is <link>")
+    r"|(?<=what\s)rate(?=\s+(?:is|are)\b)|(?<=which\s)rate(?=\s+(?:is|are)\b)"
     r"|(?:provisioned|configured)\s+at)(?![\w-])"
 )
 _IDENTITY_ASKED = re.compile(
     # what a thing is, asked ("the serial of <device>", "what software it runs"), not a word of
     # the list in passing ("the vendor asked us")
     rf"(?<![\w-])(?:what|which|the)\s+(?:\w+\s+)?(?:{_IDENTITY.pattern})"
-    r"(?=\s+(?:of|for|on|it|they|does|do|is|are|please|pls)\b|\s*[?.!,;]|\s*$)"
+    r"(?=\s+(?:of|for|on|it|they|does|do|is|are|please|pls|and)\b|\s*[?.!,;]|\s*$)"
 )
 _IDENTITY_BESIDE = re.compile(
     # what a thing is, asked as one of two asks: at a clause's start or after a join ("serial
     # of <device> and its mem usage vs 85%", "Two things: <device> model, and is cpu there
     # over 70?", "how much free on <link> and what speed is it"), or as its own
-    rf"(?:^\W*|[,;:.?!]\s*|(?<![\w-])(?:and|also|plus)\s+|(?<![\w-])(?:what|which|its|their)\s+"
-    rf"(?:\w+\s+)?)(?:{_IDENTITY.pattern})"
+    rf"(?:^\W*|[,;:.?!]\s*|(?<![\w-])(?:and|also|plus)\s+"
+    rf"|(?<![\w-])(?:what|what'?s|which|its|their)\s+(?:\w+\s+){{0,2}}"
+    # or asked for by a verb: "(1) confirm vendor of <device>; (2) ...", "the configured speed
+    # of <link> and ..."
+    rf"|(?<![\w-])(?:confirm|verify|get|need|want|pull)\s+(?:the\s+)?(?:\w+\s+)?)"
+    rf"(?:{_IDENTITY.pattern})"
     r"(?=\s+(?:of|for|on|is|it|there|are|they)\b|\s*[?.!,;]|\s*$)"
 )
 _JOINED = re.compile(
@@ -830,8 +857,9 @@ def _joins(masked: str) -> list[int]:
     """Where ``masked`` joins two requests ("and", "plus"...); "whether and how far" is two words
     of one question, no join."""
     found = [m.start() for m in _AND.finditer(masked) if not _WHETHER.search(masked, 0, m.start())]
+    found += [m.start() for m in _LISTED.finditer(masked)]
     either = _EITHER_OR.search(masked)
-    return sorted([*found, either.start(1)]) if either else found
+    return sorted([*found, either.start(1)]) if either else sorted(found)
 
 
 def _alternatives(masked: str) -> list[int]:
@@ -983,7 +1011,7 @@ class NetworkFeatures:
     def _features(self, text: str) -> TextFeatures:
         cleaned = clean(text)
         folded = fold(cleaned)
-        masked = mask_ids(folded)
+        masked = _FOR_PURPOSE.sub(lambda m: " " * len(m[0]), mask_ids(folded))
         terms: list[str] = []
         signals: list[str] = []
         links = link_ids(cleaned)
@@ -1041,7 +1069,7 @@ class NetworkFeatures:
         # a named link's capacity or bandwidth, in any words, with no word of its room, of its
         # total or of traffic to fit ("the capacity of <link>, needed for sign-off", "<link>
         # bandwidth - need the figure"): its size on record, or its room? (its total said is
-        # the record's; "in Gbps" is the room, as _CAPACITY reads it)
+        # the record's; a unit asked, "<link> capacity in Gbps?", says neither)
         bare = (
             bool(links)
             and not metrics
@@ -1130,6 +1158,8 @@ class NetworkFeatures:
             votes[INVENTORY] = 0.8
             votes[CAPACITY] = min(votes.get(CAPACITY, 0.0), -0.4)
         alone = EVALUATE not in votes and not capacity and not upgrade
+        upgrade_said = _UPGRADE.search(masked) is not None
+        beside = False  # what a thing is, asked beside another ask (below)
         # its parts ("ports on <device>", "links from <device>") or its ends ("the A and Z
         # ends of <link>") are a listing, however few words ask for it
         parts = _of_named(_PARTS, masked, folded) or bool(links and _ENDS.search(masked))
@@ -1154,12 +1184,14 @@ class NetworkFeatures:
             resource
             and max(votes.values(), default=0.0) > 0
             and _JOINED.search(masked)
-            and _IDENTITY_BESIDE.search(masked)
+            and (identity_beside := _IDENTITY_BESIDE.search(masked)) is not None
         ):
             # what it is, and a measure or room of it ("serial of <device> and its memory vs
-            # 85%"): two asks of two skills
+            # 85%"): two asks of two skills, asked back (not a rate to upgrade to: "an upgrade,
+            # and to which speed")
             signals.append("two_asks")
             votes[INVENTORY] = max(votes.values())
+            beside = not (upgrade_said and _RATE.search(identity_beside[0]))
         elif not metrics and _LISTING.search(masked) and (alone or _AND.search(masked)):
             # "every access switch and its status"; "list the links and whether to upgrade"
             signals.append("listing")
@@ -1195,11 +1227,26 @@ class NetworkFeatures:
             votes = dict.fromkeys(READ_ONLY, -0.6)
         # (its bare state beside a look, "a review of <link>: current state and options", is
         # the look's object, no record asked)
-        bare = not votes or (
-            set(votes) <= {INVENTORY, CAPACITY}
-            and not parts
-            and bool(attributes)
-            and attributes <= _BARE_STATE
+        bare = (
+            not votes
+            or (
+                set(votes) <= {INVENTORY, CAPACITY}
+                and not parts
+                and bool(attributes)
+                and attributes <= _BARE_STATE
+            )
+            # (a set of things looked at, "review the edge routers before renewal": a listing,
+            # or a check of them?)
+            # (the noun is a purpose, "the list of links that are down, for the morning review")
+            or (
+                set(votes) == {INVENTORY}
+                and "listing" in signals
+                and not attributes
+                and any(
+                    _LOOK_AS_NOUN.search(masked, 0, m.start()) is None
+                    for m in _INSPECT.finditer(masked)
+                )
+            )
         )
         if bare and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
@@ -1266,9 +1313,20 @@ class NetworkFeatures:
             votes = dict.fromkeys(READ_ONLY, -0.6)
             note = PROBE_NOTE
         asks: tuple[str, ...] = ()
+        if beside and "change" not in signals:
+            # what a thing is beside a measure or its room of it: both skills, so which first?
+            # (the vote alone left the classifier to pick one of the two)
+            others = [s for s, v in votes.items() if s != INVENTORY and v > 0]
+            if others:
+                asks = (max(others, key=lambda s: votes[s]), INVENTORY)
         joins = _joins(masked)
         offered = _alternatives(masked)
-        if (joins or offered) and "change" not in signals and max(votes.values(), default=0.0) > 0:
+        if (
+            not asks
+            and (joins or offered)
+            and "change" not in signals
+            and max(votes.values(), default=0.0) > 0
+        ):
             # two requests in one text, one before the join and one after it: "its interfaces
             # and their utilization", "free bw on <link> and an upgrade plan"
             # (a metric beside a capacity word on the other side of the join, "errors and free
@@ -1296,7 +1354,9 @@ class NetworkFeatures:
                     # "the headroom on <link> and the serial of <device>")
                     for p in (_PARTS, _ENDS, _LISTING, _OWN_ATTRIBUTE, _IDENTITY_ASKED)
                     for m in p.finditer(masked)
-                    if not _RATE.search(m[0])  # "and to what speed": an upgrade's target
+                    # ("and to what speed": an upgrade's target; "the configured speed": its
+                    # record's)
+                    if not _RATE.search(m[0]) or _RECORDED.search(m[0])
                 ]
                 # whether it is up at all, asked beside another request ("is <link> up and can
                 # it take 1G?"): its recorded state

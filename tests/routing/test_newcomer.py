@@ -1430,3 +1430,106 @@ def test_the_agents_skills_asked_for_are_all_offered(router: Router, text: str) 
 def test_one_skill_asked_for_by_what_it_does_is_no_catalogue(router: Router) -> None:
     decision = route(router, "which of your skills tells me free bandwidth?", PAULA)
     assert not decision.catalogue
+
+
+# -- round 20 (from heldout_v22's misses; measured on heldout_v23) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # what a thing is, beside a measure or its room, in a second clause or a list
+        (
+            "what's the provisioned speed of acme-lnk-00031 and is it over 65% utilised?",
+            {"evaluate_resource_condition", "lookup_inventory"},
+        ),
+        (
+            "is lon1-core-02 over 70% memory, and which EOS is it on?",
+            {"evaluate_resource_condition", "lookup_inventory"},
+        ),
+        (
+            "REQ-881: (1) confirm model of sin1-edge-01; (2) check cpu > 85% for the last hour.",
+            {"evaluate_resource_condition", "lookup_inventory"},
+        ),
+        (
+            "crc errors on acme-lnk-00012 above 50 today? also what sits at its other end",
+            {"evaluate_resource_condition", "lookup_inventory"},
+        ),
+        (
+            "acme-lnk-00044: (a) confirm its A/Z ends (b) confirm 2 Gbps fits",
+            {"check_link_capacity", "lookup_inventory"},
+        ),
+        (
+            "two asks on acme-lnk-00021 - ends of the circuit for the field team, and an "
+            "upgrade recommendation",
+            {"lookup_inventory", "plan_link_upgrade"},
+        ),
+        # a link's size asked in a unit: its record, or its room?
+        ("acme-lnk-00017 bandwidth in Gbps?", {"check_link_capacity", "lookup_inventory"}),
+    ],
+)
+def test_round_20_two_asks_or_a_size_in_a_unit_asks_which(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = router.route(text_message(text), PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == offered, decision
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a skill named where a request is filed, and nothing else: describe it, or run it?
+        "Ticket OPS-5521: plan_link_upgrade",
+        "CHG-40012: lookup_inventory",
+        "Playbook: check_link_capacity.",
+        "Handover: evaluate_resource_condition - still pending.",
+        # a form with no ask in it: the "Description" field is no attribute asked
+        "Ticket INC-9001\nLink: acme-lnk-00008\nDescription: please look",
+        # a look for a purpose, of a thing or a set of things, in no measure
+        "evaluate lon1-edge-02 for the hardware refresh",
+        "we need a view on acme-lnk-00015 for the vendor renegotiation",
+        "review the nyc1 core routers before the contract renewal",
+    ],
+)
+def test_round_20_a_skill_filed_a_bare_form_or_a_look_for_a_purpose_asks_which(
+    router: Router, text: str
+) -> None:
+    decision = router.route(text_message(text), PAULA)
+    assert decision.action is Action.CLARIFY, decision
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a link id cut short is a thing named, not a ticket's key
+        ("link_headroom lnk-3305 please", "link_headroom"),
+        # a reason before a semicolon, then the one ask
+        (
+            "customer reports congestion; what's the spare bandwidth on acme-lnk-00002 over "
+            "the last hour?",
+            "check_link_capacity",
+        ),
+        # a rate to upgrade to, asked beside the upgrade, is its target, no second ask
+        (
+            "please advise whether acme-lnk-00012 needs an upgrade and to which speed",
+            "plan_link_upgrade",
+        ),
+        # a rate to fit, after the room asked for a link
+        (
+            "query the available bandwidth of acme-lnk-00006 over 7 days and check that the "
+            "service rate of 4 Gbps fits",
+            "check_link_capacity",
+        ),
+        # a listing wanted for a review, which is its purpose, not a look asked
+        ("Need the list of links that are down, for the weekly review.", "lookup_inventory"),
+        # an attribute asked, its word no purpose's modifier
+        ("which hardware is nyc1-core-01?", "lookup_inventory"),
+    ],
+)
+def test_round_20_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
+    decision = router.route(text_message(text), PAULA)
+    # (run, or its arguments asked for: the skill is chosen either way)
+    assert decision.action in (Action.RUN, Action.ASK), decision
+    assert decision.capability is not None, decision
+    assert decision.capability.id == skill, decision

@@ -10,6 +10,8 @@ from agent.sdk import ErrorCode, SkillContext, SkillError, rfc3339
 from skills.lookup_inventory.extract import extract as extract
 
 NOT_ACCESSIBLE = "resource not found or not accessible"
+DEVICE_FILTERS = ("site", "role", "status")
+"""The filters a named device must pass too, as the device list applies them."""
 DEFAULT_LIMIT = 100
 
 
@@ -17,18 +19,14 @@ def _jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: rfc3339(v) if isinstance(v, datetime) else v for k, v in row.items()}
 
 
-_DEVICE_FILTERS = {"site": ("site",), "role": ("role",), "status": ("status",)}
-"""The filters a named device must also pass: argument -> the record's field."""
-
-
 def _kept(
-    row: Mapping[str, Any] | None, arguments: Mapping[str, Any], filters: Mapping[str, tuple[str]]
+    row: Mapping[str, Any] | None, arguments: Mapping[str, Any], filters: tuple[str, ...]
 ) -> list[Mapping[str, Any]]:
-    """The one named record, as a list, if every filter given keeps it (as the list would)."""
+    """The one named record, as a list, if every filter given keeps it as the list would (the
+    filters are named as the record's fields)."""
     if row is None:
         return []
-    given = [(arguments[a], fields) for a, fields in filters.items() if a in arguments]
-    return [row] if all(any(row[f] == value for f in fields) for value, fields in given) else []
+    return [row] if all(row[f] == arguments[f] for f in filters if f in arguments) else []
 
 
 def _ends(link: Mapping[str, Any]) -> set[str]:
@@ -60,7 +58,7 @@ async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]
         rows = await inventory.sites()
     elif kind == "devices" and "device" in arguments:
         # one named device (1.1): a point lookup, kept if the other filters keep it
-        rows = _kept(await inventory.device(arguments["device"]), arguments, _DEVICE_FILTERS)
+        rows = _kept(await inventory.device(arguments["device"]), arguments, DEVICE_FILTERS)
     elif kind == "devices":
         rows = await inventory.devices(
             site=arguments.get("site"), role=arguments.get("role"), status=arguments.get("status")
@@ -68,7 +66,7 @@ async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]
     elif kind == "interfaces":
         rows = await inventory.interfaces(arguments["device"])
     elif "link" in arguments:  # one named link (1.1), likewise
-        rows = _kept(await inventory.link(arguments["link"]), arguments, {"status": ("status",)})
+        rows = _kept(await inventory.link(arguments["link"]), arguments, ("status",))
         device = arguments.get("device")
         rows = [r for r in rows if device is None or device in _ends(r)]
     else:

@@ -176,6 +176,9 @@ _RUN = re.compile(
 )
 """A bid to run a skill (an imperative, the text's or a sentence's first word; not "how do I
 call ...")."""
+_HOW_TO_USE = re.compile(r"(?<![\w-])how\s+(?:do|can|should|would)\s+(?:i|we|one)\s+(?:use|call)")
+"""How a skill is used, asked ("how do I use <skill>?"): its interface, described, not whether
+it applies (``can I use <skill> here?``, which describing and running fit alike)."""
 _GIVEN = re.compile(
     r"(?<![\w-])with\s+(?:the\s+|these\s+|this\s+)?(?:following\s+)?(?:parameters|params"
     r"|arguments|args|inputs?|values)(?![\w-])|(?<![\w-])[a-z_]+\s*=\s*[\w\"']"
@@ -669,7 +672,7 @@ class Router:
             named = [
                 c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
             ]
-            if names_only(read, *named) or (
+            if (names_only(read, *named) and not _HOW_TO_USE.search(lowered)) or (
                 len(named) == 1
                 and (
                     about_on_a_thing(read, named[0].manifest)

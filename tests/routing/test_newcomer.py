@@ -1533,3 +1533,22 @@ def test_round_20_the_one_ask_still_runs(router: Router, text: str, skill: str) 
     assert decision.action in (Action.RUN, Action.ASK), decision
     assert decision.capability is not None, decision
     assert decision.capability.id == skill, decision
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how do I use plan_link_upgrade?",
+        "how would one call the capacity check",
+        "How can we use lookup_inventory",
+    ],
+)
+def test_how_a_skill_is_used_is_its_description(router: Router, text: str) -> None:
+    decision = router.route(text_message(text), PAULA)
+    assert decision.action is Action.RUN and decision.capability is not None, decision
+    assert decision.capability.id == "describe_skill", decision
+
+
+def test_whether_a_skill_applies_still_asks_describe_or_run(router: Router) -> None:
+    decision = router.route(text_message("can I use plan_link_upgrade here?"), PAULA)
+    assert decision.action is Action.CLARIFY, decision

@@ -113,6 +113,10 @@ _VAGUE = frozenset(
         # the document or the queue it stands in, and what is left of it ("Runbook: <skill>.",
         # "CR-21670: <skill>", "Handover: <skill> - still to do")
         "runbook playbook cr todo still pend outstand "
+        # an example or a reference, and who or what the name came from ("Example: <skill>.",
+        # "Refer to <skill>.", "<skill>, per tools team", "<skill>, as per the template",
+        # "<skill>, please assist", "<skill> came up in the review, follow up")
+        "example sample refer reference also per tool team template assist follow came review "
         # a message's framing: its subject, its place in a document or a thread, and when it
         # is wanted ("Subject: <skill>", "Step 6: <skill>.", "<skill> (see section 4)", "<skill>,
         # as discussed", "<skill>, whenever you have a sec", "and <skill> after that?")
@@ -1199,11 +1203,20 @@ _CATALOGUE = re.compile(
     r"|how|what|which|link|links|device|devices|bandwidth|capacity|cpu|errors?|upgrades?)\b)"
 )
 
+_CATALOGUE_NAMED = re.compile(
+    # the same, named as a list of what the agent does: "the agent's skill list", "the list of
+    # things the agent is able to handle", "a list of what you can do"
+    r"(?<![\w-])(?:skill|capability|capabilities)\s+(?:list|catalogue|catalog|overview)(?![\w-])"
+    r"|(?<![\w-])list\s+of\s+(?:the\s+)?(?:things|what|tasks|jobs)\s+[^.?!]{0,40}?"
+    r"(?:able\s+to|can|could)\s+(?:do|handle|help)(?![\w-])"
+)
+
 
 def asks_catalogue(text: str, fitting: Sequence[Capability], signals: Sequence[str]) -> bool:
     """Whether ``text`` asks for the agent's skills as a whole: no skill named, no resource in
     it, nothing a skill is for ("which of your skills tells me free bandwidth?" asks for one)."""
-    if not _CATALOGUE.search(text.lower()):
+    lowered = text.lower()
+    if not _CATALOGUE.search(lowered) and not _CATALOGUE_NAMED.search(lowered):
         return False
     if any(signal.startswith("resource:") for signal in signals):
         return False
@@ -1265,10 +1278,11 @@ def names_only(text: str, *capabilities: Capability) -> bool:
     return not [t for t in tokens(said) if t not in _VAGUE and t not in _APPLIES]
 
 
-_TICKET = re.compile(r"(?<![\w-])(?!lnk-)[A-Za-z]{2,10}-[0-9]{1,8}(?![\w-])", re.I)
+_TICKET = re.compile(r"(?<![\w-])(?!lnk)[A-Za-z]{2,10}(?:-[0-9]{1,8}|[0-9]{4,10})(?![\w-])", re.I)
 """A ticket's or a change's key (``Ticket DOC-160: <skill>``, ``CR-21670: <skill>``): where the
 request is filed, which names no thing (a device or link name is no key: its number follows a
-word joined to another; nor is a link id cut short, ``lnk-3305``)."""
+word joined to another; nor is a link id cut short, ``lnk-3305``); written with no hyphen, a key
+has four digits or more (``CHG0051020``)."""
 _PLACE = re.compile(
     r"(?<= )(?:step|section|item|point|part|page|paragraph|para|slide|stage|phase|appendix"
     r"|chapter|no|number)\s+[0-9]{1,3}[a-z]?(?= )"

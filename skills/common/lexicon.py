@@ -351,6 +351,7 @@ _INSPECT = re.compile(
     # a look at something, saying neither what to measure nor what to know of it
     r"(?<![\w-])(?:verify|inspect|examine|investigate|look\s+(?:at|into)|troubleshoot"
     r"|sanity[\s-]check|eyeball|diagnose|review|assess|assessment|evaluate|appraise"
+    r"|(?:have|take)\s+a\s+(?:quick\s+)?look|validate|baseline"
     # a view asked of no measure: "a view on <link> for the renegotiation", "numbers on the
     # core boxes for the deck" (not "so I can compare": the reason for a run)
     r"|(?:a\s+)?view\s+on|numbers\s+(?:on|for)"
@@ -364,6 +365,19 @@ _INSPECT = re.compile(
 )
 _LOOK_AS_NOUN = re.compile(r"(?<![\w-])(?:the|a|an|our|for)\s+(?:\w+\s+)?$")
 """Before a look's word, what makes it a noun: "for the morning review" (no look asked)."""
+_EVENT = (
+    r"(?:cutover|cut-over|rollout|roll-out|change|migration|move|season|holidays?|peak|failover"
+    r"|fail-over|launch|go-live|event|campaign|sale|surge|onboarding|traffic\s+from|next\s+\d+"
+    r"\s+(?:months?|weeks?|years?)|next\s+(?:year|quarter|month)|growth)"
+)
+_SUITED = re.compile(
+    # fit or ready for an event, or able to take it: "fit for the cutover", "ready for
+    # tomorrow's change", "can <link> handle the rollout", "fit to take the traffic from the
+    # failed path", "fit for purpose for the next 12 months"
+    r"(?<![\w-])(?:(?:fit|ready|good|ok|okay|prepared|sized)\s+(?:for|to\s+(?:take|handle|carry"
+    r"|absorb))|handle|cope\s+with|survive|take|absorb)\s+(?:\S+\s+){0,5}?"
+    rf"{_EVENT}(?![\w-])"
+)
 _FOR_PURPOSE = re.compile(
     # an attribute word naming a purpose, not asking the attribute: "for the hardware refresh",
     # "the vendor renegotiation", "a software audit"
@@ -497,6 +511,7 @@ _EITHER_OR = re.compile(r"(?<![\w-])either(?![\w-]).*?(?<![\w-])(or)(?![\w-])")
 _EVERYTHING = re.compile(
     # all there is of a thing, of no kind: "show me everything on <device>"
     r"(?<![\w-])(?:everything|all\s+(?:you\s+(?:have|know|got)|there\s+is)|the\s+lot"
+    r"|whatever\s+(?:you\s+)?(?:have|know|got|there\s+is)"
     r"|the\s+full\s+picture)\s+(?:on|about|for|of|at|regarding|re)(?![\w-])"
 )
 _BETWEEN = re.compile(r"^\W*(?:the\s+)?(?:link|links|circuit|path)\s+between\s+and\W*$")
@@ -1285,6 +1300,20 @@ class NetworkFeatures:
             # a concern, whatever it names ("which links need attention in <site>?", "look into
             # the links on <device>? worried about them"): by which measure?
             signals.append("concern")
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        elif (
+            not metrics
+            and not bandwidths
+            and not upgrade
+            and not headroom
+            # (room said is the capacity check's: "room for the cutover"; "fit" is the question)
+            and all(m[0].startswith("fit") for m in _ROOM_SAID.finditer(masked))
+            and _SUITED.search(masked)
+        ):
+            # whether a thing will do for an event, in no measure and no rate ("can <link>
+            # handle the rollout?", "is <link> fit for the cutover?", "ready for tomorrow's
+            # change?"): its room, its load, or an upgrade?
+            signals.append("suitability")
             votes = dict.fromkeys(READ_ONLY, -0.5)
         if (
             (not runbook and _change_bid(masked))

@@ -1552,3 +1552,53 @@ def test_how_a_skill_is_used_is_its_description(router: Router, text: str) -> No
 def test_whether_a_skill_applies_still_asks_describe_or_run(router: Router) -> None:
     decision = router.route(text_message("can I use plan_link_upgrade here?"), PAULA)
     assert decision.action is Action.CLARIFY, decision
+
+
+# -- round 21 (from heldout_v23's misses; measured on heldout_v24) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # whether a thing will do for an event, in no measure and no rate
+        "can acme-lnk-00009 cope with the Black Friday sale?",
+        "is acme-lnk-00004 ready for the datacentre migration?",
+        "OPS-778: is acme-lnk-00014 fit for the go-live next week?",
+        "make sure acme-lnk-00016 is able to take the traffic from the other path",
+        # a skill named in framing only: an example, a reference, who it came from
+        "Sample: plan_link_upgrade.",
+        "See also: check_link_capacity, per the team.",
+        "INC0099123: lookup_inventory, as per the template, please assist",
+        # the agent's skills as a list
+        "could someone post the agent's capability list in the channel?",
+        "is there a list of what this agent can do?",
+        # a look of no measure, or all there is
+        "please validate lon1-edge-02 before the maintenance window",
+        "send over whatever you have on acme-lnk-00011",
+    ],
+)
+def test_round_21_a_thing_fit_for_an_event_a_skill_in_framing_or_a_look_asks_which(
+    router: Router, text: str
+) -> None:
+    decision = router.route(text_message(text), PAULA)
+    assert decision.action is Action.CLARIFY, decision
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # room said, or a rate to fit, is the capacity check's, whatever the event
+        ("is there room on acme-lnk-00009 for the migration traffic?", "check_link_capacity"),
+        ("can acme-lnk-00009 take another 3 Gbps during the sale?", "check_link_capacity"),
+        # a measure with an event is a threshold asked
+        ("is acme-lnk-00009 over 80% utilization at the peak?", "evaluate_resource_condition"),
+        # an upgrade asked for the event is the planner's
+        ("should acme-lnk-00009 be upgraded before the holiday season?", "plan_link_upgrade"),
+        # a ticket key with no hyphen and a skill run on a thing
+        ("INC0099123: run lookup_inventory for nyc1", "lookup_inventory"),
+    ],
+)
+def test_round_21_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
+    decision = router.route(text_message(text), PAULA)
+    assert decision.action in (Action.RUN, Action.ASK), decision
+    assert decision.capability is not None and decision.capability.id == skill, decision

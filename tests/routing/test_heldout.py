@@ -59,6 +59,7 @@ HELDOUT_V20_FILE = HERE / "heldout_v20.json"
 HELDOUT_V21_FILE = HERE / "heldout_v21.json"
 HELDOUT_V22_FILE = HERE / "heldout_v22.json"
 HELDOUT_V23_FILE = HERE / "heldout_v23.json"
+HELDOUT_V24_FILE = HERE / "heldout_v24.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -103,6 +104,7 @@ SETS = {
     "heldout_v21": HeldOut(HELDOUT_V21_FILE, frozenset(SOURCES_V2), 295, 210, 90, 600),
     "heldout_v22": HeldOut(HELDOUT_V22_FILE, frozenset(SOURCES_V2), 300, 205, 95, 610),
     "heldout_v23": HeldOut(HELDOUT_V23_FILE, frozenset(SOURCES_V2), 300, 205, 95, 610),
+    "heldout_v24": HeldOut(HELDOUT_V24_FILE, frozenset(SOURCES_V2), 310, 210, 100, 630),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

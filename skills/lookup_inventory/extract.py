@@ -6,7 +6,8 @@
   circuit, cable, connection, uplink, lag, trunk, neighbour, peer, adjacency, topology). A word
   after ``on``/``at``/``in``/``to``/``behind``... (``ports on the switch``) or right before an id
   (``router nyc1-core-01``) is a filter; when only such words appear, a device word still means
-  devices (``show router nyc1-core-01``), and ``what is connected to X`` means links.
+  devices (``show router nyc1-core-01``), and ``what is connected to X`` or ``devices
+  connected to X`` means links (X's, whose other ends are those devices).
 * ``site``: a site slug (three letters and a number, ``nyc1``) standing on its own.
 * ``device``: the first device name or resource id (an interface id names its device).
 * ``role``: only in the shapes ``core routers``, ``agg switches``, ``edge devices``, ``role
@@ -63,6 +64,13 @@ _ID_AFTER = re.compile(
 )
 _CONNECTED_TO = re.compile(
     r"\b(?:what|who|which)(?:'s|\s+is|\s+are)?\s+(?:connected|attached|cabled|plugged\s+in)\s+to\b"
+)
+_CONNECTED_KIND = re.compile(
+    # the devices on the other end of a device's links: "devices connected to <device>",
+    # "which routers are attached to <device>" (its links say who they are)
+    r"\b(?:devices?|routers?|switch(?:es)?|box(?:es)?|nodes?|gear|hosts?)\s+(?:that\s+|which\s+)?"
+    r"(?:are\s+|is\s+)?(?:connected|attached|cabled|linked|plugged\s+in)\s+to\s(?:the\s)?"
+    r"(?:(?:router|switch|device|box|node)\s)?"
 )
 _SITE = re.compile(r"(?<![\w\-/:.])(" + _SITE_CODE + r")(?![\w\-/:]|\.\w)")
 _NOT_SITES = frozenset(
@@ -153,6 +161,8 @@ _LIMIT = re.compile(
 
 
 def _kind(folded: str, masked: str) -> str | None:
+    if any(_ID_AFTER.match(folded, m.end()) for m in _CONNECTED_KIND.finditer(masked)):
+        return "links"
     filters: list[str] = []
     for m in _KIND.finditer(masked):
         kind = m.lastgroup

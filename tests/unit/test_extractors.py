@@ -666,6 +666,18 @@ EXTRACT: list[tuple[str, str, dict[str, Any]]] = [
         "Gi1/0/24 on network-resource-1001?",
         {"kind": "interfaces", "device": "network-resource-1001"},
     ),
+    # the devices at the other ends of a device's links are its links
+    (
+        "lookup_inventory",
+        "devices connected to nyc1-core-01",
+        {"kind": "links", "device": "nyc1-core-01"},
+    ),
+    (
+        "lookup_inventory",
+        "which routers are attached to the switch lon1-agg-02?",
+        {"kind": "links", "device": "lon1-agg-02"},
+    ),
+    ("lookup_inventory", "devices connected to the internet", {"kind": "devices"}),
     # a kind said still filters by what else is said
     (
         "lookup_inventory",

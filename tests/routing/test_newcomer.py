@@ -1432,6 +1432,13 @@ def test_one_skill_asked_for_by_what_it_does_is_no_catalogue(router: Router) -> 
     assert not decision.catalogue
 
 
+def assert_chosen(router: Router, text: str, skill: str) -> None:
+    """The text's one ask picks ``skill``: run, or its arguments asked for."""
+    decision = router.route(text_message(text), PAULA)
+    assert decision.action in (Action.RUN, Action.ASK), decision
+    assert decision.capability is not None and decision.capability.id == skill, decision
+
+
 # -- round 20 (from heldout_v22's misses; measured on heldout_v23) ---------------------------
 
 
@@ -1528,11 +1535,7 @@ def test_round_20_a_skill_filed_a_bare_form_or_a_look_for_a_purpose_asks_which(
     ],
 )
 def test_round_20_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
-    decision = router.route(text_message(text), PAULA)
-    # (run, or its arguments asked for: the skill is chosen either way)
-    assert decision.action in (Action.RUN, Action.ASK), decision
-    assert decision.capability is not None, decision
-    assert decision.capability.id == skill, decision
+    assert_chosen(router, text, skill)
 
 
 @pytest.mark.parametrize(
@@ -1599,6 +1602,4 @@ def test_round_21_a_thing_fit_for_an_event_a_skill_in_framing_or_a_look_asks_whi
     ],
 )
 def test_round_21_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
-    decision = router.route(text_message(text), PAULA)
-    assert decision.action in (Action.RUN, Action.ASK), decision
-    assert decision.capability is not None and decision.capability.id == skill, decision
+    assert_chosen(router, text, skill)

@@ -676,7 +676,7 @@ class Router:
             named = [
                 c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
             ]
-            if (names_only(read, *named) and not _HOW_TO_USE.search(lowered)) or (
+            if names_only(read, *named) or (
                 len(named) == 1
                 and (
                     about_on_a_thing(read, named[0].manifest)
@@ -1263,6 +1263,8 @@ def names_only(text: str, *capabilities: Capability) -> bool:
     if not capabilities or not all(names_skill(text, c.manifest) for c in capabilities):
         return False
     if _RUN.search(text.lower()):  # "use lookup_inventory": a bid to run it, not a mention
+        return False
+    if _HOW_TO_USE.search(text.lower()):  # "how do I use <skill>?": its interface asked
         return False
     said = f" {' '.join(_WORDS.findall(_TICKET.sub(' ', text).lower()))} "
     names: list[str] = []

@@ -36,7 +36,6 @@ from skills.common.text import (
 )
 
 LIMIT_RANGE = (1, 500)
-ID_LIMIT = 64
 
 _KIND_WORDS = {
     "sites": r"sites?|data\s?cent(?:er|re)s?|dcs|pops?|locations?|facilit(?:y|ies)|campus(?:es)?",
@@ -187,14 +186,14 @@ def _limit(masked: str) -> int | None:
     return clamp_int(value, *LIMIT_RANGE) if value >= 1 else None
 
 
-def _named(text: str, kind: str | None) -> tuple[str | None, str | None]:
+def _named(text: str, kind: str | None, devices: list[str]) -> tuple[str | None, str | None]:
     """The kind a named thing gives a text that says none (``acme-lnk-00002 total capacity?``:
     links; ``vendor of nyc1-core-01``: devices; ``xe-0/0/1 on nyc1-core-01``: interfaces), and
     the link named when links are asked for (1.1: that one link)."""
-    link = next((x for x in link_ids(text) if len(x) <= ID_LIMIT), None)
+    link = next(iter(link_ids(text)), None)  # (ids of 64 characters at most)
     if kind is None and link is not None:
         return "links", link
-    if kind is None and device_refs(text):
+    if kind is None and devices:
         return ("interfaces" if INTERFACE_NAME.search(text) else "devices"), None
     return kind, link if kind == "links" else None
 
@@ -206,8 +205,9 @@ def extract(text: str) -> dict[str, Any]:
     arguments: dict[str, Any] = {}
     folded = fold(text)
     masked = mask_ids(folded)
+    devices = device_refs(text)  # (likewise)
     said = _kind(folded, masked)
-    kind, link = _named(text, said)
+    kind, link = _named(text, said, devices)
     if kind is not None:
         arguments["kind"] = kind
     if link is not None:
@@ -215,9 +215,8 @@ def extract(text: str) -> dict[str, Any]:
     site = next((m[1] for m in _SITE.finditer(masked) if m[1][:3] not in _NOT_SITES), None)
     if site is not None:
         arguments["site"] = site
-    device = next((d for d in device_refs(text) if len(d) <= ID_LIMIT), None)
-    if device is not None and link is None:  # (the link named is the one: no device filters it)
-        arguments["device"] = device
+    if devices and link is None:  # (the link named is the one: no device filters it)
+        arguments["device"] = devices[0]
     if kind in (None, "devices"):
         role = _ROLE.search(masked)
         if role is not None and role.lastgroup is not None:

@@ -39,15 +39,19 @@ def _ends(link: Mapping[str, Any]) -> set[str]:
     }
 
 
+async def _named(kind: str, arguments: dict[str, Any], ctx: SkillContext) -> Any:
+    """The named device or link (``kind``), looked up once per invocation (``authorize`` first,
+    ``handle`` reuses it); None if it is not the caller's."""
+    if kind not in ctx.found:
+        ctx.found[kind] = await getattr(ctx.tool("inventory"), kind)(arguments[kind])
+    return ctx.found[kind]
+
+
 async def authorize(arguments: dict[str, Any], ctx: SkillContext) -> None:
     """A named device or link must be the caller's own; someone else's looks absent."""
-    inventory = ctx.tool("inventory")
-    device = arguments.get("device")
-    if device is not None and await inventory.device(device) is None:
-        raise SkillError(ErrorCode.AUTHORIZATION_FAILED, NOT_ACCESSIBLE)
-    link = arguments.get("link")
-    if link is not None and await inventory.link(link) is None:
-        raise SkillError(ErrorCode.AUTHORIZATION_FAILED, NOT_ACCESSIBLE)
+    for kind in ("device", "link"):
+        if kind in arguments and await _named(kind, arguments, ctx) is None:
+            raise SkillError(ErrorCode.AUTHORIZATION_FAILED, NOT_ACCESSIBLE)
 
 
 async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
@@ -58,7 +62,7 @@ async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]
         rows = await inventory.sites()
     elif kind == "devices" and "device" in arguments:
         # one named device (1.1): a point lookup, kept if the other filters keep it
-        rows = _kept(await inventory.device(arguments["device"]), arguments, DEVICE_FILTERS)
+        rows = _kept(await _named("device", arguments, ctx), arguments, DEVICE_FILTERS)
     elif kind == "devices":
         rows = await inventory.devices(
             site=arguments.get("site"), role=arguments.get("role"), status=arguments.get("status")
@@ -66,7 +70,7 @@ async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]
     elif kind == "interfaces":
         rows = await inventory.interfaces(arguments["device"])
     elif "link" in arguments:  # one named link (1.1), likewise
-        rows = _kept(await inventory.link(arguments["link"]), arguments, ("status",))
+        rows = _kept(await _named("link", arguments, ctx), arguments, ("status",))
         device = arguments.get("device")
         rows = [r for r in rows if device is None or device in _ends(r)]
     else:

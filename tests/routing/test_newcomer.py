@@ -1432,6 +1432,13 @@ def test_one_skill_asked_for_by_what_it_does_is_no_catalogue(router: Router) -> 
     assert not decision.catalogue
 
 
+def assert_asks_back(router: Router, text: str) -> Decision:
+    """The text is asked back (which skill, or describe or run?), not run."""
+    decision = router.route(text_message(text), PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    return decision
+
+
 def assert_chosen(router: Router, text: str, skill: str) -> None:
     """The text's one ask picks ``skill``: run, or its arguments asked for."""
     decision = router.route(text_message(text), PAULA)
@@ -1478,8 +1485,7 @@ def assert_chosen(router: Router, text: str, skill: str) -> None:
 def test_round_20_two_asks_or_a_size_in_a_unit_asks_which(
     router: Router, text: str, offered: set[str]
 ) -> None:
-    decision = router.route(text_message(text), PAULA)
-    assert decision.action is Action.CLARIFY, decision
+    decision = assert_asks_back(router, text)
     assert {c.id for c in decision.candidates} == offered, decision
 
 
@@ -1502,8 +1508,7 @@ def test_round_20_two_asks_or_a_size_in_a_unit_asks_which(
 def test_round_20_a_skill_filed_a_bare_form_or_a_look_for_a_purpose_asks_which(
     router: Router, text: str
 ) -> None:
-    decision = router.route(text_message(text), PAULA)
-    assert decision.action is Action.CLARIFY, decision
+    assert_asks_back(router, text)
 
 
 @pytest.mark.parametrize(
@@ -1583,8 +1588,7 @@ def test_whether_a_skill_applies_still_asks_describe_or_run(router: Router) -> N
 def test_round_21_a_thing_fit_for_an_event_a_skill_in_framing_or_a_look_asks_which(
     router: Router, text: str
 ) -> None:
-    decision = router.route(text_message(text), PAULA)
-    assert decision.action is Action.CLARIFY, decision
+    assert_asks_back(router, text)
 
 
 @pytest.mark.parametrize(

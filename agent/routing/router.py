@@ -124,7 +124,11 @@ _VAGUE = frozenset(
         "discuss discussed mention mentioned earlier after whenever sec moment minute chance "
         # a wish or an offer of time, and where a name came up ("I'd like <skill> please", "got
         # a minute for <skill>?", "<skill>?? someone mentioned it in standup")
-        "like love got standup meeting sync chat ",
+        "like love got standup meeting sync chat "
+        # a request as such, a relation and a pointer, and who to ask ("request: <skill>",
+        # "Related skill: <skill>", "CR-4490 references <skill>", "Tool for this step: <skill>
+        # (ask the requester what they need from it)")
+        "request relat referenc behaviour behavior ask requester requestor they ",
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
@@ -151,6 +155,9 @@ _INTERFACE_WORDS = re.compile(
     r"|returns?(?=\s*\?|\s*$)|need\s+from\s+(?:me|us)|error\s+codes?"
     r"|example\s+(?:requests?|payloads?|inputs?)"
     r"|how\s+(?:do|can|should|would)\s+(?:i|we|one)\s+(?:use|call|invoke)"
+    # what it does, asked of it by name ("what does <skill> do exactly?"): its description
+    r"|what\s+(?:does|did)\s+(?:the\s+)?[a-z0-9]+(?:_[a-z0-9]+)+(?:\s+skill)?\s+do"
+    r"(?:\s+(?:exactly|precisely|again))?(?=\s*(?:$|[?.!,;:]|and\b))"
     r"|(?:what|which|the|its|as|an?)\s+(?:inputs?|outputs?)(?:\s+(?:of|for|it|does|do|looks?))?"
     r"(?=\s*(?:$|[?.,;:!)]|of\b|for\b|it\b|does\b|do\b|looks?\b|like\b|are\b|is\b)))"
     r"(?![\w-])"
@@ -174,7 +181,10 @@ def asks_interface(lowered: str) -> bool:
 
 
 _RUN = re.compile(
-    r"(?:^\W*|[.;:!?]\s+|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"(?:^\W*|[.;:!?]\s+"
+    # (after a greeting's comma, the verb's object a skill's id: "Hi team, invoke <skill> on")
+    r"|,\s+(?=(?:run|execute|invoke|call|trigger|launch|use)\s+(?:the\s+)?[a-z0-9]+_)"
+    r"|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
     r"|go\s+ahead\s+and|now)\s+)"
     r"(?:run|execute|invoke|call|trigger|launch|use)(?![\w-])"
 )
@@ -1196,7 +1206,7 @@ _CATALOGUE = re.compile(
     # the agent's skills asked for as a whole: "what skills do you have", "list your skills",
     # "which capabilities does the agent expose", "step 0: list the skills the agent exposes"
     r"(?<![\w-])(?:list|show|enumerate|give\s+me|tell\s+me|what|which|full\s+list\s+of)\b"
-    r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset)(?![\w-])"
+    r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset|commands)(?![\w-])"
     # (not one skill asked for by what it does: "which of your skills tells me free bandwidth?")
     r"(?![^.?!]*(?<![\w-])(?:tells?|gives?|gets?|finds?|returns?|shows?|checks?|plans?"
     r"|evaluates?|answers?|handles?|covers?|does|for|to)\s+(?:me|us|the|an?|if|whether|free"
@@ -1207,7 +1217,7 @@ _CATALOGUE_NAMED = re.compile(
     # the same, named as a list of what the agent does: "the agent's skill list", "the list of
     # things the agent is able to handle", "a list of what you can do"
     r"(?<![\w-])(?:skill|capability|capabilities)\s+(?:list|catalogue|catalog|overview)(?![\w-])"
-    r"|(?<![\w-])list\s+of\s+(?:the\s+)?(?:things|what|tasks|jobs)\s+[^.?!]{0,40}?"
+    r"|(?<![\w-])list\s+of\s+(?:the\s+)?(?:things|what|tasks|jobs|everything)\s+[^.?!]{0,40}?"
     r"(?:able\s+to|can|could)\s+(?:do|handle|help)(?![\w-])"
 )
 
@@ -1264,22 +1274,34 @@ def names_only(text: str, *capabilities: Capability) -> bool:
         return False
     if _RUN.search(text.lower()):  # "use lookup_inventory": a bid to run it, not a mention
         return False
-    if _HOW_TO_USE.search(text.lower()):  # "how do I use <skill>?": its interface asked
-        return False
-    said = f" {' '.join(_WORDS.findall(_TICKET.sub(' ', text).lower()))} "
+    if _HOW_TO_USE.search(text.lower()) or asks_interface(text.lower()):
+        return False  # "how do I use <skill>?", "what does <skill> do?": its interface asked
+    bare = _SIGN_OFF.sub(" ", _GREETING.sub(" ", text))
+    said = f" {' '.join(_WORDS.findall(_TICKET.sub(' ', bare).lower()))} "
     names: list[str] = []
     for capability in capabilities:
         manifest = capability.manifest
         names += [*_names_of(manifest), *manifest.aliases]
     for name in sorted(names, key=len, reverse=True):
         words = " ".join(_WORDS.findall(name.lower()))
-        if words:
-            said = said.replace(f" {words} ", " ")
+        if words:  # (and "skill" said of it: "the <skill> skill", "Related skill: <skill>")
+            for form in (f" {words} skill ", f" skill {words} ", f" {words} "):
+                said = said.replace(form, " ")
     if any(ch.isdigit() for ch in _PLACE.sub(" ", said)):
         return False
     return not [t for t in tokens(said) if t not in _VAGUE and t not in _APPLIES]
 
 
+_GREETING = re.compile(
+    r"^\W*(?i:hi|hello|hey|dear|morning|good\s+(?:morning|afternoon|evening))"
+    r"(?:\s+(?i:team|all|folks|noc)|\s+[A-Z][\w'-]*)?\s*[,!:-]"
+)
+"""A message's greeting, and whom it greets (``Hi Kate,``): nothing asked."""
+_SIGN_OFF = re.compile(
+    r"(?:^|(?<=[\s.,;:!?]))(?i:thanks|thank\s+you|many\s+thanks|thx|ty|cheers|regards"
+    r"|kind\s+regards|best\s+regards|best|br)(?![\w-])[\s,.!]*(?:[A-Z][\w.'-]*\s*){0,2}[.!]?\s*$"
+)
+"""A message's sign-off, and who signs it (``Thanks, Marco``): nothing asked either."""
 _TICKET = re.compile(r"(?<![\w-])(?!lnk)[A-Za-z]{2,10}(?:-[0-9]{1,8}|[0-9]{4,10})(?![\w-])", re.I)
 """A ticket's or a change's key (``Ticket DOC-160: <skill>``, ``CR-21670: <skill>``): where the
 request is filed, which names no thing (a device or link name is no key: its number follows a

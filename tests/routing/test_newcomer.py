@@ -1607,3 +1607,74 @@ def test_round_21_a_thing_fit_for_an_event_a_skill_in_framing_or_a_look_asks_whi
 )
 def test_round_21_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
     assert_chosen(router, text, skill)
+
+
+# -- round 22 (from heldout_v24's misses; measured on heldout_v25) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a skill named between a greeting and a sign-off, or as a pointer, asks nothing of it
+        "Hey Sam, about check_link_capacity. Cheers, Priya",
+        "Morning all - re lookup_inventory. Kind regards, Tomas",
+        "Related tooling: the plan_link_upgrade skill.",
+        "OPS-312 references plan_link_upgrade; ask the requester what they want.",
+        # the agent's commands, or everything it does, as a list
+        "show me your commands",
+        "we need a list of everything this bot can do",
+        # a link's capacity checked, with no room, no figure and no window
+        "could someone check the bandwidth on acme-lnk-00012 before the review?",
+        "acme-lnk-00013 capacity - please check",
+        # what a thing is, and a measure of it, joined by a sign or a capital
+        "lon1-core-01 vendor & memory above 70%?",
+        "need the serial of lon1-edge-02 AND whether its cpu passed 90",
+        "two things on acme-lnk-00015: errors above 0 in the last hour, and the committed rate",
+        # a device asked to take what another carried
+        "can lon1-core-02 take the extra traffic once the old box is gone?",
+        # a link upgrade carried out, or a device taken to a release
+        "please upgrade acme-lnk-00016 to 40G as approved",
+        "bump acme-lnk-00017 to 100G on Sunday",
+        "upgrade lon1-edge-02 to 21.3R2 please",
+    ],
+)
+def test_round_22_a_skill_in_a_letter_two_asks_or_a_change_asks_back(
+    router: Router, text: str
+) -> None:
+    assert_asks_back(router, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a skill bid to run after a greeting's comma
+        ("Hello NOC, run link_headroom for acme-lnk-00018 please", "link_headroom"),
+        # what a skill does, asked of it by name
+        ("what does link_headroom do again?", "describe_skill"),
+        ("what does lookup_inventory do", "describe_skill"),
+        # a rate compared over a time gone by is a threshold of what the link carried
+        ("did acme-lnk-00019 stay under 4 Gbps over the past day?", "evaluate_resource_condition"),
+        ("acme-lnk-00020 peaked above 7G overnight?", "evaluate_resource_condition"),
+        # a hyphenated word is no room word: "carry-over" carries nothing
+        (
+            "carry-over from last shift: memory on lon1-core-01 above 75%?",
+            "evaluate_resource_condition",
+        ),
+        # a device's cpu against a threshold, its room only the reason
+        (
+            "is cpu on lon1-edge-02 under 30%? we want to know if it can take more customers",
+            "evaluate_resource_condition",
+        ),
+        # a move from one rate to another with an arrow, or a stay or a move up
+        ("worth going 10G -> 25G on acme-lnk-00021?", "plan_link_upgrade"),
+        ("acme-lnk-00022: stay at 40G or move up?", "plan_link_upgrade"),
+        # room said, a figure, or a window still make the capacity check
+        ("check the free bandwidth on acme-lnk-00023", "check_link_capacity"),
+        ("check capacity acme-lnk-00024 past 30m", "check_link_capacity"),
+        ("can acme-lnk-00025 carry 2 Gbps more?", "check_link_capacity"),
+        # a link's upgrade asked, not bid for a time, is the planner's
+        ("should we upgrade acme-lnk-00026 to 100G?", "plan_link_upgrade"),
+    ],
+)
+def test_round_22_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
+    assert_chosen(router, text, skill)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -205,6 +205,11 @@ bid to run the skill on it, not a mention of the skill."""
 _CHOICE = re.compile(r"(?<![\w-])(?:or|vs|versus)(?![\w-])")
 """An alternative offered: between two named skills ("<skill> or <skill> for <link>?",
 "<skill> vs <skill>, which one?"), the caller's choice is asked, not made."""
+_DESCRIBE_OR_RUN = re.compile(
+    r"(?<![\w-])(?:describe|explain)(?![\w-])[^.?!]{0,60}?(?<![\w-])or\s+(?:\w+\s+){0,2}"
+    r"(?:run|use|execute|invoke|call)\s+it(?![\w-])"
+)
+"""A skill's description offered against its run ("describe <skill> or just run it")."""
 _SUCCESSOR = re.compile(
     r"(?<![\w-])or\s+(?:\w+\s+){0,2}?(?:replac\w*|successor|newer|new\s+one)(?![\w-])"
 )
@@ -672,12 +677,19 @@ class Router:
         lowered = read.lower()
         if _CHOICE.search(lowered) and not only:
             # two named skills offered as alternatives, or a replaced one beside its successor
+            # (describe_skill among them only by its id: "lookup_inventory or describe_skill?")
             chosen_among = [
-                c for c in fitting if c.id != DESCRIBE_SKILL_ID and names_skill(read, c.manifest)
+                c
+                for c in fitting
+                if (c.id != DESCRIBE_SKILL_ID or _id_said(c.id, lowered))
+                and names_skill(read, c.manifest)
             ]
             if len(chosen_among) == 1 and _SUCCESSOR.search(lowered):
                 successor = chosen_among[0].manifest.replacement
                 chosen_among += [c for c in fitting if c.id == successor]
+            elif len(chosen_among) == 1 and _DESCRIBE_OR_RUN.search(lowered):
+                # "either describe <skill> or just run it on <link>": which of the two
+                chosen_among += [c for c in fitting if c.id == DESCRIBE_SKILL_ID]
             if len(chosen_among) >= 2:
                 only = True
                 ids = {c.id for c in chosen_among}
@@ -692,7 +704,7 @@ class Router:
                     about_on_a_thing(read, named[0].manifest)
                     # described and run on a thing, joined ("what can <skill> do and should
                     # <link> be upgraded?", "describe_skill <skill> and then run it on <link>")
-                    or self._described_and_run(read, named[0])
+                    or self._described_and_run(read, named[0], features.votes)
                     # its interface asked, and a run of it on a thing bid too ("the schema and
                     # a run of <skill> for <link>"): two asks, describing it and running it
                     or (
@@ -895,15 +907,23 @@ class Router:
         return self._bid_successor(text, by_id)
 
     @staticmethod
-    def _described_and_run(text: str, capability: Capability) -> bool:
+    def _described_and_run(
+        text: str, capability: Capability, votes: Mapping[str, float] | None = None
+    ) -> bool:
         """Whether ``text`` asks about the skill (``describes_skill``), joins another request
-        after it, and names a thing the skill would run on (its extractor finds one): two
-        asks, its description and its run there, so which first is asked."""
+        to it, and names a thing the skill would run on (its extractor finds one) or asks
+        what the domain's features vote the skill for ("show me <skill>'s schema and list the
+        sites"): two asks, its description and its run, so which first is asked."""
         extract = capability.handler.extract if capability.handler else None
         lowered = text.lower()
         if extract is None or _RUN.search(lowered) or not describes_skill(text, capability):
             return False
-        return _names_a_thing(extract(text), lowered)
+        if _names_a_thing(extract(text), lowered):
+            return True
+        # (a vote alone, when the second request follows the name: a join before it may be the
+        # interface ask's own, "the input and output schemas of <skill>")
+        voted = votes is not None and votes.get(capability.id, 0.0) > 0
+        return voted and describes_skill(text, capability, before=False)
 
     @staticmethod
     def _second_ask(
@@ -1083,6 +1103,11 @@ def _full_id(word: str, ids: frozenset[str]) -> str:
     return found[0] if len(found) == 1 else word
 
 
+def _id_said(skill_id: str, lowered: str) -> bool:
+    """Whether a skill's id is said as such (``describe_skill``, not "describe the skill")."""
+    return re.search(rf"(?<![\w-]){re.escape(skill_id)}(?![\w-])", lowered) is not None
+
+
 def names_skill(text: str, manifest: Any) -> bool:
     """Whether ``text`` names the skill: its id (``link_headroom``, ``link-headroom``), its
     name, or one of its aliases of more than one word (a one-word alias such as ``headroom`` is
@@ -1132,13 +1157,17 @@ def asks_about(text: str, manifest: Any) -> bool:
     )
 
 
-def describes_skill(text: str, capability: Capability) -> bool:
+def describes_skill(text: str, capability: Capability, *, before: bool = True) -> bool:
     """Whether ``text`` asks what the skill is (its interface, or ``explain <skill>``, ``what
-    can <skill> do``) and joins a second request after its name (``... and ...``)."""
+    can <skill> do``) and joins a second request to it: after its name (``... and ...``), or
+    before (``recommend an upgrade for <link> and explain what <skill>'s output fields
+    mean``)."""
     said = " ".join(_WORDS.findall(text.lower()))
     for name in _names_of(capability.manifest):
         at = said.find(name)
-        if at < 0 or not _JOINED.search(said, at + len(name)):
+        if at < 0:
+            continue
+        if not (_JOINED.search(said, at + len(name)) or (before and _JOINED.search(said, 0, at))):
             continue
         if asks_interface(text.lower()) or re.search(
             rf"(?<![a-z0-9]){_DESCRIBING} (?:the )?{name}(?![a-z0-9])", said
@@ -1206,7 +1235,7 @@ _CATALOGUE = re.compile(
     # the agent's skills asked for as a whole: "what skills do you have", "list your skills",
     # "which capabilities does the agent expose", "step 0: list the skills the agent exposes"
     r"(?<![\w-])(?:list|show|enumerate|give\s+me|tell\s+me|what|which|full\s+list\s+of)\b"
-    r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset|commands)(?![\w-])"
+    r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset|commands|operations)(?![\w-])"
     # (not one skill asked for by what it does: "which of your skills tells me free bandwidth?")
     r"(?![^.?!]*(?<![\w-])(?:tells?|gives?|gets?|finds?|returns?|shows?|checks?|plans?"
     r"|evaluates?|answers?|handles?|covers?|does|for|to)\s+(?:me|us|the|an?|if|whether|free"

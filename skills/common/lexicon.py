@@ -69,6 +69,7 @@ from agent.sdk import TextFeatures
 from skills.common.text import (
     INTERFACE_NAME,
     METRIC_UNITS,
+    Comparison,
     clean,
     device_refs,
     find_bandwidths,
@@ -87,8 +88,8 @@ LEGACY = "link_headroom"
 """The deprecated headroom skill (replaced by the capacity check): its own answer is a percent."""
 
 METRIC_SYNONYMS: dict[str, str] = {
-    "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy|busyness|busier"
-    r"|busiest|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
+    "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy-ness|busy"
+    r"|busyness|busier|busiest|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
     r"|running\s+hot|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used",
     "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
     "memory": r"memory|mem|ram|heap",
@@ -211,8 +212,8 @@ _DEMAND = re.compile(
 _LEFT = re.compile(
     # what is left of a link, in any words: "what's left on", "how much juice is left"
     r"(?<![\w-])(?:what\W?s\s+left|how\s+much\s+(?:\w+\s+){0,2}(?:is\s+|do\s+we\s+have\s+)?left"
-    r"|(?:remaining|unused|leftover|left[\s-]over|unclaimed|untapped|residual)\s+"
-    r"(?:throughput|bandwidth|capacity|bw|room|headroom|space|bits|gbps|mbps|rate)"
+    r"|(?:remaining|unused|leftover|left[\s-]over|unclaimed|untapped|residual|spare)\s+"
+    r"(?:throughput|bandwidth|capacity|bw|b/w|room|headroom|space|bits|gbps|mbps|rate)"
     r"|(?:throughput|bandwidth|capacity|bw|room|headroom|gigs?|gbps|mbps|bits)\s+(?:is\s+|are\s+)?"
     r"(?:still\s+)?"
     r"(?:left|remaining|remains|free|available|unused)"
@@ -222,7 +223,10 @@ _LEFT = re.compile(
 _HEADROOM = re.compile(r"(?<![\w-])(?:headroom|hdrm|hdroom|headrom)(?![\w-])")
 _FULL = re.compile(
     # a resource said to be full, without a threshold: its utilization, or its room left
-    r"(?<![\w-])(?:saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|full)(?![\w-])"
+    # (how saturated or congested it is, a degree, is its load: "how congested is <link>?";
+    # how full, its load or its room)
+    r"(?<![\w-])(?<!how\s)(?:saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged)"
+    r"(?![\w-])|(?<![\w-])full(?![\w-])"
 )
 _STATE = re.compile(
     r"hot|hottest|running\s+hot|busy|busier|busiest|saturat\w*|congest\w*|maxed(?:\s+out)?"
@@ -243,7 +247,7 @@ _CHANGE_VERB = (
     r"|provision|roll\s*back|bounce|delete|enable|disable|book|reserve"
     # a configuration object applied ("apply the QoS policy to <link>")
     r"|apply\s+(?:[\w.-]+\s+){0,3}?(?:config\w*|polic\w+|templates?"
-    r"|acls?|filters?|route-?maps?|patch\w*|changes?|images?|firmware|software|releases?)"
+    r"|acls?|filters?|route-?maps?|patch\w*|changes?|images?|firmware|software|releases?|upgrades?)"
     # diagnostics gathered, which no skill gathers ("collect a tech-support bundle from <device>")
     r"|(?:collect|gather|grab|pull)\s+(?:the\s+|a\s+|an\s+)?(?:tech[\s-]?support|show\s+tech"
     r"|rsi|core\s*dumps?|crash\s*dumps?|diagnostics?|debug\s+logs?|syslogs?|logs?)"
@@ -315,7 +319,11 @@ _CHATTER = re.compile(
     r"|bedtime\s+story)(?![\w-])"
 )
 _HOT = re.compile(r"hot|hotter|hottest|running\s+hot")
-_CHASSIS = re.compile(r"(?<![\w-])chassis(?![\w-])(?!\s+type)")
+_CHASSIS = re.compile(
+    # (a part that heats: "is the transceiver on <interface> running too hot?")
+    r"(?<![\w-])(?:chassis(?!\s+type)|transceivers?|optics?|sfps?|qsfps?|psus?|linecards?"
+    r"|line\s+cards?|supervisors?)(?![\w-])"
+)
 _SOFTWARE_CHANGE = re.compile(
     # a change of what a device runs, wherever it is asked ("upgrade the firmware on <device>",
     # "should we patch junos on ...?"): no link upgrade, and no skill here makes it
@@ -340,7 +348,8 @@ _PERFORMED = re.compile(
     r"[^.;:!?]{0,60}?"
     # (or bid as approved, or to be carried out: "as approved in the last CAB", "- proceed with
     # the implementation")
-    r"(?:(?<![\w-])(?:as\s+approved|(?:proceed|go\s+ahead)\s+with\s+(?:the\s+)?(?:implementation"
+    r"(?:(?<![\w-])(?:as\s+approved|(?:was|were|been|is|got)\s+approved"
+    r"|(?:proceed|go\s+ahead)\s+with\s+(?:the\s+)?(?:implementation"
     r"|change|work|rollout))"
     r"|(?<![\w-])(?:during|in|at|on|this|next)\b[^.;:!?]{0,30}?"
     r"(?<![\w-])(?:window|maintenance|mw|weekend|monday|tuesday|wednesday|thursday"
@@ -370,7 +379,7 @@ _INSPECT = re.compile(
     r"|(?:have|take)\s+a\s+(?:quick\s+)?look|validate|baseline"
     # a view asked of no measure: "a view on <link> for the renegotiation", "numbers on the
     # core boxes for the deck" (not "so I can compare": the reason for a run)
-    r"|(?:a\s+)?view\s+on|numbers\s+(?:on|for)"
+    r"|(?:a\s+)?view\s+on|(?:numbers|figures)\s+(?:on|for)"
     # facts gathered, of no kind: "gather the facts on <link>", "collect some info on <device>"
     r"|(?:gather|collect|compile|pull\s+together|put\s+together|prepare|assemble)\s+"
     r"(?:the\s+|some\s+|all\s+(?:the\s+)?)?(?:facts|details|info|information|data|evidence"
@@ -379,6 +388,19 @@ _INSPECT = re.compile(
     r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
     r"(?![\w-])"
 )
+_STATE_LOOK = re.compile(
+    # a state looked at, not read off a record: "check the status of", "a quick status on",
+    # "its current state", "gather the state of"
+    r"(?<![\w-])(?:check|checking|verify|query|gather|get|give\s+me)\s+(?:me\s+|us\s+)?"
+    r"(?:a\s+|an\s+|the\s+|its\s+)?(?:\w+\s+)?(?:status|state)(?![\w-])"
+    r"|(?<![\w-])(?:quick|current|overall|general|latest|present)\s+(?:status|state)(?![\w-])"
+    r"|(?<![\w-])(?:status|state)\s+unknown(?![\w-])"
+)
+_UP_DOWN = re.compile(
+    r"(?<![\w-])(?:up|down|admin|oper|operational|active|planned|decommission\w*|maintenance)"
+    r"(?![\w-])"
+)
+"""A state named (``up or down``, ``admin/oper``, a record's ``planned``): the record's."""
 _LOOK_AS_NOUN = re.compile(r"(?<![\w-])(?:the|a|an|our|for)\s+(?:\w+\s+)?$")
 """Before a look's word, what makes it a noun: "for the morning review" (no look asked)."""
 _EVENT = (
@@ -546,10 +568,12 @@ _TARGET = re.compile(
     r"|\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)\s*(?=->|=>|\u2192)"
 )
 _CHOICES = re.compile(
-    # rates offered as choices: "40G or 100G", "a 100G or a 400G"
-    r"(?<![\w-])\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)\s+or\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
+    # rates offered as choices: "40G or 100G", "a 100G or a 400G", "25G, 40G or 100G"
+    r"(?<![\w-])(?:\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)\s*,\s*(?:an?\s+)?)*"
+    r"\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps),?\s+or\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
 )
+_CHOICE_RATE = re.compile(r"\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])")
 _CARRIED = re.compile(
     r"(?<![\w-])(?:carry(?:ing)?|carries|carried|traffic|throughput|flowing|passing)(?![\w-])"
 )
@@ -647,6 +671,8 @@ _ATTRIBUTE = re.compile(
     # "rate of <link>?"
     r"|(?:provisioned|configured|contracted|committed|physical)\s+(?:bandwidth|capacity|rate"
     r"|speed|bw)|(?:^\W*|the\s+|its\s+)rate(?=\s+(?:of|on|for)\b)"
+    # ("what rate is <link> provisioned at?")
+    r"|(?<=what\s)rate(?=\s+(?:is|are)\b)|(?:provisioned|configured)\s+at"
     r"|record(?:s|ed)?(?!\s+(?:the|it|this|that|them|our|its|an?|what|how)\b)"
     # who made it, and its life-cycle state: "who makes", "planned or live"
     r"|who\s+makes|made\s+by|brand|planned|live|in\s+service|decommission\w*|active|offline"
@@ -682,7 +708,9 @@ _PARTS = re.compile(
 )
 _ENDS = re.compile(
     # the ends of a link: "its A and Z ends", "the a-end", "which devices it joins"
-    r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)(?:ends?|sides?)|[az][\s-](?:ends?|sides?)"
+    # ("the A/Z devices of <link>": its ends named by what they are)
+    r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)(?:ends?|sides?|devices?|routers?|switches|boxes)"
+    r"|[az][\s-](?:ends?|sides?)"
     r"|both\s+ends|end\s*-?points?|ends\s+of\s+(?:the\s+|this\s+|that\s+|its\s+)?(?:link|circuit)"
     r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
     r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes)"
@@ -719,6 +747,8 @@ _IDENTITY = re.compile(
     # what a device is, which only its record says: its model, maker, serial, software
     rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|{_MAKE}|brand"
     rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os(?:\s+(?:version|release))?"
+    # (and the part it plays: "what role is it")
+    r"|role"
     rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR}"
     # the vendors' own names of their software ("which JunOS is it on")
     r"|junos|eos|ios(?:-?xr|-?xe)?|nx-?os|sr\s+os|vrp"
@@ -727,7 +757,7 @@ _IDENTITY = re.compile(
     r"|(?<!standard\s)(?<!next\s)(?<!target\s)(?<!right\s)(?<!higher\s)(?<!faster\s)"
     r"(?<!new\s)speed(?!\s+(?:tier|up|bump))"
     r"|(?:link|port|line|circuit|configured|provisioned|nominal|contracted|committed)\s+rate"
-    r"|rate(?=\s+of\b)"
+    r"|rate(?=\s+of\b)|rates(?=\s+(?:of|for)\b)"
     # ("what rate is it?", "which rate is <link>")
     r"|(?<=what\s)rate(?=\s+(?:is|are)\b)|(?<=which\s)rate(?=\s+(?:is|are)\b)"
     r"|(?:provisioned|configured)\s+at)(?![\w-])"
@@ -742,7 +772,7 @@ _IDENTITY_BESIDE = re.compile(
     # what a thing is, asked as one of two asks: at a clause's start or after a join ("serial
     # of <device> and its mem usage vs 85%", "Two things: <device> model, and is cpu there
     # over 70?", "how much free on <link> and what speed is it"), or as its own
-    rf"(?:^\W*|[,;:.?!]\s*|(?<![\w-])(?:and|also|plus)\s+"
+    rf"(?:^\W*|[,;:.?!)]\s*|(?<![\w-])(?:and|also|plus)\s+"
     rf"|(?<![\w-])(?:what|what'?s|which|its|their)\s+(?:\w+\s+){{0,2}}"
     # (after a join, its article: "errors check (>0 last 4h) and the contracted rate")
     rf"|(?<![\w-])(?:and|also|plus)\s+the\s+(?:\w+\s+)?"
@@ -751,7 +781,9 @@ _IDENTITY_BESIDE = re.compile(
     rf"|(?<![\w-])(?:confirm|verify|get|need|want|pull)\s+(?:the\s+)?(?:\w+\s+)?)"
     rf"(?:{_IDENTITY.pattern})"
     # (then the join of the other ask: "<device> model + cpu over 75%?", "serial AND whether")
-    r"(?=\s+(?:of|for|on|is|it|there|are|they|and|plus)\b|\s*[?.!,;+&]|\s*$)"
+    r"(?=\s+(?:of|for|on|is|it|there|are|they|and|plus)\b|\s*[?.!,;+&]|\s*$"
+    # (its thing said after it: "which vendor the far-end box is")
+    r"|\s+(?:the\s+)?(?:[\w-]+\s+){0,3}(?:is|are|runs?)\s*(?:[?.!,;]|$))"
 )
 _JOINED = re.compile(
     # two asks joined: by a word, by a list's numbers, by "two things"
@@ -923,9 +955,31 @@ def _alternatives(masked: str) -> list[int]:
     ]
 
 
-def _threshold_number(masked: str, after: int) -> bool:
-    """A number after the comparison (the threshold), not a bandwidth's."""
-    return any(n.start >= after for n in numbers(masked))
+_UNITLESS = re.compile(
+    r"\s*(?:[?.!,;)]|$|(?:and|or|but|now|right\s+now|currently|still|yet|again|today)(?![\w-]))"
+)
+"""What may follow a number with no unit: the clause's end, or a join."""
+
+
+def _bare_percent(masked: str, comparison: Comparison) -> bool:
+    """A number right after the comparison, with no unit, that a percent could be (``over 90
+    and ...``): of a link, its utilization."""
+    if comparison.postfix:
+        return False
+    return any(
+        0 < n.value <= 100
+        and masked[comparison.end : n.start].strip() == ""
+        and _UNITLESS.match(masked, n.end) is not None
+        for n in numbers(masked)
+    )
+
+
+def _threshold_number(masked: str, comparison: Comparison) -> bool:
+    """A number beside the comparison (its threshold): any number, or one before it when the
+    comparison follows its number ("90% or more", "95+")."""
+    if comparison.postfix:
+        return any(n.end <= comparison.start for n in numbers(masked))
+    return bool(numbers(masked))
 
 
 class NetworkFeatures:
@@ -1111,7 +1165,7 @@ class NetworkFeatures:
             # cpu on <device> below 40%? deciding whether it can take more sessions"): the
             # evaluation (no bandwidth to fit, no link's room in any unit)
             found = find_comparison(masked)
-            if found is not None and _threshold_number(masked, found.start):
+            if found is not None and _threshold_number(masked, found):
                 capacity = False
         # its capacity said and no more (the capacity check still votes: its room is one answer)
         sized = (
@@ -1164,10 +1218,30 @@ class NetworkFeatures:
                 metrics = ["utilization"]
                 terms.append("utilization")
                 signals.append("metric:utilization")
+        if not metrics and links and not capacity and not headroom and not bandwidths:
+            # a link said to run past a percent, or past a number with no unit ("<link> running
+            # over 85%?", "is <link> over 90 and ..."): its utilization against a threshold (a
+            # device's, cpu or memory, is not said)
+            # (the link the subject: "<what> on <link> > 100", an OSPF cost, measures another
+            # thing of it)
+            subject = not any(
+                re.search(rf"(?<![\w-])(?:on|of|for)\s+{re.escape(link.lower())}", folded)
+                for link in links
+            )
+            found = find_comparison(masked)
+            if found is not None and (
+                _threshold_number(masked, found)
+                if in_percent
+                else subject and _bare_percent(masked, found)
+            ):
+                comparison = found
+                metrics = ["utilization"]
+                terms.append("utilization")
+                signals.append("metric:utilization")
         resource = bool(links or devices or interface)
         votes: dict[str, float] = {}
         if metrics and comparison is not None and not capacity:
-            threshold = _threshold_number(masked, comparison.start if comparison.postfix else 0)
+            threshold = _threshold_number(masked, comparison)
             signals.append("threshold" if threshold else "comparison")
             votes[EVALUATE] = 0.85 if threshold else 0.55
         elif (
@@ -1191,9 +1265,8 @@ class NetworkFeatures:
         )
         # the rates of an upgrade ("is a bump to 100G warranted") are its targets, no traffic
         # (rates offered as choices, "40G or 100G upgrade?", are its targets too)
-        targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked)) + 2 * len(
-            _CHOICES.findall(masked)
-        )
+        offered_rates = sum(len(_CHOICE_RATE.findall(m[0])) for m in _CHOICES.finditer(masked))
+        targets = upgrade and 0 < len(bandwidths) <= len(_TARGET.findall(masked)) + offered_rates
         # the rates the records give a link ("a 10G or 100G link according to our records") are
         # its recorded speed, no traffic to fit
         recorded = _RECORDED.search(masked) is not None
@@ -1316,6 +1389,21 @@ class NetworkFeatures:
         )
         if bare and not metrics and not bandwidths and _INSPECT.search(masked):
             signals.append("inspection")  # "verify the link between A and B": which check?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        elif (
+            "attribute" in signals
+            and not parts
+            and attributes
+            and attributes <= _BARE_STATE
+            and set(votes) <= {INVENTORY, CAPACITY}
+            and _STATE_LOOK.search(masked)
+            and not _RECORDED.search(masked)
+            and not _UP_DOWN.search(masked)
+        ):
+            # its state looked at, of no record and no measure ("check the status of <device>",
+            # "a quick status on <link>", "what's its current state?"): its record, or how it
+            # runs? (its state in the records, or up or down, is the record's)
+            signals.append("inspection")
             votes = dict.fromkeys(READ_ONLY, -0.5)
         if (
             not metrics

@@ -692,8 +692,10 @@ _OPERATOR_PHRASES: dict[str, str] = {
     "or under": "lte",
     "and below": "lte",
     "and under": "lte",
+    # gte, a plus sign right after the number ("mem 95+?", "80%+")
+    "+": "gte",
 }
-_POSTFIX = frozenset(p for p in _OPERATOR_PHRASES if p.startswith(("or ", "and ")))
+_POSTFIX = frozenset(p for p in _OPERATOR_PHRASES if p.startswith(("or ", "and ")) or p == "+")
 _TIME_AFTER = (
     r"(?!\s+(?:the\s+)?(?:last|past|previous|prior|recent|next|trailing|rolling|this|that)\b)"
     r"(?!\s+(?:a|an|one)\s+(?:second|minute|hour|day|week|month|fortnight)s?\b)"
@@ -708,6 +710,8 @@ def _phrase_pattern(phrase: str) -> str:
         return r"(?<![-<=])>(?![=>])"
     if phrase == "<":
         return r"(?<![<])<(?![=>\-])"
+    if phrase == "+":  # (not a join, "model + cpu", nor a sum, "10+2")
+        return r"(?<=[\d%])\+(?![\w+])"
     if phrase[0].isalpha():
         body = r"(?<![\w\-/])" + body
     if phrase[-1].isalpha():

@@ -61,6 +61,7 @@ HELDOUT_V22_FILE = HERE / "heldout_v22.json"
 HELDOUT_V23_FILE = HERE / "heldout_v23.json"
 HELDOUT_V24_FILE = HERE / "heldout_v24.json"
 HELDOUT_V25_FILE = HERE / "heldout_v25.json"
+HELDOUT_V26_FILE = HERE / "heldout_v26.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -107,6 +108,7 @@ SETS = {
     "heldout_v23": HeldOut(HELDOUT_V23_FILE, frozenset(SOURCES_V2), 300, 205, 95, 610),
     "heldout_v24": HeldOut(HELDOUT_V24_FILE, frozenset(SOURCES_V2), 310, 210, 100, 630),
     "heldout_v25": HeldOut(HELDOUT_V25_FILE, frozenset(SOURCES_V2), 310, 200, 100, 620),
+    "heldout_v26": HeldOut(HELDOUT_V26_FILE, frozenset(SOURCES_V2), 310, 195, 95, 610),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

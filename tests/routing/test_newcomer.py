@@ -1678,3 +1678,80 @@ def test_round_22_a_skill_in_a_letter_two_asks_or_a_change_asks_back(
 )
 def test_round_22_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
     assert_chosen(router, text, skill)
+
+
+# -- round 23 (from heldout_v25's misses; measured on heldout_v26) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a state looked at, of no record and no measure
+        "please check the status of lon1-edge-02",
+        "quick status on acme-lnk-00031 pls",
+        "lon1-core-02 threw alarms overnight, what's its current state?",
+        "Step 4: gather the state of lon1-access-03.",
+        # what a thing is, and a measure or a plan of it, in two asks
+        "(1) vendor of lon1-core-01 (2) is its memory above 80%?",
+        "is acme-lnk-00032 above 70 and should we upgrade it?",
+        "how loaded is lon1-edge-02 and what role does it play",
+        "check whether 2G fits on acme-lnk-00033, and tell me which model the far end is.",
+        "confirm the A/Z routers of acme-lnk-00034 and whether their cpu is below 60%",
+        # a skill described and run, either way round
+        "plan an upgrade for acme-lnk-00035 and then explain the schema of plan_link_upgrade",
+        "give me lookup_inventory's schema and then list the devices",
+        "describe plan_link_upgrade, or just run it on acme-lnk-00036?",
+        "lookup_inventory or describe_skill for this one?",
+        # the agent's operations, figures for a deck
+        "which operations does this agent support?",
+        "some link figures for the board pack please, acme-lnk-00037",
+        "for the monthly report: headroom and rates for acme-lnk-00038",
+        # a change: an upgrade approved, a release applied; a part running hot
+        "upgrade acme-lnk-00039 to 40G, the CR was approved",
+        "apply the EOS 4.30 upgrade to lon1-core-01 this weekend",
+        "is the optic on xe-0/0/3 of lon1-edge-02 too hot?",
+    ],
+)
+def test_round_23_a_state_looked_at_two_asks_or_a_change_asks_back(
+    router: Router, text: str
+) -> None:
+    assert_asks_back(router, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a link past a percent, said or not, is its utilization
+        ("acme-lnk-00040 running above 75%?", "evaluate_resource_condition"),
+        ("is acme-lnk-00041 over 60 right now?", "evaluate_resource_condition"),
+        ("how saturated is acme-lnk-00042", "evaluate_resource_condition"),
+        # a threshold after its number
+        ("lon1-core-01 cpu 90+?", "evaluate_resource_condition"),
+        ("memory on lon1-edge-02 85% or more?", "evaluate_resource_condition"),
+        # what the record says of a state, or a rate on record
+        ("status of acme-lnk-00043 in the inventory", "lookup_inventory"),
+        ("is acme-lnk-00044 up or down?", "lookup_inventory"),
+        ("what rate is acme-lnk-00045 provisioned at", "lookup_inventory"),
+        ("role of lon1-access-03", "lookup_inventory"),
+        # spare bandwidth said short
+        ("spare b/w acme-lnk-00046", "check_link_capacity"),
+        # rates offered as a list are an upgrade's choices
+        ("should we upgrade acme-lnk-00047, and to 25G, 40G or 100G?", "plan_link_upgrade"),
+    ],
+)
+def test_round_23_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
+    assert_chosen(router, text, skill)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ospf cost on acme-lnk-00049 over 100?",  # another thing's number
+        "is acme-lnk-00048 over 10G?",  # a rate, no percent
+        "is acme-lnk-00048 over 90 days old?",  # a number with its unit
+    ],
+)
+def test_round_23_a_number_no_percent_could_be_is_no_links_utilization(
+    router: Router, text: str
+) -> None:
+    assert "metric:utilization" not in router.text_features(text).signals

@@ -668,11 +668,21 @@ class Router:
         )
         too_little = says_too_little(read) and not strong and not successor_bid
         second = self._second_ask(best, scores, by_id, read, described) if replaced is None else []
+        if bid is not None and bid.manifest.replacement:
+            # a replaced skill bid to run by name does its replacement's work: "execute
+            # link_headroom on <link> and tell us the free bandwidth" is one ask
+            second = [s for s in second if s.skill_id != bid.manifest.replacement]
         asked = [s for s in scores if s.skill_id in features.asks]
+        vetoed = False  # the best, one the domain voted against, is not among what it saw asked
         if best is not None and len(asked) >= 2 and not second:  # the domain saw two requests
-            second = [s for s in asked if s.skill_id != best.skill_id][: MAX_OFFERED - 1]
+            if best.features < 0 and best.skill_id not in features.asks:
+                # ("can <link> handle the rollout?": its room, its load, or an upgrade, not the
+                # classifier's lean alone)
+                vetoed, second = True, asked[:MAX_OFFERED]
+            else:
+                second = [s for s in asked if s.skill_id != best.skill_id][: MAX_OFFERED - 1]
         if second and best is not None:
-            close = [best, *second]
+            close = second if vetoed else [best, *second]
         only = False
         lowered = read.lower()
         if _CHOICE.search(lowered) and not only:
@@ -920,10 +930,11 @@ class Router:
             return False
         if _names_a_thing(extract(text), lowered):
             return True
-        # (a vote alone, when the second request follows the name: a join before it may be the
-        # interface ask's own, "the input and output schemas of <skill>")
+        # (a vote alone, when the second request follows the name, or comes first in sequence,
+        # "list sites and then describe <skill>": a bare "and" before it may be the interface
+        # ask's own, "the input and output schemas of <skill>")
         voted = votes is not None and votes.get(capability.id, 0.0) > 0
-        return voted and describes_skill(text, capability, before=False)
+        return voted and describes_skill(text, capability, before=_SEQUENCED)
 
     @staticmethod
     def _second_ask(
@@ -1140,6 +1151,8 @@ def bids_on_a_thing(text: str, manifest: Any) -> bool:
 _DESCRIBING = r"(?:about|explain|describe|describe skill|what can|what does|what will|how does)"
 """Words before a skill's name that ask what it is or does (``what can <skill> do``)."""
 _JOINED = re.compile(r" (?:and|plus|then|also|as well as) ")
+_SEQUENCED = re.compile(r" (?:then|plus|also|as well as) ")
+"""A join that orders two requests (not a bare "and", which joins two words as often)."""
 
 
 def asks_about(text: str, manifest: Any) -> bool:
@@ -1157,17 +1170,22 @@ def asks_about(text: str, manifest: Any) -> bool:
     )
 
 
-def describes_skill(text: str, capability: Capability, *, before: bool = True) -> bool:
+def describes_skill(
+    text: str, capability: Capability, *, before: re.Pattern[str] | None = _JOINED
+) -> bool:
     """Whether ``text`` asks what the skill is (its interface, or ``explain <skill>``, ``what
     can <skill> do``) and joins a second request to it: after its name (``... and ...``), or
     before (``recommend an upgrade for <link> and explain what <skill>'s output fields
     mean``)."""
-    said = " ".join(_WORDS.findall(text.lower()))
+    said = " ".join(_WORDS.findall(text.lower().replace("+", " plus ")))
     for name in _names_of(capability.manifest):
         at = said.find(name)
         if at < 0:
             continue
-        if not (_JOINED.search(said, at + len(name)) or (before and _JOINED.search(said, 0, at))):
+        if not (
+            _JOINED.search(said, at + len(name))
+            or (before is not None and before.search(said, 0, at))
+        ):
             continue
         if asks_interface(text.lower()) or re.search(
             rf"(?<![a-z0-9]){_DESCRIBING} (?:the )?{name}(?![a-z0-9])", said
@@ -1235,7 +1253,7 @@ _CATALOGUE = re.compile(
     # the agent's skills asked for as a whole: "what skills do you have", "list your skills",
     # "which capabilities does the agent expose", "step 0: list the skills the agent exposes"
     r"(?<![\w-])(?:list|show|enumerate|give\s+me|tell\s+me|what|which|full\s+list\s+of)\b"
-    r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset|commands|operations)(?![\w-])"
+    r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset|commands|operations|functions)(?![\w-])"
     # (not one skill asked for by what it does: "which of your skills tells me free bandwidth?")
     r"(?![^.?!]*(?<![\w-])(?:tells?|gives?|gets?|finds?|returns?|shows?|checks?|plans?"
     r"|evaluates?|answers?|handles?|covers?|does|for|to)\s+(?:me|us|the|an?|if|whether|free"
@@ -1245,7 +1263,7 @@ _CATALOGUE = re.compile(
 _CATALOGUE_NAMED = re.compile(
     # the same, named as a list of what the agent does: "the agent's skill list", "the list of
     # things the agent is able to handle", "a list of what you can do"
-    r"(?<![\w-])(?:skill|capability|capabilities)\s+(?:list|catalogue|catalog|overview)(?![\w-])"
+    r"(?<![\w-])(?:skills?|capability|capabilities)\s+(?:list|catalogue|catalog|overview)(?![\w-])"
     r"|(?<![\w-])list\s+of\s+(?:the\s+)?(?:things|what|tasks|jobs|everything)\s+[^.?!]{0,40}?"
     r"(?:able\s+to|can|could)\s+(?:do|handle|help)(?![\w-])"
 )

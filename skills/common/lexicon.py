@@ -75,6 +75,7 @@ from skills.common.text import (
     find_bandwidths,
     find_comparison,
     fold,
+    is_percent_at,
     link_ids,
     mask_ids,
     numbers,
@@ -89,7 +90,7 @@ LEGACY = "link_headroom"
 
 METRIC_SYNONYMS: dict[str, str] = {
     "utilization": r"utili[sz](?:ation|ed|ing)|util|utils|usage|load(?:ed)?|busy-ness|busy"
-    r"|busyness|busier|busiest|hot|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
+    r"|busyness|busier|busiest|hot|hotter|hottest|saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged|throughput"
     r"|running\s+hot|idle|idling|quiet|under[\s-]?utili[sz]ed|underused|lightly\s+used",
     "cpu": r"cpus?|processors?|control[\s-]plane|routing\s+engine",
     "memory": r"memory|mem|ram|heap",
@@ -227,6 +228,13 @@ _FULL = re.compile(
     # how full, its load or its room)
     r"(?<![\w-])(?<!how\s)(?:saturat(?:ed|ion|ing)|congest(?:ed|ion)|maxed(?:\s+out)?|pegged)"
     r"(?![\w-])|(?<![\w-])full(?![\w-])"
+)
+_STATE_ASKED = re.compile(
+    # a state asked, verb first: "is <link> busy", "are the uplinks overloaded?" (not said, "<link>
+    # keeps running hot")
+    r"(?:^|[.;:!?,]\s*)\W*(?:is|are)\s+(?:(?:the|this|that|it|our|its)\s+)?(?:[\w/-]*\s+){0,3}?"
+    r"(?:really\s+|too\s+|very\s+|still\s+)?(?:hot|busy|saturated|congested|maxed(?:\s+out)?"
+    r"|pegged|overloaded|loaded|running\s+hot)(?![\w-])"
 )
 _STATE = re.compile(
     r"hot|hottest|running\s+hot|busy|busier|busiest|saturat\w*|congest\w*|maxed(?:\s+out)?"
@@ -563,7 +571,8 @@ _TARGET = re.compile(
     # a rate a link would be upgraded to (or from): "a bump to 100G", "from 10G to 40G"
     # (or stayed at, against another: "stay at 10G or move up?"; or moved with an arrow, "go
     # 10G->40G": both its ends)
-    r"(?:(?<![\w-])(?:to|into|from|stay\s+(?:at|on))\s+(?:an?\s+)?|(?:->|=>|\u2192)\s*)"
+    r"(?:(?<![\w-])(?:to|into|from|stay\s+(?:at|on)|go(?:ing)?(?:\s+up)?)\s+(?:an?\s+)?"
+    r"|(?:->|=>|\u2192)\s*)"
     r"\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)(?![\w/])"
     r"|\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)\s*(?=->|=>|\u2192)"
 )
@@ -815,7 +824,11 @@ _UPGRADE = re.compile(
     r"|(?:mov|bump|step)\w*\s+up\s+from\s+\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbe|ge|m|mb|mbps|t"
     r"|tbps)?"
     # (the next rate or speed of a link is an upgrade's target: "the right next speed for <link>")
-    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?(?:rate|speed|tier)"
+    r"|bigger\s+(?:pipe|link|circuit)|next\s+(?:standard\s+)?(?:rate|speed|tier)|next\s+step\s+up"
+    # a rate judged too much ("100g for <link> or overkill?"), or asked for a time to come
+    # ("what rate for <link> next yr"): the planner's
+    r"|overkill|(?:what|which)\s+(?:rate|speed|size)\s+for\s+[^.?!]{0,40}?(?:next|in\s+a|in\s+\d+)"
+    r"\s*(?:\d+\s*)?(?:yr|year|years|quarter|q[1-4]|months?)"
     r"|bump(?:ed|ing)?|uplift(?:s|ed|ing)?|upsiz(?:e|es|ed|ing)|scale\s+up|higher\s+(?:rate|speed)"
     r"|(?:mov(?:e|es|ed|ing)|go(?:es|ing)?|migrat\w*)\s+(?:it\s+)?to\s+(?:a\s+)?(?:faster|higher|bigger)"
     rf"|{_RAISED.pattern}"
@@ -955,6 +968,12 @@ def _alternatives(masked: str) -> list[int]:
     ]
 
 
+_OTHER_SUBJECT = re.compile(
+    # another thing of a named one ("ospf cost on <link>", "the cost of <interface>"), not the
+    # link or port itself ("the uplink on <device>")
+    r"(?<![\w-])(?!(?:links?|uplinks?|circuits?|ports?|interfaces?|trunks?|lags?|paths?)\s)"
+    r"[a-z]{2,} (?:on|of|for) (?=\S*\d)"
+)
 _UNITLESS = re.compile(
     r"\s*(?:[?.!,;)]|$|(?:and|or|but|now|right\s+now|currently|still|yet|again|today)(?![\w-]))"
 )
@@ -1154,11 +1173,16 @@ class NetworkFeatures:
         bandwidths = find_bandwidths(cleaned)
         # what is left of a link (its headroom) is the capacity check's, unless asked in
         # percent: the deprecated headroom skill's own answer, which it keeps
+        # (a percent asked, "headroom % for <link>", is the old skill's answer; a percent given,
+        # "at least 25% headroom", "headroom for 20% more traffic", is a room to check)
         in_percent = _PERCENT.search(masked) is not None
+        percent_asked = in_percent and not any(
+            is_percent_at(masked, n.end) for n in numbers(masked)
+        )
         headroom = _HEADROOM.search(masked) is not None
         asked = _RAISED.sub(lambda m: " " * len(m[0]), masked)  # its capacity raised: a plan
         capacity = _CAPACITY.search(asked) is not None or (
-            (headroom or _LEFT.search(asked) is not None) and not in_percent
+            (headroom or _LEFT.search(asked) is not None) and not percent_asked
         )
         if capacity and set(metrics) & {"cpu", "memory"} and not headroom and not bandwidths:
             # a device's cpu or memory against a threshold, its room only the reason ("is the
@@ -1218,16 +1242,19 @@ class NetworkFeatures:
                 metrics = ["utilization"]
                 terms.append("utilization")
                 signals.append("metric:utilization")
-        if not metrics and links and not capacity and not headroom and not bandwidths:
+        if (
+            not metrics
+            and (links or interface)
+            and not capacity
+            and not headroom
+            and not bandwidths
+        ):
             # a link said to run past a percent, or past a number with no unit ("<link> running
             # over 85%?", "is <link> over 90 and ..."): its utilization against a threshold (a
             # device's, cpu or memory, is not said)
             # (the link the subject: "<what> on <link> > 100", an OSPF cost, measures another
             # thing of it)
-            subject = not any(
-                re.search(rf"(?<![\w-])(?:on|of|for)\s+{re.escape(link.lower())}", folded)
-                for link in links
-            )
+            subject = _OTHER_SUBJECT.search(folded) is None
             found = find_comparison(masked)
             if found is not None and (
                 _threshold_number(masked, found)
@@ -1285,7 +1312,7 @@ class NetworkFeatures:
         # a threshold or a fitting rate (an attribute asked, "the software image", is no check
         # a change could be a later step of)
         runbook = max(votes.get(EVALUATE, 0.0), votes.get(CAPACITY, 0.0)) >= 0.8
-        if headroom and in_percent and not bandwidths:
+        if headroom and percent_asked and not bandwidths:
             # the old skill's very answer, of a named link: a request however short
             # ("headroom % for <link>")
             signals.append("headroom_percent")
@@ -1403,7 +1430,7 @@ class NetworkFeatures:
             # its state looked at, of no record and no measure ("check the status of <device>",
             # "a quick status on <link>", "what's its current state?"): its record, or how it
             # runs? (its state in the records, or up or down, is the record's)
-            signals.append("inspection")
+            signals += ["inspection", "state_look"]
             votes = dict.fromkeys(READ_ONLY, -0.5)
         if (
             not metrics
@@ -1530,7 +1557,10 @@ class NetworkFeatures:
                 # it take 1G?"): its recorded state
                 + [m.start() for m in _UP.finditer(masked)],
             }
-            asks = _split_asks(evidence, joins, states)
+            # (a state asked, "is <link> busy + should it be upgraded?", is a request of its own:
+            # only a state said is the upgrade's reason)
+            reasons = set() if _STATE_ASKED.search(masked) else states
+            asks = _split_asks(evidence, joins, reasons)
             if asks:
                 signals.append("two_requests")
             elif offered and (asks := _split_asks(evidence, offered, states, offered=True)):
@@ -1555,6 +1585,12 @@ class NetworkFeatures:
             # port's) load, or the site's links?
             signals.append("no_link")
             asks = (CAPACITY, EVALUATE) if devices or interface else (CAPACITY, INVENTORY)
+        if not asks and "suitability" in signals:
+            # the checks a thing fit for an event is asked back between (not only the one the
+            # classifier leans to): its room, its load, and for a link its upgrade
+            asks = (CAPACITY, EVALUATE, UPGRADE) if links else (CAPACITY, EVALUATE)
+        elif not asks and "state_look" in signals:
+            asks = (INVENTORY, EVALUATE)  # its state in the records, or how it runs
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
                 masked,

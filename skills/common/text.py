@@ -602,6 +602,8 @@ _OPERATOR_PHRASES: dict[str, str] = {
     "reached": "gte",
     "reach": "gte",
     "hits": "gte",
+    "hitting": "gte",
+    "reaching": "gte",
     ">=": "gte",
     "=>": "gte",
     "\u2265": "gte",
@@ -643,6 +645,8 @@ _OPERATOR_PHRASES: dict[str, str] = {
     "topped": "gt",
     "breaches": "gt",
     "north of": "gt",
+    # a load past a figure in its own words ("busier than 70%")
+    "busier than": "gt",
     ">": "gt",
     "gt": "gt",
     # lt

@@ -1755,3 +1755,83 @@ def test_round_23_a_number_no_percent_could_be_is_no_links_utilization(
     router: Router, text: str
 ) -> None:
     assert "metric:utilization" not in router.text_features(text).signals
+
+
+@pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # a link fit for an event: its room, its load, or its upgrade (not the classifier's
+        # lean alone, which the domain voted against)
+        (
+            "can acme-lnk-00050 handle the rollout?",
+            {"check_link_capacity", "evaluate_resource_condition", "plan_link_upgrade"},
+        ),
+        (
+            "is lon1-core-01 fit for the cutover?",
+            {"check_link_capacity", "evaluate_resource_condition"},
+        ),
+        # a state looked at: the record's, or how it runs
+        ("check the status of lon1-edge-02", {"lookup_inventory", "evaluate_resource_condition"}),
+        ("quick status on acme-lnk-00051 pls", {"lookup_inventory", "evaluate_resource_condition"}),
+    ],
+)
+def test_a_question_the_domain_vetoed_offers_what_it_saw_asked(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = assert_asks_back(router, text)
+    assert {c.id for c in decision.candidates} == offered, decision
+
+
+# -- round 24 (from heldout_v26's misses; measured on heldout_v27) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a state asked, and an upgrade: two asks (a state said is the upgrade's reason)
+        "is acme-lnk-00052 running hot, and does it need a bigger pipe?",
+        # a skill described and run, joined by a plus or in sequence
+        "run lookup_inventory for lon1 + show lookup_inventory's input schema",
+        "lookup_inventory's schema + run it for lon1",
+        "list the devices and then describe lookup_inventory",
+        # the agent's functions, its skills list
+        "where is the list of functions this assistant has?",
+        "skills list pls",
+    ],
+)
+def test_round_24_a_state_asked_a_plus_or_a_sequence_asks_back(router: Router, text: str) -> None:
+    assert_asks_back(router, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # headroom required in percent is a room to check; a percent asked is the old answer
+        ("make sure acme-lnk-00053 keeps at least 30% headroom", "check_link_capacity"),
+        ("does acme-lnk-00054 have headroom for 15% more traffic?", "check_link_capacity"),
+        ("headroom % on acme-lnk-00055", "link_headroom"),
+        # a load past a figure in its own words, of a link or a port
+        ("is acme-lnk-00056 running hotter than 75%?", "evaluate_resource_condition"),
+        ("is acme-lnk-00057 hitting 95% in the evenings?", "evaluate_resource_condition"),
+        ("is the uplink xe-0/0/2 on lon1-edge-02 over 65% at peak?", "evaluate_resource_condition"),
+        # a replaced skill bid by name does its replacement's work in one ask
+        (
+            "please run link_headroom on acme-lnk-00058 and give me the free bandwidth",
+            "link_headroom",
+        ),
+        # an upgrade's rate in other words
+        ("next step up for acme-lnk-00059?", "plan_link_upgrade"),
+        ("is 400G overkill for acme-lnk-00060?", "plan_link_upgrade"),
+        ("should we go 100g on acme-lnk-00061", "plan_link_upgrade"),
+        ("what speed for acme-lnk-00062 in 2 years", "plan_link_upgrade"),
+        # a state said is the upgrade's reason: one ask
+        ("acme-lnk-00063 keeps running hot at peak, should we upgrade it?", "plan_link_upgrade"),
+    ],
+)
+def test_round_24_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
+    assert_chosen(router, text, skill)
+
+
+def test_round_24_a_ports_other_figure_is_no_utilization(router: Router) -> None:
+    text = "the ospf cost of xe-1/0/1 on lon1-core-01 is above 100?"
+    assert "metric:utilization" not in router.text_features(text).signals

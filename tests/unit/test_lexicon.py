@@ -492,6 +492,10 @@ def test_every_one_of_a_kind_is_a_listing(text: str) -> None:
         ("can acme-lnk-00009 absorb that?", {CAPACITY, EVALUATE}),
         ("will fra1-core-01 manage it", {CAPACITY, EVALUATE}),
         ("is there room to expand on acme-lnk-00009", {CAPACITY, UPGRADE}),
+        # its state looked at, with no record said (round 23: ten writers of the held-out sets
+        # labelled it ambiguous): the record, or how it runs?
+        ("check the status of globex-lnk-00004", {INVENTORY, EVALUATE}),
+        ("pls check fra1-core-01 status", {INVENTORY, EVALUATE}),
     ],
 )
 def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> None:
@@ -505,8 +509,6 @@ def test_one_request_two_skills_fit_alike_is_told(text: str, asks: set[str]) -> 
     "text",
     [
         "what is the state of globex-lnk-00004",
-        "check the status of globex-lnk-00004",
-        "pls check fra1-core-01 status",
         "is cpu on fra1-core-01 above 80%?",
         "Give me the upgrade proposal for acme-lnk-00006 from its peak usage",
         "is there room for 5G more on acme-lnk-00009",

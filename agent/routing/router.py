@@ -184,9 +184,9 @@ _RUN = re.compile(
     r"(?:^\W*|[.;:!?]\s+"
     # (after a greeting's comma, the verb's object a skill's id: "Hi team, invoke <skill> on")
     r"|,\s+(?=(?:run|execute|invoke|call|trigger|launch|use)\s+(?:the\s+)?[a-z0-9]+_)"
-    r"|(?<![\w-])(?:please|pls|can\s+you|could\s+you|would\s+you"
+    r"|(?<![\w-])(?:please|pls|kindly|can\s+you|could\s+you|would\s+you"
     r"|go\s+ahead\s+and|now)\s+)"
-    r"(?:run|execute|invoke|call|trigger|launch|use)(?![\w-])"
+    r"(?:run|execute|exec|invoke|call|trigger|launch|use|using)(?![\w-])"
 )
 """A bid to run a skill (an imperative, the text's or a sentence's first word; not "how do I
 call ...")."""
@@ -1285,6 +1285,13 @@ def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
     ...``: the run verb's object), if one of ``fitting``; never ``describe_skill``, whose own
     rules read what it is asked to describe."""
     lowered = text.lower()
+    said_all = " ".join(_WORDS.findall(lowered))
+    for capability in fitting:  # (bid in the passive: "the <skill> check should be run on")
+        if capability.id != DESCRIBE_SKILL_ID and any(
+            re.search(rf"(?<![a-z0-9]){name}{_RUN_PASSIVE}", said_all)
+            for name in _names_of(capability.manifest)
+        ):
+            return capability
     for bid in _RUN.finditer(lowered):
         said = " ".join(_WORDS.findall(lowered[bid.end() : bid.end() + 160]))
         said = said.removeprefix("the ")
@@ -1302,6 +1309,11 @@ def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
     return None
 
 
+_RUN_PASSIVE = (
+    r"(?: (?:check|skill|tool|call))? (?:should|must|needs to|has to|is to|will|to) be "
+    r"(?:run|executed|invoked|called|used|triggered)(?![a-z0-9])"
+)
+"""After a skill's name, a run bid in the passive (words as ``_WORDS`` reads them)."""
 _ITS_PRODUCTS = frozenset(
     re.findall(
         r"\S+",

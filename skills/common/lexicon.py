@@ -572,9 +572,9 @@ _TARGET = re.compile(
     # (or stayed at, against another: "stay at 10G or move up?"; or moved with an arrow, "go
     # 10G->40G": both its ends)
     r"(?:(?<![\w-])(?:to|into|from|stay\s+(?:at|on)|go(?:ing)?(?:\s+up)?)\s+(?:an?\s+)?"
-    r"|(?:->|=>|\u2192)\s*)"
+    r"|(?:->|=>|\u2192|-to-)\s*)"
     r"\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)(?![\w/])"
-    r"|\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)\s*(?=->|=>|\u2192)"
+    r"|\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)\s*(?=->|=>|\u2192|-to-)"
 )
 _CHOICES = re.compile(
     # rates offered as choices: "40G or 100G", "a 100G or a 400G", "25G, 40G or 100G"
@@ -659,6 +659,9 @@ _ATTRIBUTE = re.compile(
     r"|sn|endpoints?|ends?|other\s+end|far\s+end|(?:other|far)\s+side|a[\s-]side|b[\s-]side"
     r"|which\s+ports?"
     r"|what\s+ports?|status|state|which\s+site|what\s+site|located|location|where\s+is"
+    # its role offered as a choice: "is <device> an edge or a core device?"
+    r"|(?:edge|access|aggregation|agg|core|spine|leaf|border|distribution)\s+or\s+an?\s+\w+"
+    r"(?=\s+(?:device|router|switch|box|node))"
     r"|role|hostname|ip\s+address|connected\s+to|attached\s+to|terminate[sd]?"
     # the label an operator gave it ("the description on <port>")
     # (not a form's field: "Description: please check")
@@ -721,6 +724,8 @@ _ENDS = re.compile(
     r"(?<![\w-])(?:a\s*(?:and|&|/|-)\s*z(?:\s+|-)(?:ends?|sides?|devices?|routers?|switches|boxes)"
     r"|[az][\s-](?:ends?|sides?)"
     r"|both\s+ends|end\s*-?points?|ends\s+of\s+(?:the\s+|this\s+|that\s+|its\s+)?(?:link|circuit)"
+    # (of a link named, blanked: "the ends of <link>")
+    r"|ends\s+of\s{4,}"
     r"|(?:other|far|either|each|both)\s+(?:end|ends|side|sides)"
     r"|(?:which|what)\s+(?:two\s+)?(?:devices|routers|switches|boxes)"
     # where it runs, from and to: "where does <link> go from and to", "where does it land"
@@ -728,7 +733,7 @@ _ENDS = re.compile(
     r"|terminate|end\s+up))(?![\w-])"
 )
 _ROLE = r"(?:core|edge|access|aggregation|aggr|agg|distribution|dist|spine|leaf|border)"
-_KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?)"
+_KIND = r"(?:switch|switches|routers?|rtrs?|devices?|boxes|box|gear|nodes?|firewalls?)"
 _DESCRIBED = re.compile(
     # a device named by its site and role: "the sfo1 edge box", "lon1's core router"
     rf"(?<![\w\-/:.])[a-z]{{3}}\d{{1,2}}(?:'s)?\s+{_ROLE}\s+{_KIND}(?![\w-])"
@@ -750,14 +755,21 @@ _LISTING = re.compile(
     r"(?:link|device|site|interface|port|router|switch|circuit)"
     # every one of a kind, each with what the inventory records: "for every device at lon1"
     r"|(?:every|all|each)\s+(?:the\s+|our\s+|of\s+the\s+)?(?:links?|devices?|sites?|routers?"
-    r"|switch(?:es)?|circuits?))(?![\w-])"
+    r"|switch(?:es)?|circuits?)"
+    # the devices of a site: "nrt2 devices", "the firewalls at osl3", "everything in kul2" (not
+    # its links, "check the tok1 links", "how are the ams1 links": looked at, or listed?)
+    r"|(?<![\w\-/:.])[a-z]{3}\d{1,2}\s+(?:devices|routers|switches|boxes|firewalls)"
+    r"|(?:devices|routers|switches|boxes|firewalls|everything)\s+(?:at|in)\s+"
+    r"(?:site\s+)?[a-z]{3}\d{1,2}(?![\w\-/:]))(?![\w-])"
 )
 _IDENTITY = re.compile(
     # what a device is, which only its record says: its model, maker, serial, software
     rf"(?<![\w-])(?:model|hardware|hw|platform|chassis\s+type|vendor|manufacturer|{_MAKE}|brand"
     rf"|made\s+by|who\s+makes|serial(?:\s+(?:number|no|num|#))?|sn|os(?:\s+(?:version|release))?"
-    # (and the part it plays: "what role is it")
-    r"|role"
+    # (and the part it plays: "what role is it", "an edge or a core device?")
+    r"|role|(?<=an\s)(?:edge|access|aggregation|agg)\s+or\s+an?\s+\w+(?=\s+(?:device|router|switch|box))"
+    r"|(?<=a\s)(?:core|spine|leaf|border|distribution)\s+or\s+an?\s+\w+"
+    r"(?=\s+(?:device|router|switch|box))"
     rf"|software(?:\s+version)?|firmware|operating\s+system|{_VENDOR}"
     # the vendors' own names of their software ("which JunOS is it on")
     r"|junos|eos|ios(?:-?xr|-?xe)?|nx-?os|sr\s+os|vrp"
@@ -795,8 +807,9 @@ _IDENTITY_BESIDE = re.compile(
     r"|\s+(?:the\s+)?(?:[\w-]+\s+){0,3}(?:is|are|runs?)\s*(?:[?.!,;]|$))"
 )
 _JOINED = re.compile(
-    # two asks joined: by a word, by a list's numbers, by "two things"
-    r"(?<![\w-])(?:and|plus|also|as\s+well\s+as)(?![\w-])|&|\+|(?<![\w-])2\)"
+    # two asks joined: by a word, by a list's numbers, by "two things", or two questions in a
+    # row ("<device>: role? mem over 60?")
+    r"(?<![\w-])(?:and|plus|also|as\s+well\s+as)(?![\w-])|&|\+|(?<![\w-])2\)|\?\s+(?=\w)"
     r"|(?<![\w-])two\s+(?:things|asks|questions)(?![\w-])"
 )
 _RECORDED = re.compile(
@@ -814,7 +827,8 @@ _OWN_ATTRIBUTE = re.compile(
 _RAISED = re.compile(
     # a link's rate raised: "increase the capacity of <link>", "boost its bandwidth" (the
     # capacity word is the upgrade's object here, no capacity question)
-    r"(?:increas\w*|rais\w*|boost\w*|grow\w*)\s+(?:the\s+|its\s+)?(?:capacity|bandwidth|bw|speed"
+    r"(?:increas\w*|rais\w*|boost\w*|grow\w*|doubl\w*|tripl\w*)\s+(?:the\s+|its\s+)?"
+    r"(?:capacity|bandwidth|bw|speed"
     r"|rate|size)"
 )
 _UPGRADE = re.compile(
@@ -844,7 +858,7 @@ _UPGRADE = re.compile(
     r"|(?:what|which)\s+(?:rate|speed|size)\s+(?:should|to|would|must)"
     # a rate moved to another ("10G to 40G", "from 1G to 10G"), and the right rate chosen
     # ("recommend the right speed for <link>"): the plan's
-    r"|\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|m|mbps|t|tbps)\s*(?:\s+to|->|=>|\u2192)\s*(?:an?\s+)?"
+    r"|\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|m|mbps|t|tbps)\s*(?:\s+to|-to-|->|=>|\u2192)\s*(?:an?\s+)?"
     r"\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
     # (the target's unit left to the source's: "go from 10 Gbps to 25?")
@@ -968,6 +982,21 @@ def _alternatives(masked: str) -> list[int]:
     ]
 
 
+_WHICH_MORE = re.compile(
+    r"(?<![\w-])(?:which|what)\s+(?:one|link|circuit|device|router|switch|port|interface|box)"
+    r"\s+(?:is|was|has|runs?|gets?)\s+(?:the\s+)?(?:busier|busiest|hotter|hottest|more|less|higher"
+    r"|lower|worse|better|heavier|lighter)(?![\w-])"
+)
+_SITE_DEVICES = re.compile(
+    r"(?<![\w\-/:.])[a-z]{3}\d{1,2}\s+(?:devices|routers|switches|boxes|firewalls)(?![\w-])"
+    r"|(?<![\w-])(?:devices|routers|switches|boxes|firewalls)\s+(?:at|in)\s+(?:site\s+)?"
+    r"[a-z]{3}\d{1,2}(?![\w\-/:])"
+)
+_OTHER_LINK = re.compile(
+    r"(?<![\w-])lnk-[a-z0-9]+(?:-[a-z0-9]+)*-\d+(?![\w-])"
+    r"|(?<![\w\-/:.])[a-z]{3}\d{1,2}-[a-z]{3}\d{1,2}(?=\s+(?:link|trunk|circuit|path|lag)(?![\w-]))"
+)
+"""A link named by another convention than the inventory's: by its sites."""
 _OTHER_SUBJECT = re.compile(
     # another thing of a named one ("ospf cost on <link>", "the cost of <interface>"), not the
     # link or port itself ("the uplink on <device>")
@@ -1135,7 +1164,11 @@ class NetworkFeatures:
         masked = _FOR_PURPOSE.sub(lambda m: " " * len(m[0]), mask_ids(folded))
         terms: list[str] = []
         signals: list[str] = []
-        links = link_ids(cleaned)
+        # (a link named otherwise, "lnk-waw2-lim1-02", "the kul2-syd4 trunk", is a link to route
+        # by, though the skill then finds no such id)
+        links = link_ids(cleaned) or _OTHER_LINK.findall(folded)
+        if links and not link_ids(cleaned):  # (blanked as the inventory's ids are)
+            masked = _OTHER_LINK.sub(lambda m: " " * len(m[0]), masked)
         devices = device_refs(cleaned)
         interface = _INTERFACE.search(cleaned) is not None
         site = _SITE.search(masked) is not None
@@ -1361,7 +1394,9 @@ class NetworkFeatures:
         elif not metrics and _LISTING.search(masked) and (alone or _AND.search(masked)):
             # "every access switch and its status"; "list the links and whether to upgrade"
             signals.append("listing")
-            votes[INVENTORY] = 0.6
+            # (a site's devices, however short, "nrt2 devices", "routers at lon1": no other
+            # skill lists them)
+            votes[INVENTORY] = 0.8 if _SITE_DEVICES.search(masked) else 0.6
         if upgrade:
             signals.append("upgrade")
             # the verb of a plan, of a named link and nothing else, is a request, however
@@ -1387,6 +1422,11 @@ class NetworkFeatures:
             # (beside a request of its own, "list the devices at nyc1, please help", it is
             # only a plea)
             signals.append("advice")  # "<link> is congested, what do we do?": which check?
+            votes = dict.fromkeys(READ_ONLY, -0.5)
+        if len(links) + len(devices) >= 2 and _WHICH_MORE.search(masked):
+            # two things weighed by a measure ("which link is busier, <link> or <link>?"): no
+            # skill compares, each takes one thing and a threshold
+            signals.append("compare")
             votes = dict.fromkeys(READ_ONLY, -0.5)
         if not resource and _THEORY.search(masked):
             signals.append("theory")  # "explain OSPF vs IS-IS": no skill teaches

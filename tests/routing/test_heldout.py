@@ -64,6 +64,7 @@ HELDOUT_V25_FILE = HERE / "heldout_v25.json"
 HELDOUT_V26_FILE = HERE / "heldout_v26.json"
 HELDOUT_V27_FILE = HERE / "heldout_v27.json"
 HELDOUT_V28_FILE = HERE / "heldout_v28.json"
+HELDOUT_V29_FILE = HERE / "heldout_v29.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -113,6 +114,7 @@ SETS = {
     "heldout_v26": HeldOut(HELDOUT_V26_FILE, frozenset(SOURCES_V2), 310, 195, 95, 610),
     "heldout_v27": HeldOut(HELDOUT_V27_FILE, frozenset(SOURCES_V2), 310, 200, 95, 610),
     "heldout_v28": HeldOut(HELDOUT_V28_FILE, frozenset(SOURCES_V2), 310, 200, 95, 610),
+    "heldout_v29": HeldOut(HELDOUT_V29_FILE, frozenset(SOURCES_V2), 310, 200, 95, 610),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

@@ -1888,3 +1888,52 @@ def test_round_25_the_one_ask_still_runs(router: Router, text: str, skill: str) 
 )
 def test_round_25_a_sites_links_looked_at_still_ask_which(router: Router, text: str) -> None:
     assert_asks_back(router, text)
+
+
+# -- round 26 (from heldout_v28's misses; measured on heldout_v29) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the agent's skills, in other words
+        "list each skill this agent offers",
+        "what is the assistant capable of?",
+        "which operations does the network bot expose?",
+        # a choice between named skills, in other words
+        "choose between lookup_inventory and evaluate_resource_condition for lon1-core-01",
+        "we use link_headroom and check_link_capacity; which applies to acme-lnk-00072?",
+        # a second ask on the first's answer
+        "does 3G fit on acme-lnk-00073? if not, which rate should it move to?",
+    ],
+)
+def test_round_26_the_agents_skills_a_choice_or_a_conditional_ask_asks_back(
+    router: Router, text: str
+) -> None:
+    assert_asks_back(router, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # what a skill is for, or its version under a ticket key
+        ("what is the lookup_inventory skill for?", "describe_skill"),
+        ("CHG-1234 needs the version of plan_link_upgrade", "describe_skill"),
+        # the difference of two skills' interfaces is described, not chosen between
+        (
+            "the difference in outputs between check_link_capacity and link_headroom?",
+            "describe_skill",
+        ),
+        # an upgrade misspelt, a new line rate recommended
+        ("should acme-lnk-00074 be upgarded to 40G?", "plan_link_upgrade"),
+        ("recommend a new line rate for acme-lnk-00075", "plan_link_upgrade"),
+        # what the devices of a role at a site are
+        ("the software versions on all lon1 PEs please", "lookup_inventory"),
+    ],
+)
+def test_round_26_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
+    assert_chosen(router, text, skill)
+
+
+def test_round_26_tell_me_about_a_skill_still_asks_describe_or_run(router: Router) -> None:
+    assert_asks_back(router, "tell me about plan_link_upgrade")

@@ -1300,8 +1300,8 @@ def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
     ...``: the run verb's object), if one of ``fitting``; never ``describe_skill``, whose own
     rules read what it is asked to describe."""
     lowered = text.lower()
-    said_all = " ".join(_WORDS.findall(lowered))
-    for capability in fitting:  # (bid in the passive: "the <skill> check should be run on")
+    said_all = " ".join(_WORDS.findall(lowered)) if _PASSIVE_HINT.search(lowered) else ""
+    for capability in fitting if said_all else ():  # (in the passive: "<skill> should be run on")
         if capability.id != DESCRIBE_SKILL_ID and any(
             re.search(rf"(?<![a-z0-9]){name}{_RUN_PASSIVE}", said_all)
             for name in _names_of(capability.manifest)
@@ -1329,6 +1329,10 @@ _RUN_PASSIVE = (
     r"(?:run|executed|invoked|called|used|triggered)(?![a-z0-9])"
 )
 """After a skill's name, a run bid in the passive (words as ``_WORDS`` reads them)."""
+_PASSIVE_HINT = re.compile(
+    r"(?<![\w-])be\s+(?:run|executed|invoked|called|used|triggered)(?![\w-])"
+)
+"""The passive's verb, looked for first: most texts have none, and the names are not tried."""
 _ITS_PRODUCTS = frozenset(
     re.findall(
         r"\S+",

@@ -116,6 +116,16 @@ def extract(text: str) -> dict[str, Any]:
             condition["unit"] = METRIC_UNITS_ALL[name]
         elif _COUNT_AFTER.match(folded, threshold.end):
             condition["unit"] = "count"
+    if (
+        name is None
+        and condition.get("unit") == "percent"
+        and "operator" in condition
+        and resource is not None
+        and resource in link_ids(text)
+    ):
+        # a link past a percent, its metric unsaid ("is <link> running over 85%?"): its
+        # utilization, the only percent a link is measured in here (its errors are counted)
+        condition["metric"] = "utilization"
     if condition:
         arguments["condition"] = condition
     return arguments

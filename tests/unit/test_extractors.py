@@ -704,6 +704,28 @@ EXTRACT: list[tuple[str, str, dict[str, Any]]] = [
         "how busy is acme-lnk-00002?",
         {"resource_id": "acme-lnk-00002", "condition": {"metric": "utilization"}},
     ),
+    # a link past a percent, its metric unsaid: its utilization (a device's is not guessed)
+    (
+        "evaluate_resource_condition",
+        "is acme-lnk-00002 running over 85%?",
+        {
+            "resource_id": "acme-lnk-00002",
+            "condition": {
+                "metric": "utilization",
+                "operator": "gt",
+                "threshold": 85,
+                "unit": "percent",
+            },
+        },
+    ),
+    (
+        "evaluate_resource_condition",
+        "is nyc1-core-01 running over 85%?",
+        {
+            "resource_id": "nyc1-core-01",
+            "condition": {"operator": "gt", "threshold": 85, "unit": "percent"},
+        },
+    ),
     (
         "evaluate_resource_condition",
         "is latency from nyc1-core-01 over acme-lnk-00004 over 20 ms",
@@ -1176,7 +1198,7 @@ def test_a_tfidf_classifier_on_the_utterances_routes_each_skills_examples_home()
 
 
 _OPERATOR = re.compile(
-    r"(?=[a-z<>=\u2265\u2264])(?:"
+    r"(?=[a-z<>=+\u2265\u2264])(?:"  # (+: "95+", a phrase since round 23)
     + "|".join(f"(?P<p{i}>{t._phrase_pattern(p)})" for i, p in enumerate(t._PHRASES_LONGEST_FIRST))
     + ")"
 )
@@ -1194,7 +1216,7 @@ def _search_from_every_letter(text: str) -> t.Comparison | None:
 
 
 _ATOMS = [*t._PHRASES_LONGEST_FIRST, "<", ">", "=", "-", "/", "x", "90%", "at"]
-_ATOMS += ["the last hour", "over the past", "10", "gbps", "<=>", "=<>", "-->", "no", "cpu"]
+_ATOMS += ["the last hour", "over the past", "10", "gbps", "<=>", "=<>", "-->", "no", "cpu", "+"]
 
 
 @settings(max_examples=3000, deadline=None)

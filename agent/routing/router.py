@@ -194,9 +194,6 @@ _RUN = re.compile(
 )
 """A bid to run a skill (an imperative, the text's or a sentence's first word; not "how do I
 call ...")."""
-_HOW_TO_USE = re.compile(r"(?<![\w-])how\s+(?:do|can|should|would)\s+(?:i|we|one)\s+(?:use|call)")
-"""How a skill is used, asked ("how do I use <skill>?"): its interface, described, not whether
-it applies (``can I use <skill> here?``, which describing and running fit alike)."""
 _GIVEN = re.compile(
     r"(?<![\w-])with\s+(?:the\s+|these\s+|this\s+)?(?:following\s+)?(?:parameters|params"
     r"|arguments|args|inputs?|values)(?![\w-])|(?<![\w-])[a-z_]+\s*=\s*[\w\"']"
@@ -1352,7 +1349,7 @@ def names_only(text: str, *capabilities: Capability) -> bool:
         return False
     if _RUN.search(text.lower()):  # "use lookup_inventory": a bid to run it, not a mention
         return False
-    if _HOW_TO_USE.search(text.lower()) or asks_interface(text.lower()):
+    if asks_interface(text.lower()):
         return False  # "how do I use <skill>?", "what does <skill> do?": its interface asked
     bare = _SIGN_OFF.sub(" ", _GREETING.sub(" ", text))
     said = f" {' '.join(_WORDS.findall(_TICKET.sub(' ', bare).lower()))} "

@@ -1169,8 +1169,8 @@ class NetworkFeatures:
         signals: list[str] = []
         # (a link named otherwise, "lnk-waw2-lim1-02", "the kul2-syd4 trunk", is a link to route
         # by, though the skill then finds no such id)
-        links = link_ids(cleaned) or _OTHER_LINK.findall(folded)
-        if links and not link_ids(cleaned):  # (blanked as the inventory's ids are)
+        links = link_ids(cleaned)
+        if not links and (links := _OTHER_LINK.findall(folded)):  # (blanked as ids are)
             masked = _OTHER_LINK.sub(lambda m: " " * len(m[0]), masked)
         devices = device_refs(cleaned)
         interface = _INTERFACE.search(cleaned) is not None

@@ -65,6 +65,7 @@ HELDOUT_V26_FILE = HERE / "heldout_v26.json"
 HELDOUT_V27_FILE = HERE / "heldout_v27.json"
 HELDOUT_V28_FILE = HERE / "heldout_v28.json"
 HELDOUT_V29_FILE = HERE / "heldout_v29.json"
+HELDOUT_V30_FILE = HERE / "heldout_v30.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -115,6 +116,7 @@ SETS = {
     "heldout_v27": HeldOut(HELDOUT_V27_FILE, frozenset(SOURCES_V2), 310, 200, 95, 610),
     "heldout_v28": HeldOut(HELDOUT_V28_FILE, frozenset(SOURCES_V2), 310, 200, 95, 610),
     "heldout_v29": HeldOut(HELDOUT_V29_FILE, frozenset(SOURCES_V2), 310, 200, 95, 610),
+    "heldout_v30": HeldOut(HELDOUT_V30_FILE, frozenset(SOURCES_V2), 310, 200, 95, 620),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

@@ -66,6 +66,7 @@ HELDOUT_V27_FILE = HERE / "heldout_v27.json"
 HELDOUT_V28_FILE = HERE / "heldout_v28.json"
 HELDOUT_V29_FILE = HERE / "heldout_v29.json"
 HELDOUT_V30_FILE = HERE / "heldout_v30.json"
+HELDOUT_V31_FILE = HERE / "heldout_v31.json"
 SOURCES = {"chat", "ticket", "runbook", "vendor-doc"}
 SOURCES_V2 = SOURCES | {"change-request", "email", "handover"}
 
@@ -117,6 +118,7 @@ SETS = {
     "heldout_v28": HeldOut(HELDOUT_V28_FILE, frozenset(SOURCES_V2), 310, 200, 95, 610),
     "heldout_v29": HeldOut(HELDOUT_V29_FILE, frozenset(SOURCES_V2), 310, 200, 95, 610),
     "heldout_v30": HeldOut(HELDOUT_V30_FILE, frozenset(SOURCES_V2), 310, 200, 95, 620),
+    "heldout_v31": HeldOut(HELDOUT_V31_FILE, frozenset(SOURCES_V2), 310, 200, 95, 620),
 }
 EARLIER_SETS = {
     later: (*(SETS[name].file.name for name in list(SETS)[:index]), "dev_set.json", "eval_set.json")

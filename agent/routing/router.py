@@ -203,6 +203,8 @@ the run, whatever the words for its arguments."""
 _FOR_THING = r" (?:for|on|against|of) (?:the |a )?(?:[a-z]+ ){0,2}[a-z]*[0-9]"
 """After a skill's name, a thing named by an identifier (``plan_link_upgrade for <link>``): a
 bid to run the skill on it, not a mention of the skill."""
+_FOR_THING_SAID = re.compile(r"(?:it|this|that)" + _FOR_THING)
+"""A pronoun run on a thing named by an identifier ("run it for <link>"), as ``_WORDS`` reads."""
 _CHOICE = re.compile(
     r"(?<![\w-])(?:or|vs|versus|(?:pick|choose|choosing|decide|deciding)\s+between"
     r"|which\s+(?:one\s+)?applies|which\s+of\s+(?:them|the\s+two))"
@@ -671,7 +673,8 @@ class Router:
             # (its work bid through a removed skill's name, "<removed skill> for <device>")
             and not successor_bid
         )
-        too_little = says_too_little(read) and not strong and not successor_bid
+        # (a skill bid to run by name says enough: "execute <skill>(link=<link>, demand=800M)")
+        too_little = says_too_little(read) and not strong and not successor_bid and bid is None
         second = self._second_ask(best, scores, by_id, read, described) if replaced is None else []
         if bid is not None and bid.manifest.replacement:
             # a replaced skill bid to run by name does its replacement's work: "execute
@@ -1306,6 +1309,17 @@ def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
             return capability
     for bid in _RUN.finditer(lowered):
         said = " ".join(_WORDS.findall(lowered[bid.end() : bid.end() + 160]))
+        if said.startswith(("it ", "this ", "that ")) and _FOR_THING_SAID.match(said):
+            # the skill named before, run on a thing ("link_headroom takes a link and a demand;
+            # run it for <link> with 1 Gbps"): if one skill was named, that one
+            before = [
+                c
+                for c in fitting
+                if c.id != DESCRIBE_SKILL_ID and names_skill(text[: bid.start()], c.manifest)
+            ]
+            if len(before) == 1:
+                return before[0]
+            continue
         said = said.removeprefix("the ")
         for capability in fitting:
             if capability.id == DESCRIBE_SKILL_ID:
@@ -1322,12 +1336,16 @@ def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
 
 
 _RUN_PASSIVE = (
-    r"(?: (?:check|skill|tool|call))? (?:should|must|needs to|has to|is to|will|to) be "
+    r"(?: (?:check|skill|tool|call))?"
+    r"(?: (?:should|must|needs to|has to|is to|will|to) be "
     r"(?:run|executed|invoked|called|used|triggered)(?![a-z0-9])"
+    # (with no auxiliary, its thing follows: "I'd like <skill> run on <link>")
+    r"| (?:run|executed|invoked|triggered) (?:on|for|against|over)(?![a-z0-9]))"
 )
 """After a skill's name, a run bid in the passive (words as ``_WORDS`` reads them)."""
 _PASSIVE_HINT = re.compile(
     r"(?<![\w-])be\s+(?:run|executed|invoked|called|used|triggered)(?![\w-])"
+    r"|(?<![\w-])(?:run|executed|invoked|triggered)\s+(?:on|for|against|over)(?![\w-])"
 )
 """The passive's verb, looked for first: most texts have none, and the names are not tried."""
 _ITS_PRODUCTS = frozenset(

@@ -430,6 +430,12 @@ _FOR_PURPOSE = re.compile(
     r"(?<![\w-])(hardware|hw|vendor|software|platform|model|firmware)\s+(?=(?:refresh|renewal"
     r"|renegotiation|negotiation|review|audit|lifecycle|life\s+cycle|eol|contract|deck|meeting"
     r"|call|budget|planning|roadmap)(?![\w-]))"
+    # the vendor as who asks or wrote, not its name asked: "Vendor TAC is asking ...", "the
+    # vendor asked us to ...", "Vendor note: ...", "per vendor guidance"
+    r"|(?<![\w-])(vendor(?:'s)?)\s+(?=(?:tac|doc|docs|documentation|note|notes|bulletin|bulletins"
+    r"|guidance|guide|reference|advisory|advisories|support|case|qbr|engineer|engineers|team"
+    r"|asked|asks|says|said|wants|wanted|recommends|recommended|suggests|suggested|told"
+    r"|requires|requested|best\s+practice|eol\s+review)(?![\w-]))"
 )
 _HEALTH = re.compile(
     # whether a thing is well, in no measure: "is <link> fine?", "is it healthy", "health of"
@@ -990,6 +996,24 @@ _WHICH_MORE = re.compile(
     r"\s+(?:is|was|has|runs?|gets?)\s+(?:the\s+)?(?:busier|busiest|hotter|hottest|more|less|higher"
     r"|lower|worse|better|heavier|lighter)(?![\w-])"
 )
+_COMPARED = re.compile(
+    # things weighed against each other ("compare <device> and <device>", "how do <a> and <b>
+    # compare", "which of the two firewalls is in better shape", "<a> worse than <b>", "the
+    # better path"), by whatever measure the text says, if any
+    r"(?<![\w-])(?:compare[sd]?|comparing|comparison)(?![\w-])"
+    r"|(?<![\w-])which\s[^.?!]{0,60}?(?<![\w-])(?:better|best|worse|worst|healthier|healthiest)"
+    r"(?![\w-])"
+    r"|(?<![\w-])(?:better|worse)\s+(?:than|off|shape)(?![\w-])"
+    r"|(?<![\w-])the\s+(?:better|worse)\s+(?:one|path|link|choice|option|device|box|place)"
+    r"(?![\w-])"
+)
+_THINGS_COMPARED = re.compile(
+    # more than one thing, said in words: "the two uplinks", "both PEs", "the cph3 links",
+    # "<a> or <b>"
+    r"(?<![\w-])(?:two|both|pair|each\s+other)(?![\w-])"
+    r"|(?<![\w-])(?:links|circuits|paths|uplinks|trunks|devices|routers|switches|firewalls"
+    r"|boxes|pes|spines|leaves|leafs|cores|edges|sites)(?![\w-])"
+)
 _SITE_DEVICES = re.compile(
     r"(?<![\w\-/:.])[a-z]{3}\d{1,2}\s+(?:devices|routers|switches|boxes|firewalls)(?![\w-])"
     r"|(?<![\w-])(?:devices|routers|switches|boxes|firewalls)\s+(?:at|in)\s+(?:site\s+)?"
@@ -1431,6 +1455,23 @@ class NetworkFeatures:
             # skill compares, each takes one thing and a threshold
             signals.append("compare")
             votes = dict.fromkeys(READ_ONLY, -0.5)
+        elif (
+            not metrics
+            and not bandwidths
+            and not capacity
+            and not upgrade
+            and attributes <= _BARE_STATE | _PART_WORDS
+            and (
+                len(links) + len(devices) >= 2
+                or (bool(resource or site) and _THINGS_COMPARED.search(masked) is not None)
+            )
+            and _COMPARED.search(masked)
+        ):
+            # things weighed by no measure ("compare the two uplinks of <device>", "which of
+            # the <site> firewalls is in better shape"): by their records, their load, or
+            # their room?
+            signals.append("compare")
+            votes = dict.fromkeys(READ_ONLY, -0.5)
         if not resource and _THEORY.search(masked):
             signals.append("theory")  # "explain OSPF vs IS-IS": no skill teaches
             votes = dict.fromkeys(READ_ONLY, -0.6)
@@ -1634,6 +1675,13 @@ class NetworkFeatures:
             asks = (CAPACITY, EVALUATE, UPGRADE) if links else (CAPACITY, EVALUATE)
         elif not asks and "state_look" in signals:
             asks = (INVENTORY, EVALUATE)  # its state in the records, or how it runs
+        elif not asks and "compare" in signals:
+            # (links weighed may be weighed by their room too)
+            asks = (
+                (CAPACITY, EVALUATE, INVENTORY)
+                if links or _LINK_WORDS.search(masked)
+                else (EVALUATE, INVENTORY)
+            )
         if not asks and not any(v <= -0.5 for v in votes.values()):  # (vetoed: asked anyway)
             asks = self._either(
                 masked,

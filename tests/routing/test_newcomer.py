@@ -1937,3 +1937,45 @@ def test_round_26_the_one_ask_still_runs(router: Router, text: str, skill: str) 
 
 def test_round_26_tell_me_about_a_skill_still_asks_describe_or_run(router: Router) -> None:
     assert_asks_back(router, "tell me about plan_link_upgrade")
+
+
+# -- round 27 (from heldout_v29's misses; measured on heldout_v30 and heldout_v31) -----------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # things weighed by no measure: by their records, their load, or their room?
+        "compare the two uplinks of par2-edge-03",
+        "which of the fra2 firewalls is in the better shape?",
+        "lon4-pe-01 or lon4-pe-02, which one is healthier",
+        "weigh up the ams3 links, which is the best",
+        "please compare the two mil1 spine switches",
+        # the vendor as who asks, not its name asked
+        "the vendor asked for the current condition of ber1-core-02",
+        "Vendor TAC: we need info on osl2-fw-03",
+    ],
+)
+def test_round_27_things_weighed_by_no_measure_ask_back(router: Router, text: str) -> None:
+    assert_asks_back(router, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        # a skill named to run: its name before the verb, a call's parentheses, "it" after it
+        ("we'd like check_link_capacity run for acme-lnk-00076 with 2 Gbps", "check_link_capacity"),
+        ("link_headroom executed on acme-lnk-00077 for 500M, please", "link_headroom"),
+        ("exec link_headroom(acme-lnk-00078, demand=3G)", "link_headroom"),
+        (
+            "link_headroom needs a link and a demand. run it on acme-lnk-00079 with 4G",
+            "link_headroom",
+        ),
+        # weighed by a measure said, or by a record: still the one skill
+        ("compare the cpu of lon4-pe-01 against 80%", "evaluate_resource_condition"),
+        ("what vendor is lon4-pe-02", "lookup_inventory"),
+        ("compare the software of lon4-pe-01 and lon4-pe-02", "lookup_inventory"),
+    ],
+)
+def test_round_27_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
+    assert_chosen(router, text, skill)

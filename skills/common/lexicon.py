@@ -392,6 +392,11 @@ _INSPECT = re.compile(
     r"|(?:gather|collect|compile|pull\s+together|put\s+together|prepare|assemble)\s+"
     r"(?:the\s+|some\s+|all\s+(?:the\s+)?)?(?:facts|details|info|information|data|evidence"
     r"|numbers|figures)"
+    # information asked, of no kind: "we need info on <device>", "any information about <link>"
+    # (of a thing named: an id, masked to blanks, or "the <site> firewall")
+    r"|(?:info|information|intel|details)\s+(?:on|about|regarding|re)(?=\s{3,}|\s+(?:the|this"
+    r"|that|our|your)\s+(?:\w+\s+)?(?:device|router|switch|link|circuit|box|firewall|site|port"
+    r"|interface)s?(?![\w-]))"
     # a watch kept, which no skill keeps: "keep an eye on <device>", "monitor <link>"
     r"|keep\s+(?:an\s+)?eyes?\s+on|keep\s+tabs\s+on|keep\s+watch\s+on|watch|monitor|babysit)"
     r"(?![\w-])"
@@ -1013,6 +1018,11 @@ _THINGS_COMPARED = re.compile(
     r"(?<![\w-])(?:two|both|pair|each\s+other)(?![\w-])"
     r"|(?<![\w-])(?:links|circuits|paths|uplinks|trunks|devices|routers|switches|firewalls"
     r"|boxes|pes|spines|leaves|leafs|cores|edges|sites)(?![\w-])"
+)
+_SKILL_ID = re.compile(r"(?<![\w-])[a-z]+(?:_[a-z]+)+(?![\w-])")
+"""A name in a skill id's shape (``link_headroom``): a skill named, not a thing of the network."""
+_RUN_VERB = re.compile(
+    r"(?<![\w-])(?:run|execute|exec|invoke|call|trigger|launch|use|fire|kick|start|do)(?![\w-])"
 )
 _SITE_DEVICES = re.compile(
     r"(?<![\w\-/:.])[a-z]{3}\d{1,2}\s+(?:devices|routers|switches|boxes|firewalls)(?![\w-])"
@@ -1675,6 +1685,20 @@ class NetworkFeatures:
             asks = (CAPACITY, EVALUATE, UPGRADE) if links else (CAPACITY, EVALUATE)
         elif not asks and "state_look" in signals:
             asks = (INVENTORY, EVALUATE)  # its state in the records, or how it runs
+        elif (
+            not asks
+            and "inspection" in signals
+            and (resource or site)
+            # (not a skill named and run for a look: "run link_headroom on <link> to validate")
+            and not (_SKILL_ID.search(masked) and _RUN_VERB.search(masked))
+        ):
+            # a thing looked at, or its information asked, of no kind ("we need info on
+            # <device>", "review <link>"): its record, its load, or (a link's) its room
+            asks = (
+                (CAPACITY, EVALUATE, INVENTORY)
+                if links or _LINK_WORDS.search(masked)
+                else (EVALUATE, INVENTORY)
+            )
         elif not asks and "compare" in signals:
             # (links weighed may be weighed by their room too)
             asks = (

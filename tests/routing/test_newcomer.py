@@ -1961,6 +1961,38 @@ def test_round_27_things_weighed_by_no_measure_ask_back(router: Router, text: st
 
 
 @pytest.mark.parametrize(
+    ("text", "offered"),
+    [
+        # information asked of a thing, of no kind: its record or its load (a link's room too),
+        # not whatever skills the noise scored highest
+        ("we need info on osl2-fw-03", {"evaluate_resource_condition", "lookup_inventory"}),
+        (
+            "any information about acme-lnk-00080?",
+            {"check_link_capacity", "evaluate_resource_condition", "lookup_inventory"},
+        ),
+        ("details on the fra2 firewall", {"evaluate_resource_condition", "lookup_inventory"}),
+    ],
+)
+def test_round_27_information_of_no_kind_offers_the_checks_that_read_it(
+    router: Router, text: str, offered: set[str]
+) -> None:
+    decision = router.route(text_message(text), PAULA)
+    assert decision.action is Action.CLARIFY, decision
+    assert {c.id for c in decision.candidates} == offered
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fire off link_headroom on acme-lnk-00081, need a baseline",
+        "run link_headroom on acme-lnk-00082 to validate the turn-up",
+    ],
+)
+def test_round_27_a_skill_run_for_a_look_still_runs(router: Router, text: str) -> None:
+    assert_chosen(router, text, "link_headroom")
+
+
+@pytest.mark.parametrize(
     ("text", "skill"),
     [
         # a skill named to run: its name before the verb, a call's parentheses, "it" after it

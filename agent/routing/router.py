@@ -1307,11 +1307,16 @@ def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
             for name in _names_of(capability.manifest)
         ):
             return capability
+    pronoun_read = False
     for bid in _RUN.finditer(lowered):
         said = " ".join(_WORDS.findall(lowered[bid.end() : bid.end() + 160]))
         if said.startswith(("it ", "this ", "that ")) and _FOR_THING_SAID.match(said):
             # the skill named before, run on a thing ("link_headroom takes a link and a demand;
-            # run it for <link> with 1 Gbps"): if one skill was named, that one
+            # run it for <link> with 1 Gbps"): if one skill was named, that one (read at the
+            # first such bid only: a text of many would read the names once per bid)
+            if pronoun_read:
+                continue
+            pronoun_read = True
             before = [
                 c
                 for c in fitting

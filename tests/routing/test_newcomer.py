@@ -2011,3 +2011,26 @@ def test_round_27_a_skill_run_for_a_look_still_runs(router: Router, text: str) -
 )
 def test_round_27_the_one_ask_still_runs(router: Router, text: str, skill: str) -> None:
     assert_chosen(router, text, skill)
+
+
+@pytest.mark.parametrize("pronoun", ["it", "this", "that"])
+def test_round_27_many_pronoun_bids_read_the_names_once(
+    router: Router, pronoun: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile text of many "run it for <thing>" bids reads the skills' names at the first
+    only: once per bid, a 2,000-character text cost about 0.13 s of CPU to route."""
+    import agent.routing.router as routing
+
+    calls = 0
+    real = routing.names_skill
+
+    def counted(text: str, manifest: Any) -> bool:
+        nonlocal calls
+        calls += 1
+        return real(text, manifest)
+
+    monkeypatch.setattr(routing, "names_skill", counted)
+    fitting = router.candidates(PAULA)
+    text = f"link_headroom and plan_link_upgrade. run {pronoun} for acme-lnk-00083. " * 40
+    assert routing._named_run(text.lower(), fitting) is None  # two named: neither is "it"
+    assert 0 < calls <= len(fitting)

@@ -1320,7 +1320,7 @@ def _named_run(text: str, fitting: Sequence[Capability]) -> Capability | None:
             before = [
                 c
                 for c in fitting
-                if c.id != DESCRIBE_SKILL_ID and names_skill(text[: bid.start()], c.manifest)
+                if c.id != DESCRIBE_SKILL_ID and names_skill(lowered[: bid.start()], c.manifest)
             ]
             if len(before) == 1:
                 return before[0]

@@ -1685,22 +1685,19 @@ class NetworkFeatures:
             asks = (CAPACITY, EVALUATE, UPGRADE) if links else (CAPACITY, EVALUATE)
         elif not asks and "state_look" in signals:
             asks = (INVENTORY, EVALUATE)  # its state in the records, or how it runs
-        elif (
-            not asks
-            and "inspection" in signals
-            and (resource or site)
-            # (not a skill named and run for a look: "run link_headroom on <link> to validate")
-            and not (_SKILL_ID.search(masked) and _RUN_VERB.search(masked))
-        ):
-            # a thing looked at, or its information asked, of no kind ("we need info on
-            # <device>", "review <link>"): its record, its load, or (a link's) its room
-            asks = (
-                (CAPACITY, EVALUATE, INVENTORY)
-                if links or _LINK_WORDS.search(masked)
-                else (EVALUATE, INVENTORY)
+        elif not asks and (
+            "compare" in signals
+            or (
+                "inspection" in signals
+                and (resource or site)
+                # (not a skill named and run for a look: "run link_headroom on <link> to
+                # validate")
+                and not (_SKILL_ID.search(masked) and _RUN_VERB.search(masked))
             )
-        elif not asks and "compare" in signals:
-            # (links weighed may be weighed by their room too)
+        ):
+            # things weighed, or a thing looked at or its information asked, by no measure
+            # ("compare the two uplinks of <device>", "we need info on <device>", "review
+            # <link>"): its record, its load, or (a link's) its room
             asks = (
                 (CAPACITY, EVALUATE, INVENTORY)
                 if links or _LINK_WORDS.search(masked)

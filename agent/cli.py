@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
 
 from agent.cli_coercion import PlainCoercionGroup
 from agent.ports import DemoCaller, Deployment
@@ -54,7 +56,11 @@ card_app = typer.Typer(
     help="Print or check the agent card.", invoke_without_command=True, cls=PlainCoercionGroup
 )
 app.add_typer(card_app, name="card")
-console = Console()
+console = Console(markup=False, emoji=False)
+"""Text is printed as it is: much of it is an agent's (names, task ids, messages, schema URIs)
+or the database's (principals), and Rich's markup would read ``[/x]`` in it as a tag (an error
+that stopped the command) and ``:x:`` as an emoji. Where a style is wanted, a print says so
+(``markup=True``, with every value in it escaped) or passes a ``Text``."""
 T = TypeVar("T")
 SNAPSHOT = Path(__file__).resolve().parent.parent / "tests" / "snapshots" / "public-agent-card.json"
 """A file of the checkout, not of the package: an installed package has no tests/."""
@@ -197,13 +203,17 @@ def serve(
         _print_demo_tokens(settings, deployment.demo_callers)
     base = settings.resolved_public_url
     console.print(
-        f"Agent card: [bold]{base}/.well-known/agent-card.json[/]", highlight=False, soft_wrap=True
+        f"Agent card: [bold]{escape(base)}/.well-known/agent-card.json[/]",
+        highlight=False,
+        soft_wrap=True,
+        markup=True,
     )
     sign_in = "one of the tokens above" if runtime.signing_key is not None else "a bearer token"
     console.print(
-        f"Console:    [bold]{base}/console/[/] (sign in with {sign_in})",
+        f"Console:    [bold]{escape(base)}/console/[/] (sign in with {sign_in})",
         highlight=False,
         soft_wrap=True,
+        markup=True,
     )
     target: Any = application
     options: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
@@ -317,7 +327,9 @@ def _print_demo_tokens(settings: Settings, callers: Sequence[DemoCaller]) -> Non
     if not callers:
         return
     key = load_or_create_signing_key(settings.home)
-    console.print("[bold]Demo bearer tokens[/] (valid 8 h; `netagent token` makes more):")
+    console.print(
+        "[bold]Demo bearer tokens[/] (valid 8 h; `netagent token` makes more):", markup=True
+    )
     for caller in callers:
         scopes = list(caller.scopes)
         token = issue_token(
@@ -1042,9 +1054,11 @@ def _print_invocation(result: dict[str, Any], *, all_records: bool = False) -> N
     from rich.table import Table
 
     console.print(
-        f"[bold]{result['skill']}[/] {result['skill_version']}: task {result['task_id']} "
-        f"COMPLETED (context {result['context_id']}) at {result['endpoint']}",
+        f"[bold]{escape(result['skill'])}[/] {escape(result['skill_version'])}: task "
+        f"{escape(result['task_id'])} COMPLETED (context {escape(result['context_id'])}) at "
+        f"{escape(result['endpoint'])}",
         highlight=False,
+        markup=True,
     )
     console.print(
         f"result, valid against {result['output_schema_uri']} (--json for the JSON):",
@@ -1156,9 +1170,10 @@ def invoke_command(
                 )
             return
         console.print(
-            f"record arrived: [bold]{record.kind}[/] {record.artifact_id} "
-            f"(valid against {record.schema_uri})",
+            f"record arrived: [bold]{escape(record.kind)}[/] {escape(record.artifact_id)} "
+            f"(valid against {escape(record.schema_uri)})",
             highlight=False,
+            markup=True,
         )
 
     async def run() -> Invocation:
@@ -1450,7 +1465,7 @@ def check_command(
         table.add_row(
             check.subject if check.subject != subject else "",
             check.name,
-            f"[{_status_style()[check.status]}]{check.status}[/]",
+            Text(check.status, style=_status_style()[check.status]),
             check.reason,
         )
         subject = check.subject
@@ -1463,6 +1478,7 @@ def check_command(
         f"{counts[NOT_APPLICABLE]} not applicable: "
         + ("[green]conforms[/]" if report.ok else "[bold red]does not conform[/]"),
         highlight=False,
+        markup=True,
     )
     if report.refusal is not None:
         for line in _refusal_lines(report.refusal, bearer):

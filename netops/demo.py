@@ -206,7 +206,7 @@ class _Walkthrough:
         self.console.print(*objects, highlight=False, **kwargs)
 
     def line(self, label: str, value: Any) -> None:
-        self.print(f"  [bold]{escape(label)}[/] {escape(str(value))}")
+        self.print(f"  [bold]{escape(label)}[/] {escape(str(value))}", markup=True)
 
     def token(self, caller: str) -> str:
         if caller not in self.tokens:
@@ -395,7 +395,9 @@ class _Walkthrough:
         async for item in self.client("alice").stream("check_link_capacity", arguments):
             if isinstance(item, Record):
                 records += 1
-                self.print(f"  [dim]record {records:>3}[/] {escape(_sample_line(item))}")
+                self.print(
+                    f"  [dim]record {records:>3}[/] {escape(_sample_line(item))}", markup=True
+                )
             else:
                 invocation = item
         if invocation is None:
@@ -798,7 +800,7 @@ async def run_demo(
     report = DemoReport()
     console.print(
         Panel(
-            f"netops-agent at {escape(walk.base_url)}: nine steps, each says what it does and "
+            f"netops-agent at {walk.base_url}: nine steps, each says what it does and "
             "why, then shows what came back.",
             title="netops-agent walkthrough",
             border_style="magenta",
@@ -814,7 +816,7 @@ async def run_demo(
             except Exception as exc:  # one failed step must not end the walkthrough
                 status, summary = "failed", _failure(exc)
             style = {"ok": "green", "refused": "yellow", "failed": "red"}[status]
-            console.print(f"[{style}]{status}[/] {escape(summary)}", highlight=False)
+            console.print(f"[{style}]{status}[/] {escape(summary)}", highlight=False, markup=True)
             report.steps.append(StepResult(number, name, status, summary))
     finally:
         await walk.aclose()

@@ -7,10 +7,13 @@ advertising digests its documents do not have must fail exactly the checks that 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import http.server
 import json
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -232,6 +235,59 @@ def test_an_unreachable_target_fails_the_card_check(tmp_path) -> None:
     run, report = check(tmp_path, f"http://127.0.0.1:{free_port()}")
     assert run.returncode == 1
     assert [(c["name"], c["status"]) for c in report["checks"]] == [("card fetched", FAIL)]
+
+
+HOSTILE_TEXT = [
+    "[/x]",
+    "[/]",
+    "[bold red]loud",
+    ":smile: :x:",
+    "[link=file:///etc/passwd]click[/link]",
+    "\\[escaped]",
+    "[",
+]
+"""Rich markup and emoji codes: printed as text, never read as tags (``[/x]`` stopped the
+command with a traceback) nor as emoji."""
+
+
+@contextlib.contextmanager
+def _card_server(card: dict[str, Any]) -> Iterator[str]:
+    """Any agent: here one whose card says what it likes (its name, here)."""
+    body = json.dumps(card).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXT)
+def test_an_agents_words_are_printed_as_text(tmp_path, text: str) -> None:
+    card = {"name": f"agent {text} end", "version": text, "supportedInterfaces": []}
+    with _card_server(card) as url:
+        run, report = check(tmp_path, url)
+    assert run.returncode == 1, run.stdout + run.stderr
+    fetched, offered = report["checks"]
+    assert (fetched["status"], offered["status"]) == (PASS, FAIL)
+    assert text in fetched["reason"]
+    shown = " ".join(run.stdout.split())  # the table folds long cells over lines
+    assert text.replace(" ", "") in shown.replace(" ", "").replace("│", "")
+    assert "does not conform" in run.stdout
 
 
 def test_a_bad_binding_is_a_usage_error(tmp_path) -> None:

@@ -829,6 +829,23 @@ async def test_netagent_audit_prints_a_tasks_rows(
     assert not JWT_TEXT.search(run.stdout)
 
 
+@pytest.mark.parametrize("subject", ["[/x]", "[red]loud[/red]", ":smile:", "[/]", "[link=x]y"])
+async def test_netagent_audit_prints_a_callers_name_as_text(
+    enforce_agent: RunningAgent, subject: str
+) -> None:
+    """A caller's name is data: Rich's markup in it stopped `netagent audit` with a traceback
+    (so a token holder could hide the audit trail from the operator's table)."""
+    token = enforce_agent.token(subject, tenant="acme", scopes=["assurance.read"])
+    outcome = await governed(enforce_agent, token, "evaluate_resource_condition", WORKED)
+    assert outcome.state == "TASK_STATE_COMPLETED"
+    run = await asyncio.to_thread(netagent, enforce_agent, "audit", "--task", outcome.task.id)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert subject in run.stdout  # "who" folds at 18 characters: "<subject>@ac", "me"
+    usage = await asyncio.to_thread(netagent, enforce_agent, "usage")
+    assert usage.returncode == 0, usage.stdout + usage.stderr
+
+
 async def test_netagent_usage_shows_a_deprecated_skill_still_called(
     enforce_agent: RunningAgent, audit: AuditLog
 ) -> None:

@@ -12,6 +12,7 @@ the module that defines it and any second base in parentheses:
     - SeedError (RuntimeError)                   db.simulator
     - ScaffoldError                              netops.scaffold
     - UnknownRevisionError                       agent.storage.history
+    - NotInstalledError (LookupError)            agent.installed
   + SchemaInterfaceError                         agent.errors
     - InterfaceBuildError                        agent.interfaces.document
     - NotRepresentableError (ValueError)         agent.interfaces.digest

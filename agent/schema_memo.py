@@ -48,13 +48,13 @@ _new: set[str] = set()
 @functools.cache
 def _salt() -> str:
     """The installed checker: jsonschema and its metaschemas, by version."""
-    from importlib.metadata import PackageNotFoundError, version
+    from agent.installed import NotInstalledError, version
 
     found = []
     for name in ("jsonschema", "jsonschema-specifications"):
         try:
             found.append(f"{name}={version(name)}")
-        except PackageNotFoundError:
+        except NotInstalledError:
             found.append(f"{name}=?")
     return ";".join(found)
 

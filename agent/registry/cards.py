@@ -11,7 +11,6 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from email.utils import formatdate, parsedate_to_datetime
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from a2a.types import (
@@ -31,6 +30,7 @@ from a2a.utils.proto_utils import warn_on_missing_required_fields
 from google.protobuf.json_format import MessageToDict
 
 from agent.edge.json_numbers import integral_numbers
+from agent.installed import NotInstalledError, version
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
 from agent.registry.identity import AgentIdentity as AgentIdentity
 from agent.registry.loader import Capability, Registry
@@ -54,7 +54,7 @@ def agent_version() -> str:
     """The installed distribution's version; the card version builds on it."""
     try:
         return version("netops-agent")
-    except PackageNotFoundError:
+    except NotInstalledError:
         return "0.0.0"
 
 

@@ -9,8 +9,9 @@ its correlation with the upstream task is recorded.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from agent.client.cache import VerifiedInterface
 from agent.client.correlation import Correlations
@@ -61,8 +62,17 @@ async def chain(
     """Invoke upstream, then downstream with upstream's output, after checking they compose."""
     import uuid
 
-    up_interface = await upstream.describe(upstream_skill)
-    down_interface = await downstream.describe(downstream_skill)
+    # Both described at the same time (each answer is read while the other is on its way);
+    # a failure is raised as if they had been described in turn, upstream's first.
+    described = await asyncio.gather(
+        upstream.describe(upstream_skill),
+        downstream.describe(downstream_skill),
+        return_exceptions=True,
+    )
+    for outcome in described:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    up_interface, down_interface = cast(tuple[VerifiedInterface, VerifiedInterface], described)
     differences = composition_differences(up_interface, down_interface)
     if differences:
         raise CompositionRefusedError(differences)

@@ -23,6 +23,8 @@ skip with its reason, not a failure; ``Report.ok`` is true when no check failed.
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import re
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -83,6 +85,11 @@ _WRONG_VALUES: Final[tuple[Any, ...]] = (
     [],
     {"conformance-probe": True},
 )
+
+SKILLS_AT_ONCE: Final = 2
+"""Skills checked at the same time (each one's requests one after another): while the agent
+answers one, this process reads the other's answer. Two keep an agent's per-caller limits far
+away (the draft's example agent allows four describe_skill calls at once)."""
 
 # The check names, in the order a report lists them for one subject.
 CARD = "card fetched"
@@ -258,8 +265,18 @@ class _Checker:
                 + " on every other request, so the schema-interface checks can run"
             )
         listed = {s.id for s in self.card.skills}
-        for bound in bindings:
-            await self._skill(bound, listed)
+        turns = asyncio.Semaphore(SKILLS_AT_ONCE)
+
+        async def checked(bound: _Binding) -> list[Check]:
+            # A checker of its own, so that each skill's checks stay together in the report.
+            own = copy.copy(self)
+            own.report = Report(self.base_url, self.binding, self.authenticated)
+            async with turns:
+                await own._skill(bound, listed)
+            return own.report.checks
+
+        for checks in await asyncio.gather(*(checked(bound) for bound in bindings)):
+            self.report.checks += checks
 
     async def _card(self) -> bool:
         url = self.base_url + CARD_PATH

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from agent.devtools import conformance
 from agent.devtools.conformance import (
     AGENT,
     FAIL,
@@ -153,6 +154,37 @@ async def test_probes_report_what_was_sent_and_what_came_back(agent) -> None:
     assert untyped is not None and untyped.status == PASS
     assert "'a_device' given an integer" in untyped.reason
     assert json.loads(json.dumps(report.to_json()))["ok"] is True
+
+
+async def test_skills_are_checked_two_at_a_time_and_reported_in_the_cards_order(
+    agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the agent answers one skill's request, the checker reads another's answer; the
+    report still lists the skills in the card's binding order, each one's checks together."""
+    in_flight = most = 0
+    send = conformance._Checker._send
+
+    async def counted(self: Any, data: dict[str, Any], extensions: list[str]) -> Any:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        try:
+            return await send(self, data, extensions)
+        finally:
+            in_flight -= 1
+
+    monkeypatch.setattr(conformance._Checker, "_send", counted)
+    report = await check_agent(agent.base_url, token=agent.token("paula"))
+    assert report.ok, report.failed()
+    assert most == conformance.SKILLS_AT_ONCE == 2
+    card = await check_agent(agent.base_url)  # anonymous: fewer skills, same rule
+    assert card.ok
+    bound = [c.subject for c in report.checks if c.name == "listed in card.skills"]
+    assert len(bound) >= 6
+    subjects = [c.subject for c in report.checks if c.subject != AGENT]
+    assert subjects == [skill for skill in bound for _ in SKILL_CHECKS]
+    assert [c.name for c in report.checks if c.subject != AGENT] == list(SKILL_CHECKS) * len(bound)
+    assert all(c.subject == AGENT for c in report.checks[: len(report.checks) - len(subjects)])
 
 
 # -- a required extension ---------------------------------------------------------------------

@@ -615,6 +615,38 @@ async def test_chain_refuses_a_mismatch_and_sends_nothing_downstream(
         await engine.dispose()
 
 
+async def test_chain_describes_both_skills_at_once_and_fails_as_if_in_turn(
+    agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The two describes overlap (one answer is read while the other is on its way); when
+    either fails, the error is the one a chain describing them in turn would raise."""
+    in_flight = most = 0
+    describe = GovernedClient.describe
+
+    async def counted(self: GovernedClient, skill_id: str) -> Any:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        try:
+            return await describe(self, skill_id)
+        finally:
+            in_flight -= 1
+
+    monkeypatch.setattr(GovernedClient, "describe", counted)
+    token = agent.token("paula")
+    async with GovernedClient(agent.base_url, token=token) as client:
+        for up, down, named in (
+            ("no_such_upstream", "no_such_downstream", "no_such_upstream"),
+            ("no_such_upstream", "plan_link_upgrade", "no_such_upstream"),
+            ("check_link_capacity", "no_such_downstream", "no_such_downstream"),
+        ):
+            most = 0
+            with pytest.raises(SkillNotAdvertisedError, match=named):
+                await chain(client, up, {"link_id": HOT_LINK}, client, down)
+            assert most == 2
+            assert client.stats.invocations == 0
+
+
 async def test_correlation_store_records_and_queries_links(agent, tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'correlation.db'}"
     await upgrade(url)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from agent.client.cache import VerifiedInterface
 from agent.client.correlation import Correlations
@@ -19,6 +19,11 @@ from agent.client.correlation import CorrelationStore as CorrelationStore
 from agent.client.errors import CompositionRefusedError
 from agent.client.governed import GovernedClient, Invocation
 from agent.interfaces import reference_identity, verify_reference
+
+if TYPE_CHECKING:
+    from agent.client.governed import _Advertised
+
+    _Described = tuple[_Advertised, VerifiedInterface]
 
 COMPARED = ("schema_uri", "version", "dialect", "digest")
 
@@ -65,25 +70,26 @@ async def chain(
     # Both described at the same time (each answer is read while the other is on its way);
     # a failure is raised as if they had been described in turn, upstream's first.
     described = await asyncio.gather(
-        upstream.describe(upstream_skill),
-        downstream.describe(downstream_skill),
+        upstream.describe_on_card(upstream_skill),
+        downstream.describe_on_card(downstream_skill),
         return_exceptions=True,
     )
     for outcome in described:
         if isinstance(outcome, BaseException):
             raise outcome
-    up_interface, down_interface = cast(tuple[VerifiedInterface, VerifiedInterface], described)
+    (up_card, up_interface), (_, down_interface) = cast("list[_Described]", described)
     differences = composition_differences(up_interface, down_interface)
     if differences:
         raise CompositionRefusedError(differences)
-    first = await upstream.invoke(upstream_skill, arguments)
-    # The cards may have changed since the check: compare what was actually used upstream
-    # with what the downstream card advertises now, before sending anything downstream.
-    down_interface = await downstream.describe(downstream_skill)
+    # Sent on the reading of the card the check used, made a moment ago.
+    first = await upstream.invoke(upstream_skill, arguments, card=up_card)
+    # The downstream card may have changed since the check: read it again, compare what was
+    # actually used upstream with what it advertises now, and send on that same reading.
+    down_card, down_interface = await downstream.describe_on_card(downstream_skill)
     differences = composition_differences(first.interface, down_interface)
     if differences:
         raise CompositionRefusedError(differences)
-    second = await downstream.invoke(downstream_skill, first.output)
+    second = await downstream.invoke(downstream_skill, first.output, card=down_card)
     workflow = workflow_id or uuid.uuid4().hex
     if correlations is not None:
         await correlations.record(workflow, first, upstream.base_url, second, downstream.base_url)

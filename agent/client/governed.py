@@ -220,7 +220,13 @@ class GovernedClient:
 
     async def describe(self, skill_id: str) -> VerifiedInterface:
         """Steps 1-6 (or a cache hit bound to what the current card advertises)."""
-        return await self._describe(await self.fetch_card(), skill_id)
+        return (await self.describe_on_card(skill_id))[1]
+
+    async def describe_on_card(self, skill_id: str) -> tuple[_Advertised, VerifiedInterface]:
+        """Steps 1-6, and the card they read: ``invoke(..., card=card)`` then sends on that
+        same reading (a chain checks two skills' composition and sends on what it checked)."""
+        advertised = await self.fetch_card()
+        return advertised, await self._describe(advertised, skill_id)
 
     async def _describe(self, advertised: _Advertised, skill_id: str) -> VerifiedInterface:
         version, digest = self.selected(advertised, skill_id)
@@ -259,10 +265,13 @@ class GovernedClient:
 
     # -- steps 7 to 11 ----------------------------------------------------------------------
 
-    async def invoke(self, skill_id: str, arguments: dict[str, Any]) -> Invocation:
-        """The whole sequence for one blocking invocation."""
+    async def invoke(
+        self, skill_id: str, arguments: dict[str, Any], *, card: _Advertised | None = None
+    ) -> Invocation:
+        """The whole sequence for one blocking invocation (on ``card``, a reading of the card
+        that ``describe_on_card`` just made, instead of a new one)."""
         invocation: Invocation | None = None
-        async for item in self._invoke(skill_id, arguments, streaming=False):
+        async for item in self._invoke(skill_id, arguments, streaming=False, card=card):
             if isinstance(item, Invocation):
                 invocation = item
         assert invocation is not None
@@ -276,9 +285,14 @@ class GovernedClient:
             yield item
 
     async def _invoke(
-        self, skill_id: str, arguments: dict[str, Any], *, streaming: bool
+        self,
+        skill_id: str,
+        arguments: dict[str, Any],
+        *,
+        streaming: bool,
+        card: _Advertised | None = None,
     ) -> AsyncIterator[Record | Invocation]:
-        advertised = await self.fetch_card()
+        advertised = card if card is not None else await self.fetch_card()
         interface = await self._describe(advertised, skill_id)
         details = error_details(interface.input_validator, arguments)  # step 7
         if details:

@@ -621,7 +621,7 @@ async def test_chain_describes_both_skills_at_once_and_fails_as_if_in_turn(
     """The two describes overlap (one answer is read while the other is on its way); when
     either fails, the error is the one a chain describing them in turn would raise."""
     in_flight = most = 0
-    describe = GovernedClient.describe
+    describe = GovernedClient.describe_on_card
 
     async def counted(self: GovernedClient, skill_id: str) -> Any:
         nonlocal in_flight, most
@@ -632,7 +632,7 @@ async def test_chain_describes_both_skills_at_once_and_fails_as_if_in_turn(
         finally:
             in_flight -= 1
 
-    monkeypatch.setattr(GovernedClient, "describe", counted)
+    monkeypatch.setattr(GovernedClient, "describe_on_card", counted)
     token = agent.token("paula")
     async with GovernedClient(agent.base_url, token=token) as client:
         for up, down, named in (
@@ -704,6 +704,10 @@ async def test_chain_check_link_capacity_into_plan_link_upgrade(agent, tmp_path:
                 store,
                 workflow_id="capacity-review-1",
             )
+        # One reading of each card for the check and the upstream send, and one more of the
+        # downstream card after the upstream answer, which that send uses.
+        assert (upstream.stats.card_fetches, downstream.stats.card_fetches) == (1, 2)
+        assert (upstream.stats.invocations, downstream.stats.invocations) == (1, 1)
         assert result.workflow_id == "capacity-review-1"
         assert result.upstream.output["link_id"] == HOT_LINK
         assert result.downstream.task_id != result.upstream.task_id

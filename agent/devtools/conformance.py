@@ -88,8 +88,9 @@ _WRONG_VALUES: Final[tuple[Any, ...]] = (
 
 SKILLS_AT_ONCE: Final = 2
 """Skills checked at the same time (each one's requests one after another): while the agent
-answers one, this process reads the other's answer. Two keep an agent's per-caller limits far
-away (the draft's example agent allows four describe_skill calls at once)."""
+answers one, this process reads the other's answer. Two keep well under the per-caller limits
+an agent may set: at most two describe_skill calls at once, and one request to any other
+skill."""
 
 # The check names, in the order a report lists them for one subject.
 CARD = "card fetched"

@@ -132,6 +132,13 @@ def test_a_missing_or_unreadable_folder_on_the_path_is_passed_over(
     assert installed.version("jsonschema") == importlib.metadata.version("jsonschema")
 
 
+def test_a_path_entry_that_is_not_text_is_left_to_importlib_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "path", [b"/nowhere", *sys.path])
+    assert installed._from_folder_names("jsonschema") is None
+
+
 def test_not_installed_is_an_error_of_its_own() -> None:
     with pytest.raises(installed.NotInstalledError):
         installed.version("netagenttest-no-such-distribution")

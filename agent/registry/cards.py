@@ -6,6 +6,7 @@ card can never advertise a skill the router and executor would not serve to that
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -50,8 +51,11 @@ BEARER_SCHEME = "bearer"
 PROTOCOL_VERSION = "1.0"
 
 
+@functools.cache
 def agent_version() -> str:
-    """The installed distribution's version; the card version builds on it."""
+    """The installed distribution's version; the card version builds on it. Read once: it
+    does not change while the process runs, and an extended card is built at a new caller's
+    first request (each reading lists the ``sys.path`` folders)."""
     try:
         return version("netops-agent")
     except NotInstalledError:

@@ -38,7 +38,7 @@ the module that defines it and any second base in parentheses:
   + _ExceededError                               agent.edge.limits
   + _FallbackError                               agent.edge.proto_parse
   + _UntrainedError                              agent.routing.router
-  + _FalseSchemaError (ValidationError)          agent.interfaces.validation
+  + _FalseSchemaError (ValidationError)          agent.interfaces.draft2020
   + _UnsupportedError                            agent.interfaces.fast_check
 
 How an invocation ends: ``SkillError`` carries the draft's error code and is the task's error

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema.protocols import Validator
+from agent.interfaces.validation import SchemaValidator
 
 
 @dataclass(frozen=True)
@@ -18,9 +18,9 @@ class VerifiedInterface:
     skill_version: str
     interface_digest: str
     document: dict[str, Any]
-    input_validator: Validator
-    output_validator: Validator
-    record_validators: dict[str, Validator]
+    input_validator: SchemaValidator
+    output_validator: SchemaValidator
+    record_validators: dict[str, SchemaValidator]
 
     def schema_uri(self, role: str, kind: str | None = None) -> str:
         """The ``schema_uri`` of the input, output or a record kind's schema."""

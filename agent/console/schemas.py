@@ -12,9 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema.protocols import Validator
-
 from agent.interfaces.pointer import json_pointer
+from agent.interfaces.validation import SchemaValidator
 
 CONSTRAINT_KEYWORDS = (
     "const", "format", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
@@ -196,7 +195,7 @@ def summary(branch: Any) -> str:
     return ", ".join(parts) or json.dumps(branch, sort_keys=True)[:120]
 
 
-def _problems(validator: Validator, branch: Any, instance: Any) -> list[str]:
+def _problems(validator: SchemaValidator, branch: Any, instance: Any) -> list[str]:
     """Why ``instance`` fails one alternative, in words naming members, never their values."""
     found: list[str] = []
     for error in validator.evolve(schema=branch).iter_errors(instance):
@@ -215,7 +214,9 @@ def _problems(validator: Validator, branch: Any, instance: Any) -> list[str]:
     return list(dict.fromkeys(found))  # one error per missing member says the same thing
 
 
-def explain(validator: Validator, schema: Any, arguments: Any, detail: dict[str, Any]) -> None:
+def explain(
+    validator: SchemaValidator, schema: Any, arguments: Any, detail: dict[str, Any]
+) -> None:
     """Add to a ``oneOf``/``anyOf`` failure which alternative failed and why, in place.
 
     ``alternatives`` lists each alternative with what it asks for and its problems; for a

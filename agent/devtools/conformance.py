@@ -45,7 +45,6 @@ from a2a.types import (
 )
 from a2a.utils.errors import A2AError
 from google.protobuf.json_format import MessageToDict, ParseDict
-from jsonschema.protocols import Validator
 
 from agent.client.calls import Calls, open_calls, service_parameters
 from agent.client.errors import CredentialRefusedError, refusal_in
@@ -58,6 +57,7 @@ from agent.interfaces import (
     NotRepresentableError,
     ReferenceRefusedError,
     SchemaCheckError,
+    SchemaValidator,
     check_schema,
     compile_validator,
     digest_of,
@@ -201,7 +201,7 @@ def invalid_argument(schema: Any) -> tuple[dict[str, Any], str] | None:
     except (SchemaCheckError, ReferenceRefusedError):
         return None
     required = schema.get("required")
-    if isinstance(required, list) and required and error_details(validator, {}):
+    if isinstance(required, list) and required and not validator.is_valid({}):
         return {}, "{} (required: " + ", ".join(map(str, required)) + ")"
     properties = schema.get("properties")
     if not isinstance(properties, dict) or not properties:
@@ -213,7 +213,7 @@ def invalid_argument(schema: Any) -> tuple[dict[str, Any], str] | None:
         if kind in allowed or (kind == "integer" and "number" in allowed):
             continue
         candidate = {name: value}
-        if error_details(validator, candidate):
+        if not validator.is_valid(candidate):
             article = "an" if kind[0] in "aeiou" else "a"
             return candidate, f"{name!r} given {article} {kind}"
     return None
@@ -658,7 +658,7 @@ class _Checker:
 
 
 @cache
-def _trusted_validator() -> Validator:
+def _trusted_validator() -> SchemaValidator:
     return compile_validator(trusted_schema())
 
 

@@ -41,10 +41,10 @@ from agent.interfaces.spec import (
     trusted_schema,
 )
 from agent.interfaces.validation import (
-    FORMAT_CHECKER,
     MAX_DETAILS,
     ReferenceRefusedError,
     SchemaCheckError,
+    SchemaValidator,
     check_schema,
     compile_validator,
     error_details,
@@ -56,7 +56,6 @@ __all__ = [
     "DIALECT",
     "DIGEST_PATTERN",
     "EXTENSION_URI",
-    "FORMAT_CHECKER",
     "INLINE_RESOLUTION",
     "INTERFACE_VERSION",
     "MAX_DETAILS",
@@ -73,6 +72,7 @@ __all__ = [
     "ReferenceRefusedError",
     "SchemaCheckError",
     "SchemaSpec",
+    "SchemaValidator",
     "SkillError",
     "SkillInterface",
     "build_interface",

@@ -20,8 +20,6 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Final, NoReturn
 
-from jsonschema.protocols import Validator
-
 from agent.errors import SchemaInterfaceError
 from agent.interfaces.digest import NotRepresentableError, canonical_json, digest_of
 from agent.interfaces.errors import ErrorCode
@@ -30,6 +28,7 @@ from agent.interfaces.reference import schema_reference, verify_reference
 from agent.interfaces.spec import INTERFACE_VERSION, is_version, trusted_schema
 from agent.interfaces.validation import (
     SchemaCheckError,
+    SchemaValidator,
     check_schema,
     compile_validator,
     error_details,
@@ -72,9 +71,9 @@ class SkillInterface:
     skill_version: str
     interface_digest: str
     canonical_document: bytes = field(repr=False)
-    input_validator: Validator = field(repr=False, compare=False)
-    output_validator: Validator = field(repr=False, compare=False)
-    record_validators: Mapping[str, Validator] = field(repr=False, compare=False)
+    input_validator: SchemaValidator = field(repr=False, compare=False)
+    output_validator: SchemaValidator = field(repr=False, compare=False)
+    record_validators: Mapping[str, SchemaValidator] = field(repr=False, compare=False)
     response_modes: tuple[str, ...]
     cancelable: bool
 
@@ -157,13 +156,13 @@ def build_interface(
     )
 
 
-def _checked(reference: dict[str, Any]) -> Validator:
+def _checked(reference: dict[str, Any]) -> SchemaValidator:
     """The validator of a reference's schema, which verify_document has just checked."""
     return compile_validator(reference["resolution"]["schema"], checked=True)
 
 
 @cache
-def _trusted_validator() -> Validator:
+def _trusted_validator() -> SchemaValidator:
     return compile_validator(trusted_schema())
 
 

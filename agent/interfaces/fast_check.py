@@ -7,12 +7,14 @@ agent validates is valid, and for those a yes is all it needs. ``compile_check``
 schema into Python source for the keywords the shipped schemas use, one function per schema
 that ``$ref``, a combinator or an array's items need and straight-line tests for the rest, and
 compiles it once; anything it does not know (or any ``false``) makes it return None, and then
-jsonschema alone decides. A "no" is never trusted either: the caller asks jsonschema for the
-draft's error details. So this only ever answers "valid" where jsonschema, with the same type
-rules and the same ``date-time`` check, would find no error;
+jsonschema alone decides. After a "no", the caller asks jsonschema for the draft's error
+details; only a yes-or-no question (``SchemaValidator.is_valid``: is this probe rejected?)
+takes the answer as it is. Either way it must be jsonschema's answer, with the same type
+rules, the same ``date-time`` check and JSON's equality for ``uniqueItems``;
 tests/interfaces/test_fast_check.py holds the two equal over generated instances of every
-shipped schema. The source holds no value of the schema but property names (as ``repr``
-literals) and numbers' comparisons by name: every other value is a constant bound by name.
+shipped schema (the agent's own, the trusted Skill Interface Schema among them). The source
+holds no value of the schema but property names (as ``repr`` literals) and numbers'
+comparisons by name: every other value is a constant bound by name.
 """
 
 from __future__ import annotations
@@ -77,7 +79,11 @@ FAIL = "return False"
 class _Compiler:
     def __init__(self, root: Any, date_time: Callable[[str], bool]) -> None:
         self._root = root
-        self._names: dict[str, Any] = {"_dt": date_time, "_Number": numbers.Number}
+        self._names: dict[str, Any] = {
+            "_dt": date_time,
+            "_Number": numbers.Number,
+            "_unique": _unique,
+        }
         self._functions: list[str] = []
         self._refs: dict[str, str] = {}
         self._serial = 0
@@ -153,6 +159,17 @@ class _Compiler:
                     lines.append(
                         f"{pad}if isinstance({v}, list) and not all(map({each}, {v})): {FAIL}"
                     )
+            elif keyword == "propertyNames":
+                if value is not True:
+                    each = self._function(value, depth + 1)
+                    lines.append(
+                        f"{pad}if isinstance({v}, dict) and not all(map({each}, {v})): {FAIL}"
+                    )
+            elif keyword == "uniqueItems":
+                if value is True:
+                    lines.append(f"{pad}if isinstance({v}, list) and not _unique({v}): {FAIL}")
+                elif value is not False:
+                    raise _UnsupportedError(keyword)
             elif keyword in ("allOf", "anyOf", "oneOf"):
                 lines += self._combined(keyword, value, v, level, depth)
             elif keyword == "not":
@@ -255,6 +272,34 @@ class _Compiler:
         body = self._statements(target, "v", 1, depth + 1)
         self._functions.append("\n".join([f"def {name}(v):", *body, "    return True"]))
         return name
+
+
+def _unique(items: list[Any]) -> bool:
+    """No two items equal as JSON Schema compares them (jsonschema's ``equal``): 1 and 1.0
+    alike, True and 1 apart, objects by members. A value JSON has no type for answers False,
+    and jsonschema decides."""
+    try:
+        keys = {_json_key(item) for item in items}
+    except TypeError:
+        return False
+    return len(keys) == len(items)
+
+
+def _json_key(value: Any) -> Any:
+    """A hashable form of a JSON value, equal exactly when the values are equal as JSON."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, int | float):
+        return ("n", value)  # Python's 1 == 1.0, with equal hashes
+    if isinstance(value, str):
+        return ("s", value)
+    if value is None:
+        return ("z",)
+    if isinstance(value, list):
+        return ("l", tuple(map(_json_key, value)))
+    if isinstance(value, dict):
+        return ("o", frozenset((name, _json_key(item)) for name, item in value.items()))
+    raise TypeError(type(value).__name__)
 
 
 def _strings(values: Any) -> frozenset[str]:

@@ -8,37 +8,37 @@ Three rules hold for every schema the agent and the client validate against:
   (DECISIONS #16). ``check_schema`` refuses anything else up front, and the validator's registry
   refuses every retrieval, so a reference that slipped through raises instead of being fetched.
 * Error details name locations and JSON types, never instance values (draft §9.1).
+
+A ``SchemaValidator`` answers from the fast check (fast_check.py) for the instances that pass
+it; jsonschema, set up under these rules in draft2020.py, is imported only for the others and
+for a schema's first check (a pass is remembered by content).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import weakref
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
-from jsonschema import Draft202012Validator, FormatChecker, validators
-from jsonschema.exceptions import SchemaError, ValidationError
-from jsonschema.protocols import Validator
-from referencing import Registry, Resource
-from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
 from rfc3339_validator import validate_rfc3339
 
 from agent import schema_memo
-from agent.errors import NetagentError, SchemaInterfaceError
+from agent.errors import SchemaInterfaceError
 from agent.interfaces.fast_check import Check, compile_check
 from agent.interfaces.pointer import bounded_pointer, json_pointer
-from agent.interfaces.spec import DIALECT
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 __all__ = [
-    "FORMAT_CHECKER",
     "MAX_DETAILS",
     "MISSING",
     "ReferenceRefusedError",
     "SchemaCheckError",
+    "SchemaValidator",
     "check_schema",
     "compile_validator",
     "error_details",
@@ -52,7 +52,6 @@ MISSING: Final = "missing"
 """``actual`` for a required member that is absent."""
 
 _MAX_EXPECTED_CHARS: Final = 120
-_REFERENCE_KEYWORDS: Final = ("$ref", "$dynamicRef")
 _BOUND_KEYWORDS: Final = frozenset(
     {
         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
@@ -60,13 +59,12 @@ _BOUND_KEYWORDS: Final = frozenset(
         "minProperties", "maxProperties",
     }
 )  # fmt: skip
+_CHECKER: Final = str(Path(__file__).with_name("draft2020.py"))
+"""The module that checks a schema (draft2020.py): its bytes are part of a pass's memo key."""
 
 _Locations = dict[int, list[str | int]]
 
-FORMAT_CHECKER: Final = FormatChecker(formats=())
 
-
-@FORMAT_CHECKER.checks("date-time")
 def _is_date_time(instance: object) -> bool:
     """RFC 3339 ``date-time``; lowercase ``t``/``z`` allowed (§5.6), a trailing newline not."""
     if not isinstance(instance, str):
@@ -87,79 +85,6 @@ class ReferenceRefusedError(SchemaInterfaceError, LookupError):
     """Raised instead of retrieving a schema: interface 1.0 never fetches anything."""
 
 
-def _refuse(uri: str) -> Resource[Any]:
-    raise ReferenceRefusedError(f"refusing to retrieve {uri!r}: only local references resolve")
-
-
-# referencing's attrs shim (_attrs.pyi, the pre-PEP 681 ``__dataclass_transform__``) hides
-# Registry's fields from mypy, which then sees an ``__init__`` without ``retrieve``.
-_REGISTRY: Final[Registry[Any]] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
-
-
-# jsonschema's descend() drops the member name or index (path and schema_path) when the
-# subschema is `false`, so `"properties": {"legacy": false}` would blame the parent object.
-# The three keywords that name a member are re-implemented below to keep it; the error
-# carries the parent schema so error_details can locate the `false` exactly.
-
-
-class _FalseSchemaError(ValidationError, NetagentError):
-    """A value where the subschema is ``false``."""
-
-    def __init__(
-        self, value: Any, parent: Mapping[str, Any], key: str | int, schema_key: str | int
-    ) -> None:
-        super().__init__(
-            "false schema", instance=value, schema=parent, path=[key], schema_path=[schema_key]
-        )
-        self.schema_key = schema_key
-
-
-def _descend(
-    validator: Any,
-    value: Any,
-    subschema: Any,
-    key: str | int,
-    schema_key: str | int,
-    parent: Mapping[str, Any],
-) -> Iterator[ValidationError]:
-    if subschema is False:
-        yield _FalseSchemaError(value, parent, key, schema_key)
-    else:
-        yield from validator.descend(value, subschema, path=key, schema_path=schema_key)
-
-
-def _properties(validator: Any, properties: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    if validator.is_type(instance, "object"):
-        for name, subschema in properties.items():
-            if name in instance:
-                yield from _descend(validator, instance[name], subschema, name, name, schema)
-
-
-def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    if validator.is_type(instance, "object"):
-        for pattern, subschema in patterns.items():
-            for name, value in instance.items():
-                if re.search(pattern, name):
-                    yield from _descend(validator, value, subschema, name, pattern, schema)
-
-
-def _prefix_items(validator: Any, prefix: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    if validator.is_type(instance, "array"):
-        for (index, item), subschema in zip(enumerate(instance), prefix, strict=False):
-            yield from _descend(validator, item, subschema, index, index, schema)
-
-
-# types-jsonschema leaves extend() unannotated; it returns a validator class like create().
-_Validator: Final[type[Validator]] = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    validators={
-        "properties": _properties,
-        "patternProperties": _pattern_properties,
-        "prefixItems": _prefix_items,
-    },
-)
-
-
 def check_schema(schema: Any) -> None:
     """Raise ``SchemaCheckError`` unless ``schema`` is a usable self-contained 2020-12 schema.
 
@@ -168,87 +93,82 @@ def check_schema(schema: Any) -> None:
     declares. The walk is deliberately conservative: it visits every member, so a ``$ref``
     string inside ``const``/``default``/``examples`` data must be local too. A pass is
     remembered by content (``agent/schema_memo.py``): the registry's schemas are checked once,
-    not at every start.
+    not at every start, and jsonschema is not even imported for them.
     """
-    memo = schema_memo.key(schema, "2020-12 + local references", __file__)
+    memo = schema_memo.key(schema, "2020-12 + local references", _CHECKER)
     if schema_memo.passed(memo):
         return
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        reason = exc.message if len(exc.message) <= 200 else exc.message[:199] + "…"
-        raise SchemaCheckError(
-            json_pointer(exc.absolute_path), f"not a valid JSON Schema 2020-12 schema: {reason}"
-        ) from None
-    if isinstance(schema, dict):
-        resolver = _REGISTRY.resolver_with_root(DRAFT202012.create_resource(schema))
-        _check_references(schema, [], resolver)
+    from agent.interfaces import draft2020
+
+    draft2020.check(schema)
     schema_memo.record(memo)
 
 
-def _check_references(node: Any, path: list[str | int], resolver: Any) -> None:
-    if isinstance(node, list):
-        for index, item in enumerate(node):
-            _check_references(item, [*path, index], resolver)
-        return
-    if not isinstance(node, dict):
-        return
-    if path and isinstance(node.get("$id"), str):
-        resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
-    dialect = node.get("$schema")
-    if isinstance(dialect, str) and dialect != DIALECT:
-        raise SchemaCheckError(
-            json_pointer([*path, "$schema"]), f"dialect {dialect!r} is not {DIALECT}"
-        )
-    for keyword in _REFERENCE_KEYWORDS:
-        ref = node.get(keyword)
-        if not isinstance(ref, str):
-            continue
-        where = json_pointer([*path, keyword])
-        if not ref.startswith("#"):
-            raise SchemaCheckError(
-                where, f"{ref!r} is not a local '#' reference (remote schemas are never fetched)"
-            )
-        try:
-            resolver.lookup(ref)
-        except Unresolvable:
-            raise SchemaCheckError(where, f"{ref!r} does not resolve inside the schema") from None
-    for key, value in node.items():
-        _check_references(value, [*path, key], resolver)
-
-
-def compile_validator(schema: Any, *, checked: bool = False) -> Validator:
+def compile_validator(schema: Any, *, checked: bool = False) -> SchemaValidator:
     """A 2020-12 validator asserting ``date-time`` that can never fetch; checks ``schema``
     first unless the caller just did (``checked``: ``verify_document`` checks every schema of
     the document it passes; checking again was half the registry's load time)."""
     if not checked:
         check_schema(schema)
-    validator: Validator = _Validator(schema, registry=_REGISTRY, format_checker=FORMAT_CHECKER)
-    compiled = _Compiled(compile_check(schema, _is_date_time), _locations(schema))
-    key = id(validator)
-    _FAST[key] = (weakref.ref(validator, lambda _gone: _FAST.pop(key, None)), compiled)
-    return validator
+    return SchemaValidator(schema)
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    """What a validator's schema gives once: a fast yes for valid instances (fast_check.py)
-    and where each schema object sits (for error details)."""
+class SchemaValidator:
+    """A checked schema, ready to validate: the fast check (fast_check.py) says "valid" for
+    the instances that are, which is nearly all of them, and jsonschema's validator, with the
+    rules above (draft2020.py), is built the first time an instance needs more than that.
 
-    check: Check | None
-    locations: _Locations
+    Offers the part of jsonschema's ``Validator`` the code uses; ``full`` is the validator
+    itself.
+    """
 
+    __slots__ = ("_full", "_locations", "fast", "schema")
 
-# By identity (validators compare by value and are unhashable), for as long as each lives.
-_FAST: dict[int, tuple[weakref.ref[Validator], _Compiled]] = {}
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self.fast: Check | None = compile_check(schema, _is_date_time)
+        self._full: Validator | None = None
+        self._locations: _Locations | None = None
 
+    @property
+    def full(self) -> Validator:
+        """jsonschema's validator of this schema, built (and jsonschema imported) once."""
+        if self._full is None:
+            from agent.interfaces import draft2020
 
-def _compiled(validator: Validator) -> _Compiled:
-    found = _FAST.get(id(validator))
-    if found is None or found[0]() is not validator:
-        # A validator made elsewhere: no fast check, and locations each time.
-        return _Compiled(None, _locations(validator.schema))
-    return found[1]
+            self._full = draft2020.validator_for(self.schema)
+        return self._full
+
+    @property
+    def locations(self) -> _Locations:
+        """Where each schema object sits (for error details), found once."""
+        if self._locations is None:
+            self._locations = _locations(self.schema)
+        return self._locations
+
+    def vouches_for(self, instance: Any) -> bool:
+        """True when the fast check finds ``instance`` valid (False says nothing)."""
+        if self.fast is None:
+            return False
+        try:
+            return self.fast(instance)
+        except RecursionError:
+            return False  # an instance too deep for the fast check: jsonschema decides
+
+    def is_valid(self, instance: Any) -> bool:
+        """jsonschema's answer, from the fast check when it has one (it agrees both ways)."""
+        if self.fast is not None:
+            try:
+                return self.fast(instance)
+            except RecursionError:
+                pass
+        return self.full.is_valid(instance)
+
+    def iter_errors(self, instance: Any) -> Iterator[ValidationError]:
+        return self.full.iter_errors(instance)
+
+    def evolve(self, **changes: Any) -> Validator:
+        return self.full.evolve(**changes)
 
 
 def json_type_name(value: Any) -> str:
@@ -271,7 +191,7 @@ def json_type_name(value: Any) -> str:
 
 
 def error_details(
-    validator: Validator, instance: Any, *, limit: int = MAX_DETAILS
+    validator: SchemaValidator | Validator, instance: Any, *, limit: int = MAX_DETAILS
 ) -> list[dict[str, str]]:
     """Draft §9.1 details for every failure, sorted by location, at most ``limit``; [] if valid.
 
@@ -280,16 +200,14 @@ def error_details(
     (through ``$ref``, to where the keyword really is). ``expected`` comes from the schema and
     ``actual`` is a JSON type name, so no instance value is ever echoed.
     """
-    compiled = _compiled(validator)
-    if compiled.check is not None:
-        try:
-            if compiled.check(instance):
-                return []
-        except RecursionError:
-            pass  # an instance too deep for the fast check: jsonschema decides
-    locations = compiled.locations
+    if isinstance(validator, SchemaValidator):
+        if validator.vouches_for(instance):
+            return []
+        full, locations = validator.full, validator.locations
+    else:  # a validator made elsewhere: no fast check, and locations each time
+        full, locations = validator, _locations(validator.schema)
     found: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
-    for error in validator.iter_errors(instance):
+    for error in full.iter_errors(instance):
         for detail in _details_of(error, locations):
             found.setdefault(tuple(sorted(detail.items())), detail)
     ordered = sorted(
@@ -326,10 +244,13 @@ def _schema_pointer(error: ValidationError, locations: _Locations, *tail: Any) -
 
 
 def _details_of(error: ValidationError, locations: _Locations) -> Iterator[dict[str, str]]:
+    from agent.interfaces.draft2020 import false_schema_key
+
     at: list[str | int] = list(error.absolute_path)
     keyword, value, instance = error.validator, error.validator_value, error.instance
-    if isinstance(error, _FalseSchemaError):
-        pointer = _schema_pointer(error, locations, keyword, error.schema_key)
+    member = false_schema_key(error)
+    if member is not None:
+        pointer = _schema_pointer(error, locations, keyword, member)
         yield _detail(at, pointer, "false", "absent", json_type_name(instance))
         return
     if not isinstance(keyword, str):  # the whole schema is `false`

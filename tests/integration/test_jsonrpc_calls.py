@@ -121,3 +121,37 @@ def test_chain_on_a_current_home_writes_its_link_by_sqlite3_alone(
     assert row["downstream_skill"] == "plan_link_upgrade"
     assert row["upstream_agent"] == row["downstream_agent"] == agent.base_url
     assert row["ts"].endswith("+00:00")
+
+
+def test_a_client_imports_jsonschema_only_for_what_the_fast_check_does_not_vouch_for(
+    agent: RunningAgent, tmp_path: Path
+) -> None:
+    """agent/interfaces/draft2020.py: once a document's schemas passed their metaschema check
+    (remembered by content, agent/schema_memo.py), describing, invoking with valid arguments,
+    chaining and checking need no jsonschema (the fast check vouches for every instance, the
+    trusted document schema's included). Arguments the fast check refuses import it, for the
+    draft's error details."""
+    token = agent.token("paula")
+    bearer = ["--token", token]
+    sites = ["lookup_inventory", "--args", '{"kind": "sites"}', *bearer]
+    link = ["--args", '{"link_id": "acme-lnk-00001"}', "--to", "plan_link_upgrade", *bearer]
+    runs = {
+        "describe": ["describe", agent.base_url, "lookup_inventory", *bearer],
+        "invoke": ["invoke", agent.base_url, *sites],
+        "chain": ["chain", agent.base_url, "--from", "check_link_capacity", *link],
+        "check": ["check", agent.base_url, *bearer],
+    }
+    run_netagent(tmp_path, *runs["check"])  # the first run may check the schemas
+    for name, args in runs.items():
+        ran = run_netagent(tmp_path, *args)
+        assert ran.code in (0, None), (name, ran.stdout)
+        assert ran.imported(("jsonschema", "referencing")) == [], name
+        assert "agent.interfaces.fast_check" in ran.modules, name
+
+    wrong = ["invoke", agent.base_url, "lookup_inventory", "--args", '{"kind": 7}', *bearer]
+    ran = run_netagent(tmp_path, *wrong, "--json")
+    assert ran.code == 3, ran.stdout  # refused before sending
+    error = json.loads(ran.stdout)["error"]
+    assert (error["where"], error["code"]) == ("local", "input_invalid")
+    assert [d["instance_path"] for d in error["details"]] == ["/kind"]
+    assert ran.imported(("jsonschema",)) == ["jsonschema"]

@@ -23,7 +23,11 @@ from agent.interfaces.validation import _is_date_time, compile_validator, error_
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(
-    [*ROOT.glob("skills/*/*.schema.json"), *ROOT.glob("tests/fixture_skills/*/*.schema.json")]
+    [
+        *ROOT.glob("skills/*/*.schema.json"),
+        *ROOT.glob("tests/fixture_skills/*/*.schema.json"),
+        *ROOT.glob("agent/_schemas/*.json"),  # the trusted Skill Interface Schema among them
+    ]
 )
 WRITTEN: list[Any] = [
     {
@@ -58,6 +62,15 @@ WRITTEN: list[Any] = [
     {
         "$ref": "#/$defs/tree",
         "$defs": {"tree": {"type": "array", "items": {"$ref": "#/$defs/tree"}}},
+    },
+    {
+        "type": "object",
+        "propertyNames": {"minLength": 1, "pattern": "^[a-z]"},
+        "properties": {
+            "tags": {"type": "array", "uniqueItems": True},
+            "modes": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True},
+            "any": {"uniqueItems": False},
+        },
     },
     # Property names are written into the generated source: every kind of quote, escape,
     # line break, NUL, lone surrogate and code that must stay a name.
@@ -95,6 +108,10 @@ DATE_TIMES = st.sampled_from(
         "yesterday",
     ]
 )
+
+
+ALIKE: list[Any] = ["a", "a", "b", 1, 1.0, 0, True, False, None, [1], [True], {"a": 1}, {"a": 1.0}]
+"""Items for uniqueItems: equal as JSON (1 and 1.0, [1] and [1]) or only to Python (True, 1)."""
 
 
 def _resolve(root: Any, ref: str) -> Any:
@@ -169,6 +186,8 @@ def shaped(schema: Any, root: Any, depth: int = 0) -> st.SearchStrategy[Any]:
         elif kind == "array":
             items = shaped(schema.get("items", True), root, depth + 1)
             options.append(st.lists(items, max_size=schema.get("maxItems", 2) + 1))
+            if schema.get("uniqueItems"):  # repeats, and values JSON and Python compare apart
+                options.append(st.lists(st.sampled_from(ALIKE), max_size=4))
         elif kind == "boolean":
             options.append(st.booleans())
         elif kind == "null":
@@ -238,6 +257,29 @@ def test_deep_schemas_compile_and_agree(keyword: str, depth: int) -> None:
         assert check(instance) is (next(iter(validator.iter_errors(instance)), None) is None)
 
 
+def test_unique_items_are_told_apart_as_json_does() -> None:
+    check = compile_check({"uniqueItems": True}, _is_date_time)
+    assert check is not None
+    validator = compile_validator({"uniqueItems": True})
+    for items, unique in (
+        (["a", "b", None, 1, 2.5, True, False], True),  # True and 1 differ in JSON
+        ([0, False, "0", "", None, [], {}], True),
+        (["a", "a"], False),
+        ([1, 1.0], False),  # one number to JSON
+        ([0, -0.0], False),
+        ([[1], [1.0]], False),
+        ([[1], [True]], True),
+        ([[1, 2], [2, 1]], True),  # arrays in order
+        ([{"a": 1, "b": [2]}, {"b": [2.0], "a": 1.0}], False),  # objects by members
+        ([{"a": 1}, {"a": True}], True),
+        ([{"a": 1}, {"b": 1}], True),
+    ):
+        assert check(items) is unique, items
+        assert (next(iter(validator.full.iter_errors(items)), None) is None) is unique, items
+        assert (error_details(validator, items) == []) is unique, items
+    assert check([object(), object()]) is False  # not JSON: jsonschema decides
+
+
 def test_a_schema_too_deep_is_left_to_jsonschema() -> None:
     assert compile_check(_nested(45, "properties"), _is_date_time) is None
 
@@ -245,7 +287,8 @@ def test_a_schema_too_deep_is_left_to_jsonschema() -> None:
 def test_what_it_does_not_know_is_left_to_jsonschema() -> None:
     for schema in (
         False,
-        {"uniqueItems": True},
+        {"uniqueItems": "yes"},
+        {"propertyNames": False},
         {"patternProperties": {"^a": {}}, "additionalProperties": False},
         {"enum": [1, True]},
         {"multipleOf": 3},

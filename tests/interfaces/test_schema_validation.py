@@ -19,7 +19,7 @@ from agent.interfaces import (
     error_details,
     json_type_name,
 )
-from agent.interfaces.validation import _REGISTRY
+from agent.interfaces.draft2020 import REGISTRY
 
 
 @pytest.mark.parametrize(
@@ -88,7 +88,7 @@ def test_remote_ref_is_refused_and_never_fetched(spy_port: tuple[int, socket.soc
     with pytest.raises(SchemaCheckError, match="not a local"):
         compile_validator(schema)
     # Even without the up-front check, the registry refuses to retrieve anything.
-    unchecked = Draft202012Validator(schema, registry=_REGISTRY)
+    unchecked = Draft202012Validator(schema, registry=REGISTRY)
     with pytest.raises(Unresolvable) as caught:
         unchecked.is_valid({"x": 1})
     causes: list[BaseException] = []

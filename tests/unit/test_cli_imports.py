@@ -87,6 +87,22 @@ def test_the_app_imports_no_mcp_sdk() -> None:
     assert "agent.mcp.server" not in modules
 
 
+def test_an_agent_whose_schemas_passed_before_starts_without_jsonschema(tmp_path: Path) -> None:
+    """The registry's schemas passed their metaschema check in an earlier start (remembered
+    by content, agent/schema_memo.py) and every validator is the fast check until an instance
+    fails it (agent/interfaces/draft2020.py): jsonschema is not imported to start."""
+    statement = (
+        "from pathlib import Path\n"
+        "from agent.settings import Settings\n"
+        "from netops.app import create_app\n"
+        f"create_app(Settings(home=Path({str(tmp_path)!r}), grpc_port=0))"
+    )
+    _imported_after(statement)  # the first start may check the schemas, and remembers them
+    modules = _imported_after(statement)
+    assert "agent.interfaces.fast_check" in modules
+    assert not [m for m in modules if m.split(".")[0] in ("jsonschema", "referencing")]
+
+
 def test_a_sqlite_agent_imports_no_postgresql_machinery(tmp_path: Path) -> None:
     """PostgreSQL's dialect (its upserts) and asyncpg (the cancel relay, the lean reads) are
     imported by an agent on PostgreSQL, not by the app nor a SQLite agent's create_app."""

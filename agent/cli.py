@@ -25,8 +25,7 @@ from rich.text import Text
 
 from agent.cli_coercion import PlainCoercionGroup
 from agent.cli_view import command_view
-from agent.ports import DemoCaller, Deployment
-from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT, Settings
+from agent.defaults import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from a2a.types import AgentCard
@@ -42,9 +41,11 @@ if TYPE_CHECKING:
         SkillNotAdvertisedError,
         VerifiedInterface,
     )
+    from agent.ports import DemoCaller, Deployment
     from agent.registry.cards import CardFactory
     from agent.registry.loader import Registry
     from agent.registry.manifest import Manifest
+    from agent.settings import Settings
     from agent.storage.audit import AuditLog
     from agent.storage.history import MigrationHistory
     from agent.storage.sqlite_file import SqliteFile
@@ -78,6 +79,8 @@ DatabaseUrl = Annotated[
 
 def cli_settings(**overrides: object) -> Settings:
     """NETAGENT_* and the command's options; a value that cannot work is one line, exit 2."""
+    from agent.settings import Settings
+
     try:
         return Settings.from_env().with_overrides(**overrides)
     except ValueError as exc:
@@ -95,6 +98,8 @@ def _deployment() -> Deployment:
     if not _running:
         raise RuntimeError("agent.cli commands run through agent.cli.run(deployment)")
     current = _running[-1]
+    from agent.ports import Deployment
+
     if not isinstance(current, Deployment):  # built on first use
         current = _running[-1] = current()
     return current

@@ -19,11 +19,11 @@ from agent.cli import (
     run_async,
     skills_dir_of,
 )
-from agent.ports import Deployment
 
 FACTORY = "netops.deployment:network_deployment"
 
 if TYPE_CHECKING:
+    from agent.ports import Deployment
     from db.simulator import SeedReport
 
 

@@ -58,8 +58,12 @@ def test_help_builds_without_heavy_imports() -> None:
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    main()"
     )
-    heavy = _heavy(_imported_after(statement))
+    modules = _imported_after(statement)
+    heavy = _heavy(modules)
     assert not heavy, sorted({m.split(".")[0] for m in heavy})
+    # The defaults it prints come from agent/defaults.py, not the Settings class.
+    assert "agent.defaults" in modules
+    assert not {"agent.settings", "agent.ports"} & set(modules)
 
 
 def test_the_deployment_imports_the_network_lexicon_when_the_router_reads_it() -> None:
@@ -257,6 +261,7 @@ def test_the_client_commands_import_neither_the_server_the_database_nor_the_regi
     assert ran.imported(("httpx._main", "click", "pygments")) == []  # httpx's own CLI
     assert ran.imported(SERVER + DATABASE + REGISTRY) == []
     assert ran.imported(GRPC) == []
+    assert ran.imported(("agent.settings", "agent.ports")) == []  # no setting is read
     if command != "check":  # describe prints its checks' status, and runs none of check's
         assert "agent.devtools.conformance" not in ran.modules
 

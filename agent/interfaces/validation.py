@@ -146,23 +146,19 @@ class SchemaValidator:
             self._locations = _locations(self.schema)
         return self._locations
 
-    def vouches_for(self, instance: Any) -> bool:
-        """True when the fast check finds ``instance`` valid (False says nothing)."""
+    def fast_answer(self, instance: Any) -> bool | None:
+        """The fast check's answer, which is jsonschema's; None where it has none (a schema it
+        does not know, an instance too deep for it): jsonschema decides."""
         if self.fast is None:
-            return False
+            return None
         try:
             return self.fast(instance)
         except RecursionError:
-            return False  # an instance too deep for the fast check: jsonschema decides
+            return None
 
     def is_valid(self, instance: Any) -> bool:
-        """jsonschema's answer, from the fast check when it has one (it agrees both ways)."""
-        if self.fast is not None:
-            try:
-                return self.fast(instance)
-            except RecursionError:
-                pass
-        return self.full.is_valid(instance)
+        answer = self.fast_answer(instance)
+        return self.full.is_valid(instance) if answer is None else answer
 
     def iter_errors(self, instance: Any) -> Iterator[ValidationError]:
         return self.full.iter_errors(instance)
@@ -201,7 +197,7 @@ def error_details(
     ``actual`` is a JSON type name, so no instance value is ever echoed.
     """
     if isinstance(validator, SchemaValidator):
-        if validator.vouches_for(instance):
+        if validator.fast_answer(instance):  # "no" or none: jsonschema's details
             return []
         full, locations = validator.full, validator.locations
     else:  # a validator made elsewhere: no fast check, and locations each time

@@ -239,6 +239,9 @@ def agent_server(
         "NETAGENT_SEED": "0",
         "NETAGENT_LIVE_TELEMETRY": "0",
         "NETAGENT_LOG_LEVEL": "warning",
+        # The cells speak HTTP; replicas on one machine would all want gRPC's default port,
+        # which serve refuses when it is taken (the second replica would not start).
+        "NETAGENT_GRPC_PORT": "off",
     }
     if tree is not None:
         env["PYTHONPATH"] = str(tree)

@@ -14,7 +14,9 @@ written blind after the one before it was spent (looked at while the router was 
 checked to share no text with every earlier held-out set, ``dev`` and ``eval``;
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
-(the router has no other answer for text no skill fits: it asks which skill was meant).
+(the router has no other answer for text no skill fits: it asks which skill was meant). A skill
+run where another was expected, or where the request should have been asked back, is counted on
+its own line ("ran a skill that was not expected"): a confident wrong run is the worst outcome.
 """
 
 from __future__ import annotations
@@ -61,6 +63,12 @@ class Outcome:
     layer: str
     confidence: float | None
     top: str  # the classifier's best skill and its probability
+    ran: bool = False  # the router ran a skill (Action.RUN), not asked back
+
+    @property
+    def wrong_run(self) -> bool:
+        """A skill ran that was not the one expected: the worst outcome, counted on its own."""
+        return self.ran and self.got != self.expected
 
     @property
     def right(self) -> bool:
@@ -85,7 +93,13 @@ def outcome(router: Router, candidates: set[str], text: str, expected: str) -> O
     ranking = router.classifier.predict(text, candidates).ranking
     top = f"{ranking[0][0]} {ranking[0][1]:.2f}" if ranking else "-"
     return Outcome(
-        text, expected, label_of(decision), decision.layer.value, decision.confidence, top
+        text,
+        expected,
+        label_of(decision),
+        decision.layer.value,
+        decision.confidence,
+        top,
+        ran=decision.action is Action.RUN,
     )
 
 
@@ -150,6 +164,13 @@ def summary(outcomes: list[Outcome], *, misses_too: bool = True) -> None:
             f"{name}: {asked}/{len(rows)} ({asked / len(rows):.1%}) clarified; "
             f"routed to a skill instead: {elsewhere}"
         )
+    wrong = [o for o in outcomes if o.wrong_run]
+    print(
+        f"ran a skill that was not expected: {len(wrong)}/{len(outcomes)} "
+        f"({len(wrong) / max(len(outcomes), 1):.1%}; clear "
+        f"{sum(o in clear for o in wrong)}, ambiguous or out of scope "
+        f"{sum(o not in clear for o in wrong)})"
+    )
     misses = [o for o in outcomes if not o.right]
     if not misses_too:
         print(f"\nmisses: {len(misses)}")

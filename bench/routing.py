@@ -3,8 +3,8 @@ deployment's, network routing features included), and how an evaluation set rout
 (accuracy per skill, clarifications, out-of-scope handling, the confusion matrix and every
 miss). Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.routing [--set eval|heldout|heldout_vN|dev|PATH]
-        [--repeat 20] [--no-misses]
+    .venv/bin/python -m bench.routing [--set eval|heldout|heldout_vN|strangers/NAME|dev|PATH]
+        [--deployment MODULE:FUNCTION] [--repeat 20] [--no-misses]
 
 ``--set eval`` (the default) is ``tests/routing/eval_set.json``; ``--set heldout`` is
 ``tests/routing/heldout.json``, written without reading the training text and checked against
@@ -12,6 +12,10 @@ it (``tests/routing/test_heldout.py``), so it measures phrasing the router has n
 ``--set heldout_vN`` (N = 2, 3, ...) is ``tests/routing/heldout_vN.json``, the N-th held-out set,
 written blind after the one before it was spent (looked at while the router was changed) and
 checked to share no text with every earlier held-out set, ``dev`` and ``eval``;
+``--set strangers/NAME`` is ``tests/routing/strangers/NAME.json``: sets written by writers who saw
+nothing of the project (not the router, its training text, nor any earlier set), from a brief
+naming only what each skill does; ``invoices`` is for ``--deployment
+examples.invoices.deployment:invoice_deployment``, the others for the network deployment.
 ``--set dev`` is ``tests/routing/dev_set.json``, which the router's weights were chosen on.
 Clear requests should run their skill; ambiguous and out-of-scope ones should be clarified
 (the router has no other answer for text no skill fits: it asks which skill was meant). A skill
@@ -22,6 +26,7 @@ its own line ("ran a skill that was not expected"): a confident wrong run is the
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import statistics
 import time
@@ -30,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.ports import Deployment
 from agent.registry.loader import load_registry
 from agent.routing.router import Action, Decision, Router
 from agent.security.principal import Principal
-from netops.deployment import SKILLS_DIR, network_deployment
 from tests.a2a_helpers import text_message
 
 ROUTING_TESTS = Path(__file__).resolve().parents[1] / "tests" / "routing"
@@ -41,13 +46,10 @@ SETS = {
     "eval": ROUTING_TESTS / "eval_set.json",
     # every held-out set by its file's name (heldout, heldout_v2 ...): a new one needs no entry
     **{path.stem: path for path in sorted(ROUTING_TESTS.glob("heldout*.json"))},
+    **{f"strangers/{p.stem}": p for p in sorted((ROUTING_TESTS / "strangers").glob("*.json"))},
     "dev": ROUTING_TESTS / "dev_set.json",
 }
-CALLER = Principal(
-    "paula",
-    "acme",
-    frozenset({"inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"}),
-)
+NETWORK = "netops.deployment:network_deployment"
 CLARIFY = "clarify"
 AMBIGUOUS = "(ambiguous)"
 OUT_OF_SCOPE = "(out of scope)"
@@ -88,8 +90,26 @@ def label_of(decision: Decision) -> str:
     return CLARIFY if decision.action is Action.CLARIFY else decision.action.value
 
 
-def outcome(router: Router, candidates: set[str], text: str, expected: str) -> Outcome:
-    decision = router.route(text_message(text), CALLER)
+def load_deployment(factory: str) -> Deployment:
+    """The deployment ``module:function`` returns."""
+    module, _, function = factory.partition(":")
+    built: Deployment = getattr(importlib.import_module(module), function)()
+    return built
+
+
+def caller_of(deployment: Deployment) -> Principal:
+    """A caller of the deployment's first tenant holding every scope its manifests name (so
+    that every skill, previews included, is a candidate)."""
+    registry = load_registry(deployment.skills_dir)
+    scopes = {s for c in registry for s in c.manifest.requires_scopes} | {"preview"}
+    tenant = deployment.demo_callers[0].tenant if deployment.demo_callers else "acme"
+    return Principal("bench", tenant, frozenset(scopes))
+
+
+def outcome(
+    router: Router, caller: Principal, candidates: set[str], text: str, expected: str
+) -> Outcome:
+    decision = router.route(text_message(text), caller)
     ranking = router.classifier.predict(text, candidates).ranking
     top = f"{ranking[0][0]} {ranking[0][1]:.2f}" if ranking else "-"
     return Outcome(
@@ -111,7 +131,9 @@ def expectations(evaluation: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def latency(router: Router, candidates: set[str], texts: list[str], repeat: int) -> None:
+def latency(
+    router: Router, caller: Principal, candidates: set[str], texts: list[str], repeat: int
+) -> None:
     messages = [text_message(t) for t in texts]
     classifier_ms, router_ms = [], []
     for _ in range(repeat):
@@ -119,7 +141,7 @@ def latency(router: Router, candidates: set[str], texts: list[str], repeat: int)
             t0 = time.process_time()
             router.classifier.predict(text, candidates)
             t1 = time.process_time()
-            router.route(message, CALLER)
+            router.route(message, caller)
             t2 = time.process_time()
             classifier_ms.append((t1 - t0) * 1000)
             router_ms.append((t2 - t1) * 1000)
@@ -184,6 +206,7 @@ def summary(outcomes: list[Outcome], *, misses_too: bool = True) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--set", default="eval", dest="which", help=f"{sorted(SETS)} or a path")
+    parser.add_argument("--deployment", default=NETWORK, help="module:function of the deployment")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--no-misses", action="store_true", help="count the misses only")
     args = parser.parse_args()
@@ -192,13 +215,15 @@ def main() -> None:
     print(f"set: {path} ({len(rows)} requests)")
 
     started = time.perf_counter()
-    router = Router(load_registry(SKILLS_DIR), features=network_deployment().routing_features)
+    deployment = load_deployment(args.deployment)
+    caller = caller_of(deployment)
+    router = Router(load_registry(deployment.skills_dir), features=deployment.routing_features)
     router.warm()
     print(f"registry + classifier training: {(time.perf_counter() - started) * 1000:.0f} ms")
-    candidates = {c.id for c in router.candidates(CALLER)}
-    latency(router, candidates, [text for text, _ in rows], args.repeat)
+    candidates = {c.id for c in router.candidates(caller)}
+    latency(router, caller, candidates, [text for text, _ in rows], args.repeat)
 
-    outcomes = [outcome(router, candidates, text, expected) for text, expected in rows]
+    outcomes = [outcome(router, caller, candidates, text, expected) for text, expected in rows]
     confusion(outcomes)
     summary(outcomes, misses_too=not args.no_misses)
 

@@ -1,0 +1,80 @@
+"""The strangers' routing sets stay blind: written outside the project, never trained on.
+
+``tests/routing/strangers/*.json`` were written by writers who saw nothing of the project (not
+the router, its training text, nor any earlier set), from a brief naming only what each skill
+does (its ``about`` says who and how). They measure the router as a stranger meets it
+(``python -m bench.routing --set strangers/NAME``): once before a change to the router and once
+after, then they are spent. These tests hold what keeps them meaningful: the shape, labels that
+name the deployment's skills, no text that is (or holds, or is held in) a training text of the
+deployment, and nothing the agent runs that reads them. Accuracy is not asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.registry.loader import load_registry
+from agent.routing import classifier
+from tests.routing.test_heldout import copies, entries, normalized
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+SETS = {
+    "netops_a": ROOT / "skills",
+    "netops_b": ROOT / "skills",
+    "invoices": ROOT / "examples" / "invoices" / "skills",
+}
+"""Each set and the skills folder of the deployment it is written for."""
+
+
+def _load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((HERE / "strangers" / f"{name}.json").read_text("utf-8"))
+    return data
+
+
+def _training(skills_dir: Path) -> frozenset[str]:
+    """Normalized text of every source the deployment's router learns from."""
+    texts: list[str] = list(classifier.out_of_scope_texts())
+    for manifest in load_registry(skills_dir).manifests:
+        texts += classifier.training_texts(manifest)
+        texts += manifest.aliases
+    return frozenset(n for n in map(normalized, texts) if n)
+
+
+each_set = pytest.mark.parametrize("name", list(SETS))
+
+
+@each_set
+def test_the_shape_and_every_label(name: str) -> None:
+    data = _load(name)
+    skills = {m.id for m in load_registry(SETS[name]).manifests}
+    assert data["version"] == 1 and data["about"]
+    assert len(data["clear"]) >= 90 and len(data["ambiguous"]) >= 30
+    assert len(data["out_of_scope"]) >= 50
+    assert {e["skill"] for e in data["clear"]} <= skills
+    for entry in data["ambiguous"]:
+        assert len(set(entry["could_be"])) >= 2 and set(entry["could_be"]) <= skills, entry
+    texts = [normalized(e["text"]) for e in entries(data)]
+    assert len(texts) == len(set(texts))
+
+
+@each_set
+def test_no_text_is_training_text(name: str) -> None:
+    copied = copies([e["text"] for e in entries(_load(name))], _training(SETS[name]))
+    assert len(copied) == 0  # the count only: the texts are not to be read
+
+
+@each_set
+def test_nothing_the_agent_runs_reads_the_set(name: str) -> None:
+    readers = [
+        str(path.relative_to(ROOT))
+        for top in ("agent", "skills", "netops", "db", "examples")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if f"strangers/{name}" in path.read_text(encoding="utf-8")
+        or f"{name}.json" in path.read_text(encoding="utf-8")
+    ]
+    assert not readers, readers

@@ -12,7 +12,7 @@ answers from the first ``sys.path`` folder that holds the distribution. So this 
 ``sys.path`` folders in the same order and reads the version from the first folder's name that
 matches. Anything it cannot answer exactly as ``importlib.metadata`` would (an ``.egg-info``
 or an egg, a zip on the path, two candidates in one folder) is left to ``importlib.metadata``;
-``tests/unit/test_installed.py`` holds the two equal for every installed distribution.
+``tests/core/test_installed.py`` holds the two equal for every installed distribution.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Shared fixtures: a seeded database, demo tokens, and a real agent on 127.0.0.1."""
+"""Shared fixtures: a seeded database, demo tokens, and a real agent on 127.0.0.1.
+
+Nothing here imports the network deployment until a fixture needs it: the core's tests
+(``tests/core``) collect and run in a copy of the repository without ``db/``, ``netops/`` and
+``skills/``.
+"""
 
 from __future__ import annotations
 
@@ -14,20 +19,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 import uvicorn
 from sqlalchemy.engine import make_url
 
+from agent.app import create_app
 from agent.registry.loader import Registry
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from agent.storage.engine import make_engine
-from db.migrate import upgrade
-from db.simulator import seed
-from netops.app import create_app
+
+if TYPE_CHECKING:
+    from agent.ports import Deployment
 
 _CLUSTER: Any = None
 
@@ -108,7 +114,7 @@ LONG_UNITS = (  # seconds of one worker in a full run (junit, -n 3, 2026-12-03),
     "tests/e2e/test_console_browser.py",  # 97
     "tests/test_docs.py",  # 73
     "tests/cluster/test_replicas.py",  # 71
-    "tests/interfaces/test_fast_check.py",  # 67
+    "tests/core/interfaces/test_fast_check.py",  # 67
     "tests/unit/test_cli_reads.py",  # 65
     "tests/db/test_db_simulator.py",  # 61
     "tests/fuzz/test_fuzz_rest.py",  # 57
@@ -260,6 +266,10 @@ def free_port() -> int:
 
 
 def seed_database(url: str, until: datetime = FIXED_NOW) -> None:
+    """Migrate and seed the network deployment's demo inventory at ``url``."""
+    from db.migrate import upgrade
+    from db.simulator import seed
+
     async def run() -> None:
         await upgrade(url)
         engine = make_engine(url)
@@ -319,6 +329,7 @@ def start_agent(
     settings_overrides: dict[str, Any] | None = None,
     backend: str | None = None,
     grpc: bool = False,
+    deployment: Deployment | None = None,
     **app_options: Any,
 ) -> RunningAgent:
     """Start a real uvicorn server on a free loopback port in a thread and wait until it serves.
@@ -327,6 +338,7 @@ def start_agent(
     other process can take the port between choosing it and listening on it. With ``grpc``
     the app's lifespan also serves the gRPC binding, in uvicorn's loop, on another free port
     (chosen, then bound by the lifespan: a port taken in between fails the start loudly).
+    ``deployment``: the agent's (default: the network deployment, on its seeded inventory).
     """
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -347,7 +359,11 @@ def start_agent(
         settings = replace(settings, database_url=database_url)
     if seeded:
         seed_database(settings.resolved_database_url)
-    app = create_app(settings, registry=registry, clock=clock, **app_options)
+    if deployment is None:
+        from netops.deployment import network_deployment
+
+        deployment = network_deployment()
+    app = create_app(settings, deployment, registry=registry, clock=clock, **app_options)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)

@@ -12,7 +12,7 @@ prepares the answer (``prepare``) and the adapters' printer (agent/_sdk.py) take
 
 Dict key order inside a record is the skill's own, where a Struct's map has none of its own;
 JSON objects are unordered, so the answer is the same JSON document
-(tests/unit/edge/test_prepared_answer.py holds the two equal).
+(tests/core/edge/test_prepared_answer.py holds the two equal).
 """
 
 from __future__ import annotations

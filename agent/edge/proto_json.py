@@ -6,7 +6,7 @@ descriptor, type and well-known-type handler again for every value it prints; a 
 module makes the same decisions once per message type (a plan: each field's JSON name and
 how its value prints) and then only walks ``ListFields()``. The output is exactly
 ``MessageToDict(message)`` with its default options (camelCase names, enum names, int64 as
-strings, unset fields omitted); tests/unit/edge/test_proto_json.py holds the two equal over
+strings, unset fields omitted); tests/core/edge/test_proto_json.py holds the two equal over
 generated A2A messages. Anything outside the plan (``Any``, extensions) goes to
 ``MessageToDict`` itself.
 """

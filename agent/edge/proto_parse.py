@@ -8,7 +8,7 @@ outcome is certain to be ``ParseDict``'s: plain members of the expected JSON typ
 else (a null, a number given as a string, an unknown enum name, a member named twice, two
 members of one oneof, a map, bytes, a timestamp, a target that is not empty, very deep
 nesting) is handed to ``ParseDict`` itself, so its result and its errors are the reference's,
-word for word. tests/unit/edge/test_proto_parse.py holds the two equal over generated and
+word for word. tests/core/edge/test_proto_parse.py holds the two equal over generated and
 mutated requests of every A2A message type.
 """
 

@@ -6,7 +6,7 @@ about 0.3 ms of a governed call). Which fields are REQUIRED, and which nested me
 hold one at all, depends only on the descriptors: that is worked out once per message type
 here, and the walk skips every subtree that cannot hold a REQUIRED field. The errors are the
 SDK's (same ``InvalidParamsError``, message, field paths and texts;
-tests/unit/edge/test_required_fields.py compares the two on every case it generates).
+tests/core/edge/test_required_fields.py compares the two on every case it generates).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ jsonschema alone decides. After a "no", the caller asks jsonschema for the draft
 details; only a yes-or-no question (``SchemaValidator.is_valid``: is this probe rejected?)
 takes the answer as it is. Either way it must be jsonschema's answer, with the same type
 rules, the same ``date-time`` check and JSON's equality for ``uniqueItems``;
-tests/interfaces/test_fast_check.py holds the two equal over generated instances of every
+tests/core/interfaces/test_fast_check.py holds the two equal over generated instances of every
 shipped schema (the agent's own, the trusted Skill Interface Schema among them). The source
 holds no value of the schema but property names (as ``repr`` literals) and numbers'
 comparisons by name: every other value is a constant bound by name.

@@ -76,7 +76,7 @@ _FIELDS = tuple(f.name for f in fields(AuditRecord))
 class AuditLog(ABC):
     """Writes audit rows (and log lines) and reads them back for the CLI and the console.
 
-    The contract every form keeps (tests/unit/storage/test_audit_contract.py): rows get
+    The contract every form keeps (tests/core/storage/test_audit_contract.py): rows get
     increasing ids; ``query`` is newest first (by id), each filter an equality (``since``: at or
     after), at most ``limit`` rows, each row a dict of every column with lists for the JSON
     ones and an aware UTC ``ts``; ``usage`` counts the invocation rows per skill and UTC day,

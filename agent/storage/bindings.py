@@ -45,7 +45,7 @@ class Binding:
 class BindingStore(ABC):
     """Where bindings live; a binding is visible only to the owner that made it.
 
-    The contract every form keeps (tests/unit/storage/test_bindings_contract.py): ``get`` of a
+    The contract every form keeps (tests/core/storage/test_bindings_contract.py): ``get`` of a
     task no binding names, or one another owner made, is None; ``put`` replaces the task's
     binding whoever made it before; what comes back is a copy, its ``arguments`` as JSON holds
     them (tuples come back as lists).

@@ -184,7 +184,7 @@ class _Prepared:
     which cost more than the indexed lookups themselves (bench.perf --profile). Only for
     statements used again (the prebuilt lookups) whose parameters are all plain: an IN list
     (expanding), a literal-rendered or callable one, or a missing value go the SQLAlchemy way.
-    tests/unit/storage/test_reads.py compares both ways row for row.
+    tests/core/storage/test_reads.py compares both ways row for row.
     """
 
     def __init__(

@@ -11,9 +11,9 @@ reads it here.
 
 The statements and the conversions are those SQLAlchemy runs for ``DatabaseAuditLog`` and
 ``CorrelationStore`` on SQLite: ``UTCDateTime`` is text, written naive in UTC and read back
-tagged UTC; JSON columns are JSON text. ``tests/unit/storage/test_audit_contract.py`` runs the
+tagged UTC; JSON columns are JSON text. ``tests/core/storage/test_audit_contract.py`` runs the
 audit trail's contract on these reads (rows written through SQLAlchemy) and
-``tests/unit/storage/test_sqlite_file.py`` compares the columns with ``agent.storage.tables``.
+``tests/core/storage/test_sqlite_file.py`` compares the columns with ``agent.storage.tables``.
 
 In WAL mode a reader never waits for the agent's writes. A home the process may not write (a
 read-only mount) can still be read when nothing is left in a WAL file: SQLite cannot make the

@@ -33,11 +33,11 @@ cannot hold (too long, control characters) are refused before the store: TaskNot
 lookup by task id, InvalidParams for a context id.
 
 Covered elsewhere and not repeated: the verifier's refusals one by one with their exact
-reasons (tests/unit/security/test_auth.py), the tool-token verifier
-(tests/unit/security/test_credentials.py),
+reasons (tests/core/security/test_auth.py), the tool-token verifier
+(tests/core/security/test_credentials.py),
 the inventory gate refusing another tenant's rows to a misbehaving handler
 (tests/integration/test_enforcement.py), and ``check_schema``/``compile_validator`` refusing a
-remote ``$ref`` in isolation (tests/interfaces/test_schema_validation.py).
+remote ``$ref`` in isolation (tests/core/interfaces/test_schema_validation.py).
 """
 
 from __future__ import annotations

@@ -242,7 +242,7 @@ async def test_a_row_is_the_sdks_row_for_any_task() -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from tests.unit.edge.test_proto_json import _fill
+    from tests.core.edge.test_proto_json import _fill
 
     engine = make_engine("sqlite://")
     store = UpsertDatabaseTaskStore(engine, create_table=True)

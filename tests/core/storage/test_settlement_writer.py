@@ -657,7 +657,7 @@ from agent.storage.engine import make_engine
 from agent.storage.group_commit import AsyncGroupWriter, SqliteThreadWriter
 from agent.storage.settlement import Settlement
 from agent.storage.task_store import UpsertDatabaseTaskStore
-from tests.unit.storage.test_settlement_writer import ALICE, COMPLETED, record, task
+from tests.core.storage.test_settlement_writer import ALICE, COMPLETED, record, task
 
 async def main(url, kind):
     engine = make_engine(url)

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.edge.proto_parse import parse_dict
-from tests.unit.edge.test_proto_json import MESSAGE_TYPES, _fill
+from tests.core.edge.test_proto_json import MESSAGE_TYPES, _fill
 
 json_junk: st.SearchStrategy[Any] = st.recursive(
     st.none()

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agent.storage.audit import AGENT_TOOL, AuditLog, AuditRecord, DatabaseAuditLog
 from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.sqlite_file import reading, sqlite_path
-from tests.unit.storage.conftest import FORMS
+from tests.core.storage.conftest import FORMS
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 COLUMNS = {

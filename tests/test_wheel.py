@@ -34,6 +34,8 @@ import pytest
 from tests.conftest import free_port
 from tests.serving import serving
 
+pytestmark = pytest.mark.system
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "db", "netops", "skills")
 SETUPTOOLS_WITH_BDIST_WHEEL = (70, 1)  # bdist_wheel is built in from here; no `wheel` needed

@@ -45,6 +45,8 @@ from tests.cluster.test_replicas import skills_with_slow_probe
 from tests.conftest import postgres_database
 from tests.replicas import Replica, prepare_shared_database, token_for
 
+pytestmark = pytest.mark.system
+
 ACKNOWLEDGED_BEFORE_KILL = 40
 WORKERS = 8
 SWEEP_SECONDS = 3 * HEARTBEAT_SECONDS + 2.0

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.conftest import RunningAgent
+
+pytestmark = pytest.mark.system
 
 try:
     from playwright.sync_api import expect

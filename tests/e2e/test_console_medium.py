@@ -36,6 +36,8 @@ from db.scales import HOUR, SCALES
 from tests.conftest import FIXED_NOW, RunningAgent, postgres_database, start_agent
 from tests.e2e.test_console_browser import login
 
+pytestmark = pytest.mark.system
+
 try:
     from playwright.sync_api import expect
 except ImportError:  # the browser fixture skips (or fails under CI) with the reason

@@ -15,6 +15,8 @@ from agent.registry.loader import load_registry
 from netops.deployment import SKILLS_DIR
 from tests.conftest import RunningAgent
 
+pytestmark = pytest.mark.system
+
 REGISTRY = load_registry(SKILLS_DIR)
 ROOT = Path(__file__).resolve().parents[2]
 COOKIE = "netagent_console"

@@ -210,12 +210,16 @@ class _Changes:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _check_free(skill_id: str, skills_dir: Path, tests_dir: Path) -> dict[str, Any] | None:
-    """Refuse an id that is taken (folder, test, lock) or a registry that is broken already;
-    returns the lock as it is (None: there is none yet)."""
+def _check_folders(skills_dir: Path, tests_dir: Path) -> None:
+    """Both folders exist (an installed package has no tests folder beside its skills)."""
     for label, folder in (("skills", skills_dir), ("tests", tests_dir)):
         if not folder.is_dir():
             raise ScaffoldError(f"{folder}: {label} directory not found")
+
+
+def _check_free(skill_id: str, skills_dir: Path, tests_dir: Path) -> dict[str, Any] | None:
+    """Refuse an id that is taken (folder, test, lock) or a registry that is broken already;
+    returns the lock as it is (None: there is none yet)."""
     for path in (skills_dir / skill_id, tests_dir / f"test_skill_{skill_id}.py"):
         if path.exists():
             raise ScaffoldError(f"skill id {skill_id!r} is taken: {path} exists already")
@@ -285,6 +289,7 @@ def new_skill(
     if visibility not in VISIBILITIES:
         raise ScaffoldError(f"visibility must be one of {', '.join(VISIBILITIES)}")
     skills_dir, tests_dir = Path(skills_dir), Path(tests_dir)
+    _check_folders(skills_dir, tests_dir)
     request = SkillRequest(
         skill_id=skill_id,
         name=check_text("--name", name or skill_id.replace("_", " ").capitalize(), NAME_MAX),

@@ -138,3 +138,12 @@ def test_without_the_deployments_factory_nothing_is_written(folders: tuple[Path,
         new_skill("text_stats", skills, tests, TextSkillTemplate(), package=PACKAGE)
     assert not (skills / "text_stats").exists()
     assert list(tests.iterdir()) == []
+
+
+def test_a_missing_folder_is_named_before_anything_else(folders: tuple[Path, Path]) -> None:
+    skills, tests = folders
+    template = TextSkillTemplate()
+    with pytest.raises(ScaffoldError, match="nowhere: skills directory not found"):
+        new_skill("text_stats", skills.parent / "nowhere", tests, template, factory=FACTORY)
+    with pytest.raises(ScaffoldError, match="nowhere: tests directory not found"):
+        new_skill("text_stats", skills, tests.parent / "nowhere", template, factory=FACTORY)

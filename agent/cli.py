@@ -1,9 +1,9 @@
-"""The ``netagent`` command's core: serve, token, card, audit, usage, validate (agent side) and
-describe, invoke, chain, check (client side: the schema-governed procedure against any agent).
+"""The ``netagent`` command's core: serve, token, card, audit, usage, validate, new-skill (agent
+side) and describe, invoke, chain, check (client side: the schema-governed procedure against
+any agent).
 
 A deployment runs it with :func:`run`, handing in its :class:`~agent.ports.Deployment`, and
-may add commands of its own to :data:`app`
-(``netops/cli.py`` adds ``seed``, ``demo`` and ``new-skill``).
+may add commands of its own to :data:`app` (``netops/cli.py`` adds ``seed`` and ``demo``).
 """
 
 from __future__ import annotations
@@ -1536,6 +1536,75 @@ def validate_command(
         print(f"{len(problems)} problem(s)", file=sys.stderr)
         raise typer.Exit(code=1)
     console.print(f"registry valid: {len(registry or [])} skills, interfaces match the lock")
+
+
+@app.command("new-skill")
+def new_skill_command(
+    skill_id: Annotated[
+        str, typer.Argument(metavar="ID", help="The new skill's id, e.g. weekly_report.")
+    ],
+    name: Annotated[
+        str | None, typer.Option(help="Its display name (default: from the id).")
+    ] = None,
+    visibility: Annotated[
+        str, typer.Option(help="public | extended (listed only to entitled callers).")
+    ] = "extended",
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope", help="A scope callers need; repeat for more (default: the template's)."
+        ),
+    ] = None,
+    owner: Annotated[str | None, typer.Option(help="The owning team.")] = None,
+) -> None:
+    """Create a working skill (manifest, schemas, handler, extractor), its test, and its lock entry.
+
+    From the deployment's own template if it offers one, else the core's domain-free one.
+    Refuses (exit 2, nothing written) an id that exists, is malformed or is reserved.
+    """
+    from agent.devtools.scaffold import DEFAULT_OWNER, ScaffoldError, new_skill, next_steps
+    from agent.devtools.text_skill import TextSkillTemplate
+
+    deployment = _deployment()
+    skills_dir = skills_dir_of(cli_settings())
+    try:
+        result = new_skill(
+            skill_id,
+            skills_dir,
+            skills_dir.parent / "tests",
+            deployment.scaffold or TextSkillTemplate(),
+            name=name,
+            visibility=visibility,
+            scopes=scope,
+            owner=owner or DEFAULT_OWNER,
+            agent_name=deployment.identity.name,
+            factory=_factories[-1] if _factories else "",
+        )
+    except ScaffoldError as exc:
+        raise fail(str(exc)) from None
+    here = Path.cwd()
+    for path in result.created:
+        print(f"created {path.relative_to(here) if path.is_relative_to(here) else path}")
+    for path in result.updated:
+        print(f"updated {path.relative_to(here) if path.is_relative_to(here) else path}")
+    for note in result.notes:
+        print(f"note: {note}")
+    print("next steps:")
+    steps = next_steps(
+        result, command=_program(), visibility=visibility, owner=owner or DEFAULT_OWNER, root=here
+    )
+    for number, step in enumerate(steps, start=1):
+        print(f"  {number}. {step}")
+
+
+def _program() -> str:
+    """How this command line was started, for the steps it prints (``netagent``,
+    ``python -m examples.invoices``)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name:
+        return f"python -m {spec.name.removesuffix('.__main__')}"
+    program = Path(sys.argv[0]).name if sys.argv else ""
+    return program if program and not program.startswith("-") else "netagent"
 
 
 def run(deployment: Deployment | Callable[[], Deployment], *, factory: str | None = None) -> None:

@@ -10,7 +10,7 @@ the module that defines it and any second base in parentheses:
   + ConfigurationError                           agent.errors
     - RegistryError                              agent.registry.manifests
     - SeedError (RuntimeError)                   db.simulator
-    - ScaffoldError                              netops.scaffold
+    - ScaffoldError                              agent.devtools.scaffold
     - UnknownRevisionError                       agent.storage.history
     - NotInstalledError (LookupError)            agent.installed
   + SchemaInterfaceError                         agent.errors

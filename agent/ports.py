@@ -8,7 +8,7 @@ of its own to migrate and seed, background services) is given to ``create_app`` 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -86,6 +86,47 @@ class DemoCaller:
 
 
 @dataclass(frozen=True)
+class SkillRequest:
+    """A new skill as ``new-skill`` was asked for, every value checked: what a template renders."""
+
+    skill_id: str
+    name: str
+    visibility: str
+    scopes: tuple[str, ...]
+    owner: str
+    package: str
+    """The dotted package of the skills folder: the handler is ``<package>.<skill_id>.handler``."""
+    schema_prefix: str
+    """The start of the new schemas' ``schema_uri``s, from the agent's name (``urn:x-agent``)."""
+    factory: str
+    """``module:function`` returning the deployment ``new-skill`` ran for, so that a generated
+    test can start that deployment's agent without knowing its domain."""
+
+
+@dataclass(frozen=True)
+class SkillFiles:
+    """What a template renders: the skill folder's files (name -> text) and its test module."""
+
+    files: Mapping[str, str]
+    test: str
+    notes: Sequence[str] = ()
+    """Anything the person should know (e.g. a scope the example's tool does not honour)."""
+
+
+class SkillTemplate(Protocol):
+    """What ``new-skill`` writes for a deployment that knows its domain better than the core's
+    domain-free example (``agent/devtools/text_skill.py``): a skill that works on day one."""
+
+    def default_scopes(self, skill_id: str) -> tuple[str, ...]:
+        """The scopes the skill requires when ``--scope`` gives none."""
+        ...
+
+    def render(self, request: SkillRequest) -> SkillFiles:
+        """The files of the new skill; its handler must import the core only via agent.sdk."""
+        ...
+
+
+@dataclass(frozen=True)
 class Deployment:
     """Everything domain-specific one agent is built from; ``create_app`` takes one."""
 
@@ -106,6 +147,8 @@ class Deployment:
     demo_callers: Sequence[DemoCaller] = ()
     routing_features: FeatureProvider | None = None
     """Domain knowledge the text router reads as features (``agent/routing/features.py``)."""
+    scaffold: SkillTemplate | None = None
+    """The template ``new-skill`` writes new skills from; None: the core's domain-free one."""
 
     def histories(self) -> Sequence[MigrationHistory] | None:
         """The histories a database of this deployment is migrated by: the core's, then those

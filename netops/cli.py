@@ -1,5 +1,6 @@
 """The ``netagent`` command of the network agent: the core's commands, run for the network
-deployment, plus ``seed``, ``new-skill`` and ``demo``, which know the inventory."""
+deployment, plus ``seed`` and ``demo``, which know the inventory (the core's ``new-skill``
+writes the network's template, ``netops/scaffold.py``, given as ``Deployment.scaffold``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ from agent.cli import (
     fail,
     run,
     run_async,
-    skills_dir_of,
 )
 
 FACTORY = "netops.deployment:network_deployment"
@@ -122,62 +122,6 @@ def seed_summary(report: SeedReport) -> list[str]:
         f"{count('metric_sample')} metric samples",
         f"  {report.total_rows:,} rows in {report.elapsed_s:.1f} s",
     ]
-
-
-@app.command("new-skill")
-def new_skill_command(
-    skill_id: Annotated[
-        str, typer.Argument(metavar="ID", help="The new skill's id, e.g. site_report.")
-    ],
-    name: Annotated[
-        str | None, typer.Option(help="Its display name (default: from the id).")
-    ] = None,
-    visibility: Annotated[
-        str, typer.Option(help="public | extended (listed only to entitled callers).")
-    ] = "extended",
-    scope: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--scope",
-            help="A scope callers need; repeat for more (default inventory.read).",
-        ),
-    ] = None,
-    owner: Annotated[str | None, typer.Option(help="The owning team.")] = None,
-) -> None:
-    """Create a working skill (manifest, schemas, handler, extractor), its test, and its lock entry.
-
-    Refuses (exit 2, nothing written) an id that exists, is malformed or is reserved.
-    """
-    from netops.scaffold import DEFAULT_OWNER, DEFAULT_SCOPES, ScaffoldError, new_skill, next_steps
-
-    skills_dir = skills_dir_of(cli_settings())
-    try:
-        result = new_skill(
-            skill_id,
-            skills_dir,
-            skills_dir.parent / "tests",
-            name=name,
-            visibility=visibility,
-            scopes=scope or DEFAULT_SCOPES,
-            owner=owner or DEFAULT_OWNER,
-        )
-    except ScaffoldError as exc:
-        raise fail(str(exc)) from None
-
-    def shown(path: Path) -> str:
-        return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
-
-    for path in result.created:
-        print(f"created {shown(path)}")
-    for path in result.updated:
-        print(f"updated {shown(path)}")
-    for note in result.notes:
-        print(f"note: {note}")
-    print("next steps:")
-    for number, step in enumerate(
-        next_steps(result, visibility=visibility, owner=owner or DEFAULT_OWNER), start=1
-    ):
-        print(f"  {number}. {step}")
 
 
 @app.command("demo")

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from agent.ports import SkillFiles, SkillRequest
     from agent.sdk import TextFeatures, TopologySource
     from skills.common.lexicon import NetworkFeatures
 
@@ -151,6 +152,23 @@ def _services() -> list[Service]:
     return [LiveTelemetry()]
 
 
+class _InventoryTemplate:
+    """``netagent new-skill``'s template (``netops/scaffold.py``), imported when the command
+    runs: the other commands build the deployment without it."""
+
+    def default_scopes(self, skill_id: str) -> tuple[str, ...]:
+        """The template's own (reading the inventory)."""
+        from netops.scaffold import InventoryTemplate
+
+        return InventoryTemplate().default_scopes(skill_id)
+
+    def render(self, request: SkillRequest) -> SkillFiles:
+        """The template's files for ``request``."""
+        from netops.scaffold import InventoryTemplate
+
+        return InventoryTemplate().render(request)
+
+
 def network_deployment() -> Deployment:
     """The network agent's parts, for ``agent.app.create_app`` and the ``netagent`` CLI."""
     return Deployment(
@@ -164,4 +182,5 @@ def network_deployment() -> Deployment:
         services=_services,
         demo_callers=DEMO_CALLERS,
         routing_features=_NetworkLexicon(),
+        scaffold=_InventoryTemplate(),
     )

@@ -3,9 +3,11 @@
 Every import counts, wherever it stands (module level, inside a function, under
 ``TYPE_CHECKING``): a rule is about what a module knows, not about when Python loads it.
 
-1. The core knows no domain: nothing under ``agent/`` imports ``db``, ``skills`` or ``netops``.
-2. Skills and tools see the core through its public surface: ``db/`` and ``skills/`` import
-   ``agent.sdk`` and no other ``agent`` module; nothing imports ``netops`` but ``netops``.
+1. The core knows no domain: nothing under ``agent/`` imports ``db``, ``skills``, ``netops`` or
+   ``examples``.
+2. Skills and tools see the core through its public surface: ``db/``, ``skills/`` and every
+   other deployment's skills folder (``examples/*/skills/``) import ``agent.sdk`` and no other
+   ``agent`` module; nothing imports a deployment (``netops``, ``examples``) but itself.
 3. One module touches a2a-sdk internals: only ``agent/_sdk.py`` imports a private a2a name or
    module, or reads a private attribute that no module of ours defines; and only the core
    imports ``agent._sdk``.
@@ -23,8 +25,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("agent", "db", "skills", "netops")
-DOMAIN = ("db", "skills", "netops")
+PACKAGES = ("agent", "db", "skills", "netops", "examples")
+DOMAIN = ("db", "skills", "netops", "examples")
+DEPLOYMENTS = ("netops", "examples")
 PUBLIC_SURFACE = "agent.sdk"
 SDK_ADAPTER = "agent._sdk"
 
@@ -50,6 +53,11 @@ class Source:
     def package(self) -> str:
         return self.name.split(".")[0]
 
+    @property
+    def sees_only_the_public_surface(self) -> bool:
+        """A tool (``db``) or a skill, of the network or of another deployment."""
+        return self.package in ("db", "skills") or "skills" in self.name.split(".")[1:]
+
     def imports(self) -> Iterator[Import]:
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Import):
@@ -72,7 +80,7 @@ def module_name(path: Path, root: Path) -> str:
 
 
 def sources(root: Path = ROOT) -> list[Source]:
-    """Every module of the four packages, the skills' own test folders excluded."""
+    """Every module of the packages, the test folders excluded."""
     found = []
     for package in PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
@@ -104,10 +112,10 @@ def domain_violations(modules: Iterable[Source]) -> list[str]:
             where = f"{source.name}:{item.line} imports {item.module}"
             if source.package == "agent" and target in DOMAIN:
                 found.append(f"{where} (the core imports no domain)")
-            elif source.package in ("db", "skills") and target == "agent":
+            elif source.sees_only_the_public_surface and target == "agent":
                 if item.module != PUBLIC_SURFACE:
                     found.append(f"{where} (only {PUBLIC_SURFACE} is the core's public surface)")
-            elif target == "netops" and source.package != "netops":
+            elif target in DEPLOYMENTS and source.package != target:
                 found.append(f"{where} (nothing depends on the deployment)")
     return found
 
@@ -258,6 +266,11 @@ def test_a_core_module_importing_the_domain_is_caught_wherever_the_import_stands
             "db/x.py": "from agent.server.executor import SkillExecutor\n",
             "skills/s/handler.py": "from agent import sdk\nfrom agent.sdk import SkillContext\n",
             "skills/t/handler.py": "from agent import settings\n",
+            "agent/d.py": "from examples.shop.deployment import shop\n",
+            "examples/shop/skills/u/handler.py": "from agent.interfaces import SkillError\n",
+            "examples/shop/skills/v/handler.py": "from agent.sdk import SkillError\n",
+            "examples/shop/deployment.py": "from agent.ports import Deployment\n",
+            "netops/n.py": "from examples.shop import deployment\n",
         },
     )
     found = domain_violations(modules)
@@ -265,8 +278,11 @@ def test_a_core_module_importing_the_domain_is_caught_wherever_the_import_stands
         "agent.a",
         "agent.b",
         "agent.c",
+        "agent.d",
         "db.x",
         "skills.t.handler",
+        "netops.n",
+        "examples.shop.skills.u.handler",
     ]
 
 

@@ -1,16 +1,22 @@
-"""`netagent new-skill` end to end, in a temporary copy of the repository (never in it).
+"""`new-skill` end to end in both deployments, in a temporary copy of the repository (never in it).
 
-The generated handler is imported as `skills.<id>.handler`, so the new skill must live in an
-importable `skills` package: every step runs in a subprocess whose working directory is the
-copy and whose PYTHONPATH puts the copy first. There the command scaffolds `site_report`, the
-test it generated passes against a real agent, the extended card lists the skill for an
-entitled caller, `netagent validate` is clean, and refusals exit 2 without writing anything.
+The generated handler is imported by module name (`skills.<id>.handler`,
+`examples.invoices.skills.<id>.handler`), so the new skill must live in an importable package:
+every step runs in a subprocess whose working directory is the copy and whose PYTHONPATH puts
+the copy first. There `netagent new-skill` scaffolds `site_report` from the network's own
+template and `python -m examples.invoices new-skill` scaffolds `text_stats` from the core's
+domain-free one; in each deployment the architecture test holds the generated handler to
+`agent.sdk` and the generated test passes against a real agent of that deployment. The
+extended card lists the network skill for an entitled caller, `validate` is clean, and
+refusals exit 2 without writing anything.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,8 +27,10 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.backend_free  # every step is a subprocess without NETAGENT_* settings
+
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("agent", "netops", "skills", "schemas", "db", "tests")
+COPIED = ("agent", "netops", "skills", "schemas", "db", "tests", "examples")
 IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache")
 SKILL = "site_report"
 TEST_FILE = f"tests/test_skill_{SKILL}.py"
@@ -33,6 +41,35 @@ CHANGED = (
     TEST_FILE,
 )
 NETAGENT = ("-c", "from netops.cli import main; main()")
+INVOICES = ("-m", "examples.invoices")
+TEXT_SKILL = "text_stats"
+INVOICE_SKILLS = "examples/invoices/skills"
+TEXT_TEST_FILE = f"examples/invoices/tests/test_skill_{TEXT_SKILL}.py"
+ARCHITECTURE = "tests/test_architecture.py"
+IMPORT_RULE = "test_the_core_imports_no_domain_and_the_domain_only_the_public_surface"
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A skill scaffolded in one deployment of the copy: its folder, test and handler module."""
+
+    folder: str
+    test: str
+    module: str
+
+    @property
+    def handler(self) -> str:
+        return f"{self.folder}/handler.py"
+
+
+GENERATED = {
+    "network": Generated(f"skills/{SKILL}", TEST_FILE, f"skills.{SKILL}.handler"),
+    "invoices": Generated(
+        f"{INVOICE_SKILLS}/{TEXT_SKILL}",
+        TEXT_TEST_FILE,
+        f"examples.invoices.skills.{TEXT_SKILL}.handler",
+    ),
+}
 
 
 @dataclass
@@ -67,10 +104,15 @@ class RepoCopy:
         assert "Traceback" not in run.stderr, run.stderr
         return run
 
+    def invoices(self, *args: str) -> subprocess.CompletedProcess[str]:
+        run = self.python(*INVOICES, *args)
+        assert "Traceback" not in run.stderr, run.stderr
+        return run
+
     def files(self) -> dict[str, bytes]:
         """skills/ and tests/ of the copy, without bytecode."""
         found: dict[str, bytes] = {}
-        for top in ("skills", "tests"):
+        for top in ("skills", "tests", "examples"):
             for path in sorted((self.root / top).rglob("*")):
                 if "__pycache__" not in path.parts:
                     key = str(path.relative_to(self.root))
@@ -83,11 +125,13 @@ class Scaffold:
     copy: RepoCopy
     run: subprocess.CompletedProcess[str]
     lock_before: str
+    invoices: subprocess.CompletedProcess[str]
 
 
 def _real_files() -> dict[str, bytes]:
     paths = [
         ROOT / "skills" / "interfaces.lock.json",
+        ROOT / INVOICE_SKILLS / "interfaces.lock.json",
         ROOT / "agent/builtin/describe_skill/extract.py",
     ]
     return {str(p): p.read_bytes() for p in paths}
@@ -103,9 +147,10 @@ def scaffold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scaffold]:
     copy = RepoCopy(root, tmp_path_factory.mktemp("new-skill-home"))
     lock_before = (root / "skills" / "interfaces.lock.json").read_text()
     run = copy.netagent("new-skill", SKILL)
-    yield Scaffold(copy, run, lock_before)
-    assert not (ROOT / "skills" / SKILL).exists()
-    assert not (ROOT / TEST_FILE).exists()
+    yield Scaffold(copy, run, lock_before, copy.invoices("new-skill", TEXT_SKILL))
+    for generated in GENERATED.values():
+        assert not (ROOT / generated.folder).exists()
+        assert not (ROOT / generated.test).exists()
     assert _real_files() == real_before
 
 
@@ -144,12 +189,69 @@ def test_new_skill_prints_what_it_wrote_and_what_comes_next(scaffold: Scaffold) 
     assert "next steps:" in out and f"pytest -q {TEST_FILE}" in out
 
 
-def test_the_generated_test_passes_in_the_copy(scaffold: Scaffold) -> None:
+def test_the_invoice_agent_scaffolds_from_the_core_template(scaffold: Scaffold) -> None:
+    out = _ok(scaffold.invoices)
+    generated = GENERATED["invoices"]
+    for name in ("manifest.json", "text-count.schema.json", "handler.py", "extract.py"):
+        assert f"created {generated.folder}/{name}\n" in out
+    assert f"created {TEXT_TEST_FILE}\n" in out
+    assert f"updated {INVOICE_SKILLS}/interfaces.lock.json\n" in out
+    assert "python -m examples.invoices validate --update-lock" in out
+    manifest = json.loads((scaffold.copy.root / generated.folder / "manifest.json").read_text())
+    assert manifest["handler"] == generated.module
+    assert manifest["requires_scopes"] == [f"{TEXT_SKILL}.run"]
+    assert manifest["interface"]["input"]["schema_uri"].startswith("urn:invoice-agent:schema:")
+
+
+@pytest.mark.parametrize("deployment", GENERATED)
+def test_the_architecture_test_and_the_generated_test_pass(
+    scaffold: Scaffold, deployment: str
+) -> None:
+    generated = GENERATED[deployment]
     run = scaffold.copy.python(
-        "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE, timeout=300
+        "-m", "pytest", "-v", "-p", "no:cacheprovider", ARCHITECTURE, generated.test, timeout=300
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "5 passed" in run.stdout
+    assert f"{ARCHITECTURE}::{IMPORT_RULE} PASSED" in run.stdout
+    ran = re.findall(rf"^{re.escape(generated.test)}::\S+ (\w+)", run.stdout, re.MULTILINE)
+    assert len(ran) >= 5 and set(ran) == {"PASSED"}, run.stdout
+
+
+@pytest.mark.parametrize("deployment", GENERATED)
+def test_the_architecture_test_refuses_the_generated_handler_importing_the_core(
+    scaffold: Scaffold, deployment: str
+) -> None:
+    generated = GENERATED[deployment]
+    handler = scaffold.copy.root / generated.handler
+    original = handler.read_text()
+    inner = "from agent.interfaces import SkillError as SkillError\nfrom agent.sdk import "
+    handler.write_text(original.replace("from agent.sdk import ", inner, 1))
+    try:
+        run = scaffold.copy.python(
+            "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{ARCHITECTURE}::{IMPORT_RULE}"
+        )
+    finally:
+        handler.write_text(original)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"{generated.module}:" in run.stdout and "imports agent.interfaces" in run.stdout
+
+
+def test_the_core_template_imports_nothing_of_the_network(scaffold: Scaffold) -> None:
+    generated = GENERATED["invoices"]
+    paths = [
+        *(scaffold.copy.root / generated.folder).glob("*.py"),
+        scaffold.copy.root / generated.test,
+    ]
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not {n.split(".")[0] for n in names} & {"db", "netops", "skills", "tests"}, (
+                path.name,
+                names,
+            )
+        assert re.search(r"\b(inventory|network|netops|device|site)\b", path.read_text()) is None
 
 
 def test_the_extended_card_lists_it_for_an_entitled_caller_only(scaffold: Scaffold) -> None:
@@ -175,10 +277,14 @@ def test_the_extended_card_lists_it_for_an_entitled_caller_only(scaffold: Scaffo
 
 
 def test_validate_passes_in_the_copy(scaffold: Scaffold) -> None:
-    out = _ok(scaffold.copy.netagent("validate"))
     builtin = len(list((ROOT / "agent" / "builtin").glob("*/manifest.json")))  # describe_skill
-    skills = len(list((ROOT / "skills").glob("*/manifest.json"))) + builtin + 1  # and the new one
-    assert f"registry valid: {skills} skills" in out
+    for validate, folder in (
+        (scaffold.copy.netagent, "skills"),
+        (scaffold.copy.invoices, INVOICE_SKILLS),
+    ):
+        out = _ok(validate("validate"))
+        skills = len(list((ROOT / folder).glob("*/manifest.json"))) + builtin + 1  # and the new one
+        assert f"registry valid: {skills} skills" in out
 
 
 def test_the_lock_only_gained_the_new_entry(scaffold: Scaffold) -> None:
@@ -190,9 +296,17 @@ def test_the_lock_only_gained_the_new_entry(scaffold: Scaffold) -> None:
 
 
 def test_generated_and_edited_code_is_lint_clean(scaffold: Scaffold) -> None:
+    generated = GENERATED["invoices"]
+    python = [
+        *CHANGED,
+        generated.test,
+        *(f"{generated.folder}/{n}" for n in ("handler.py", "extract.py")),
+    ]
     for command in (("check",), ("format", "--check")):
-        run = scaffold.copy.python("-m", "ruff", *command, *CHANGED)
+        run = scaffold.copy.python("-m", "ruff", *command, *python)
         assert run.returncode == 0, run.stdout + run.stderr
+    run = scaffold.copy.python("-m", "mypy", generated.folder, CHANGED[0], CHANGED[1])
+    assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_describe_from_text_knows_the_new_id(scaffold: Scaffold) -> None:
@@ -207,20 +321,24 @@ def test_describe_from_text_knows_the_new_id(scaffold: Scaffold) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("deployment", "args", "message"),
     [
-        ((SKILL,), "exists already"),
-        (("describe_skill",), "reserved"),
-        (("Site-Report",), "is not valid"),
-        (("weekly_report", "--visibility", "internal"), "visibility"),
+        ("network", (SKILL,), "exists already"),
+        ("network", ("describe_skill",), "reserved"),
+        ("network", ("Site-Report",), "is not valid"),
+        ("network", ("weekly_report", "--visibility", "internal"), "visibility"),
+        ("invoices", (TEXT_SKILL,), "exists already"),
+        ("invoices", ("invoice_status",), "exists already"),
+        ("invoices", ("weekly_report", "--scope", "a b"), "scope 'a b' is not valid"),
     ],
 )
 def test_refusals_exit_2_and_write_nothing(
-    scaffold: Scaffold, args: tuple[str, ...], message: str
+    scaffold: Scaffold, deployment: str, args: tuple[str, ...], message: str
 ) -> None:
     copy = scaffold.copy
     before = copy.files()
-    run = copy.netagent("new-skill", *args)
+    command = copy.netagent if deployment == "network" else copy.invoices
+    run = command("new-skill", *args)
     assert run.returncode == 2, run.stdout + run.stderr
     assert run.stderr.startswith("error: ") and message in run.stderr
     assert run.stdout == ""

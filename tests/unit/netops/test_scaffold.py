@@ -1,4 +1,5 @@
-"""`netagent new-skill` (netops/scaffold.py), in a temporary copy of skills/ and tests/.
+"""`netagent new-skill` with the network's template (netops/scaffold.py), in a temporary copy
+of skills/ and tests/.
 
 The copy's skills/ is appended to the `skills` package path for the duration of a test, so the
 generated `skills.<id>.handler` imports the way it would in the repository. Nothing is ever
@@ -24,19 +25,14 @@ from typing import Any
 import pytest
 
 import skills
+from agent.devtools.scaffold import ScaffoldError, next_steps
 from agent.interfaces import ErrorCode, SkillError
 from agent.interfaces.validation import error_details
 from agent.registry.loader import load_registry, validate_registry
 from agent.registry.versioning import LOCK_FILE, lock_problems
 from agent.security.principal import Principal
 from agent.server.skill_context import SkillContext
-from netops.scaffold import (
-    OTHER_RECORD_KIND,
-    RECORD_KIND,
-    ScaffoldError,
-    new_skill,
-    next_steps,
-)
+from netops.scaffold import OTHER_RECORD_KIND, RECORD_KIND, new_skill
 
 ROOT = Path(__file__).resolve().parents[3]
 IGNORE = shutil.ignore_patterns("__pycache__", ".pytest_cache")
@@ -274,7 +270,9 @@ def test_options_shape_the_manifest_and_the_generated_test(workspace: Workspace)
     assert 'SCOPES = ["capacity.read", "assurance.read"]' in generated
     assert 'WITHOUT_SCOPE = "authorization_failed"' in generated  # public: listed, refused
     assert result.notes == ()
-    steps = next_steps(result, visibility="public", owner="capacity team")
+    steps = next_steps(
+        result, command="netagent", visibility="public", owner="capacity team", root=workspace.root
+    )
     assert any("card diff" in step for step in steps)
     assert not any("--owner" in step for step in steps)
 

@@ -379,10 +379,13 @@ def token(
 ) -> None:
     """Print a bearer token signed by this agent's embedded key (in NETAGENT_HOME)."""
     from agent.security.auth import KEY_FILE, TokenVerifier, issue_token, load_or_create_signing_key
+    from agent.security.scopes import is_scope_token
 
     settings = cli_settings()
     if ttl <= 0:
         raise fail("--ttl must be positive")
+    if not all(is_scope_token(item) for item in scope or []):
+        raise fail("--scope takes one scope: printable ASCII without spaces, quotes or backslashes")
     if not agent_credential:
         if not settings.embedded_issuer:
             raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
@@ -792,7 +795,7 @@ def mint_command(token: str | None) -> str:
 
     subject, tenant = claim("sub"), claim("tenant")
     scope = claims.get("scope")
-    words = scope.split() if isinstance(scope, str) else []
+    words = scope.split(" ") if isinstance(scope, str) else []  # RFC 6749: U+0020 only
     scopes = [s for s in words if re.fullmatch(CLAIM_VALUE, s)]
     if subject is None or tenant is None or subject.startswith("agent:"):
         return "netagent token --subject NAME --tenant TENANT --scope SCOPE"

@@ -521,12 +521,18 @@ def _since(value: str | None) -> datetime | None:
     """``--since``: an ISO time (UTC if no offset) or a look-back such as 30m, 24h, 7d."""
     if value is None:
         return None
+    import re
+
     units = {"m": 60, "h": 3600, "d": 86400}
-    if value[:-1].isdigit() and value[-1] in units:
-        return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * units[value[-1]])
+    # ASCII digits, few enough for int() and for a datetime (str.isdigit takes "²", which
+    # int() refuses, and any number of digits, past which int() raises its own text).
+    lookback = re.fullmatch(r"([0-9]{1,12})([mhd])", value, re.ASCII)
     try:
+        if lookback is not None:
+            amount, unit = lookback.groups()
+            return datetime.now(UTC) - timedelta(seconds=int(amount) * units[unit])
         moment = datetime.fromisoformat(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise fail("--since takes an ISO time or a look-back like 30m, 24h, 7d") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 

@@ -4,16 +4,26 @@
    other Unicode whitespace is one unknown scope: the preview skill it spells out stays off
    the extended card, and the token endpoint grants no scope from it; a ``scope`` parameter
    so joined is ``invalid_scope``.
+2. **Versions past Python's int limit.** An ``A2A-Version`` of more than 4,300 digits (header,
+   query parameter, gRPC metadata; with a token or without) is the binding's
+   VERSION_NOT_SUPPORTED with the fixed text, on JSON-RPC (its SendMessage fast path and the
+   SDK's dispatcher), HTTP+JSON and gRPC alike; never a 500, -32603 or UNKNOWN.
 """
 
 from __future__ import annotations
 
 import sys
+import uuid
 from typing import Any
 
+import grpc
 import httpx
 import pytest
+from a2a.types import a2a_pb2_grpc
+from a2a.types.a2a_pb2 import GetTaskRequest, SendMessageRequest
+from google.protobuf.json_format import ParseDict
 
+from agent.edge.error_scrub import VERSION_TEXT
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.security.credentials import ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT
 from agent.security.oauth import SCOPE_GRAMMAR
@@ -21,6 +31,7 @@ from tests.conftest import RunningAgent
 from tests.integration.test_enforcement import agent_credential
 
 JSONRPC = "/a2a/jsonrpc"
+REST = "/a2a/rest"
 HEADERS = {"A2A-Version": "1.0"}
 OTHER_WHITESPACE = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace() and c != 0x20]
 PREVIEW_SKILL = "plan_link_upgrade"  # state preview, requires capacity.plan, tenant acme
@@ -105,3 +116,101 @@ def test_a_scope_parameter_joined_by_other_whitespace_is_invalid_scope(
         answers[repr(separator)] = (response.status_code, response.json())
     expected = (400, {"error": "invalid_scope", "error_description": SCOPE_GRAMMAR})
     assert all(answer == expected for answer in answers.values()), answers
+
+
+# -- 2. versions past Python's int limit ------------------------------------------------------
+
+LONG_VERSIONS = {
+    "4301-digits": "1" * 4301,
+    "1.0.<5000 digits>": "1.0." + "9" * 5000,
+    "<5000 zeros>1.0": "0" * 5000 + "1.0",
+}
+DESCRIBE = {
+    "messageId": "m-version",
+    "role": "ROLE_USER",
+    "parts": [
+        {
+            "mediaType": "application/json",
+            "data": {"skill": "describe_skill", "arguments": {"skill_id": "lookup_inventory"}},
+        }
+    ],
+}
+
+
+def http_calls(task_id: str) -> dict[str, tuple[str, str, Any]]:
+    """(method, path, JSON body) of a send and a task read on each HTTP binding."""
+    rpc = {"jsonrpc": "2.0", "id": "req-9"}
+    return {
+        "jsonrpc-send": (
+            "POST",
+            JSONRPC,
+            {**rpc, "method": "SendMessage", "params": {"message": DESCRIBE}},
+        ),
+        "jsonrpc-stream": (
+            "POST",
+            JSONRPC,
+            {**rpc, "method": "SendStreamingMessage", "params": {"message": DESCRIBE}},
+        ),
+        "jsonrpc-get": ("POST", JSONRPC, {**rpc, "method": "GetTask", "params": {"id": task_id}}),
+        "rest-send": ("POST", f"{REST}/message:send", {"message": DESCRIBE}),
+        "rest-get": ("GET", f"{REST}/tasks/{task_id}", None),
+    }
+
+
+def version_refusal(response: httpx.Response) -> tuple[int, int, str]:
+    """(HTTP status, the binding's error code, its text) of a refused call."""
+    body = response.json()
+    error = body["error"]
+    data = error.get("data") or error.get("details") or [{}]
+    assert data[0].get("reason") == "VERSION_NOT_SUPPORTED", body
+    return response.status_code, error["code"], error["message"]
+
+
+@pytest.mark.parametrize("spelling", ["header", "parameter"])
+@pytest.mark.parametrize("caller", ["anonymous", "alice"])
+def test_an_overlong_version_is_version_not_supported_over_http(
+    agent: RunningAgent, spelling: str, caller: str
+) -> None:
+    token = {"Authorization": f"Bearer {agent.token('alice')}"} if caller == "alice" else {}
+    answers = {}
+    with httpx.Client(base_url=agent.base_url, timeout=30) as client:
+        for name, version in LONG_VERSIONS.items():
+            for call, (method, path, body) in http_calls(str(uuid.uuid4())).items():
+                if caller == "anonymous" and "get" in call:
+                    continue  # a task read needs a token: 401 before the version
+                headers = {**token, **({"A2A-Version": version} if spelling == "header" else {})}
+                params = {"A2A-Version": version} if spelling == "parameter" else None
+                response = client.request(method, path, json=body, headers=headers, params=params)
+                answers[name, call] = version_refusal(response)
+    expected = {
+        "jsonrpc": (200, -32009, VERSION_TEXT),
+        "rest": (400, 400, VERSION_TEXT),
+    }
+    wrong = {key: got for key, got in answers.items() if got != expected[key[1].split("-")[0]]}
+    assert not wrong and answers, wrong
+
+
+async def test_an_overlong_version_is_version_not_supported_over_grpc(agent: RunningAgent) -> None:
+    alice = ("authorization", f"Bearer {agent.token('alice')}")
+    send = ParseDict({"message": DESCRIBE}, SendMessageRequest())
+    calls = {
+        "send-anonymous": ("SendMessage", send, []),
+        "send-alice": ("SendMessage", send, [alice]),
+        "get-alice": ("GetTask", GetTaskRequest(id=str(uuid.uuid4())), [alice]),
+    }
+    answers = {}
+    async with grpc.aio.insecure_channel(agent.grpc_target) as channel:
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)
+        for name, version in LONG_VERSIONS.items():
+            for call, (method, request, metadata) in calls.items():
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await getattr(stub, method)(
+                        request, metadata=[*metadata, ("a2a-version", version)], timeout=30
+                    )
+                answers[name, call] = (caught.value.code(), caught.value.details())
+    wrong = {
+        key: got
+        for key, got in answers.items()
+        if got != (grpc.StatusCode.UNIMPLEMENTED, VERSION_TEXT)
+    }
+    assert not wrong, wrong

@@ -8,10 +8,17 @@
    query parameter, gRPC metadata; with a token or without) is the binding's
    VERSION_NOT_SUPPORTED with the fixed text, on JSON-RPC (its SendMessage fast path and the
    SDK's dispatcher), HTTP+JSON and gRPC alike; never a 500, -32603 or UNKNOWN.
+3. **Timestamps no time is.** ListTasks' ``statusTimestampAfter`` (the one Timestamp or
+   Duration a caller sends: ``test_the_only_caller_timestamp_is_list_tasks``) outside
+   0001-01-01..9999-12-31 UTC, or with nanos outside 0..999,999,999, is INVALID_ARGUMENT on
+   gRPC (where binary protobuf carries any int64/int32) and the binding's invalid-params error
+   on JSON-RPC and HTTP+JSON; never an internal error, and nothing logged with a traceback. The
+   first and last valid instants are served.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import uuid
 from typing import Any
@@ -19,9 +26,10 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-from a2a.types import a2a_pb2_grpc
-from a2a.types.a2a_pb2 import GetTaskRequest, SendMessageRequest
+from a2a.types import a2a_pb2, a2a_pb2_grpc
+from a2a.types.a2a_pb2 import GetTaskRequest, ListTasksRequest, SendMessageRequest
 from google.protobuf.json_format import ParseDict
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from agent.edge.error_scrub import VERSION_TEXT
 from agent.security.auth import issue_token, load_or_create_signing_key
@@ -214,3 +222,104 @@ async def test_an_overlong_version_is_version_not_supported_over_grpc(agent: Run
         if got != (grpc.StatusCode.UNIMPLEMENTED, VERSION_TEXT)
     }
     assert not wrong, wrong
+
+
+# -- 3. timestamps no time is -----------------------------------------------------------------
+
+FIRST, LAST = (-62_135_596_800, 0), (253_402_300_799, 999_999_999)  # 0001-01-01, 9999-12-31
+NO_TIME = {
+    "after-9999": (LAST[0] + 1, 0),
+    "before-0001": (FIRST[0] - 1, 0),
+    "int64-max": (2**63 - 1, 0),
+    "int64-min": (-(2**63), 0),
+    "nanos-negative": (0, -1),
+    "nanos-a-second": (0, 10**9),
+    "nanos-int32-max": (0, 2**31 - 1),
+    "nanos-int32-min": (0, -(2**31)),
+}
+NO_TIME_JSON: dict[str, Any] = {
+    "year-0": "0000-01-01T00:00:00Z",
+    "year-10000": "10000-01-01T00:00:00Z",
+    "offset-before-0001": "0001-01-01T00:00:00+01:00",
+    "offset-after-9999": "9999-12-31T23:59:59-01:00",
+    "5000-digit-fraction": "2020-01-01T00:00:00." + "1" * 5000 + "Z",
+    "5000-digit-year": "1" * 5000 + "-01-01T00:00:00Z",
+    "no-offset": "2020-01-01T00:00:00",
+}
+NO_TIME_TEXT = "status_timestamp_after is not a time from 0001-01-01 to 9999-12-31 UTC"
+
+
+def test_the_only_caller_timestamp_is_list_tasks() -> None:
+    """Every Timestamp and Duration field in any RPC's request, however deeply nested."""
+    found = []
+    for method in a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].methods:
+        stack, seen = [(method.input_type, method.input_type.name)], set()
+        while stack:
+            message, path = stack.pop()
+            if message.full_name in seen:
+                continue
+            seen.add(message.full_name)
+            for field in message.fields:
+                kind = field.message_type
+                if kind is None:
+                    continue
+                if kind.full_name in ("google.protobuf.Timestamp", "google.protobuf.Duration"):
+                    found.append(f"{path}.{field.name}")
+                elif not kind.full_name.startswith("google.protobuf."):
+                    stack.append((kind, f"{path}.{field.name}"))
+    assert sorted(set(found)) == ["ListTasksRequest.status_timestamp_after"]
+
+
+def tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.exc_info and r.name.startswith("agent")]
+
+
+async def test_a_grpc_timestamp_no_time_is_is_invalid_argument(
+    agent: RunningAgent, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR)
+    metadata = [("a2a-version", "1.0"), ("authorization", f"Bearer {agent.token('alice')}")]
+    answers = {}
+    async with grpc.aio.insecure_channel(agent.grpc_target) as channel:
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)
+        for name, (seconds, nanos) in {**NO_TIME, "first": FIRST, "last": LAST}.items():
+            request = ListTasksRequest(
+                status_timestamp_after=Timestamp(seconds=seconds, nanos=nanos)
+            )
+            try:
+                page = await stub.ListTasks(request, metadata=metadata, timeout=30)
+            except grpc.aio.AioRpcError as error:
+                answers[name] = (error.code(), error.details())
+            else:
+                answers[name] = (grpc.StatusCode.OK, str(len(page.tasks) >= 0))
+    refused = (grpc.StatusCode.INVALID_ARGUMENT, NO_TIME_TEXT)
+    wrong = {name: got for name, got in answers.items() if name in NO_TIME and got != refused}
+    assert not wrong, wrong
+    assert answers["first"][0] == answers["last"][0] == grpc.StatusCode.OK, answers
+    assert not tracebacks(caplog)
+
+
+def test_a_json_timestamp_no_time_is_is_invalid_params(
+    agent: RunningAgent, http: httpx.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR)
+    bearer = {"Authorization": f"Bearer {agent.token('alice')}"}
+    forms = {**NO_TIME_JSON, "object": {"seconds": "1" * 5000}, "number": 1e20}
+    answers = {}
+    for name, value in forms.items():
+        rpc = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks"}
+        params = {"statusTimestampAfter": value}
+        response = http.post(JSONRPC, json={**rpc, "params": params}, headers=bearer)
+        answers["jsonrpc", name] = (response.status_code, response.json()["error"]["code"])
+        if isinstance(value, str):
+            response = http.get(f"{REST}/tasks", params=params, headers=bearer)
+            answers["rest", name] = (response.status_code, response.json()["error"]["code"])
+    expected = {"jsonrpc": (200, -32602), "rest": (400, 400)}
+    wrong = {key: got for key, got in answers.items() if got != expected[key[0]]}
+    assert not wrong, wrong
+    for first_or_last in ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999Z"):
+        params = {"statusTimestampAfter": first_or_last}
+        rpc = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": params}
+        assert "result" in http.post(JSONRPC, json=rpc, headers=bearer).json(), first_or_last
+        assert http.get(f"{REST}/tasks", params=params, headers=bearer).status_code == 200
+    assert not tracebacks(caplog)

@@ -35,6 +35,7 @@ from agent.edge.error_scrub import VERSION_TEXT
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.security.credentials import ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT
 from agent.security.oauth import SCOPE_GRAMMAR
+from tests.a2a_helpers import describe
 from tests.conftest import RunningAgent
 from tests.integration.test_enforcement import agent_credential
 
@@ -97,6 +98,23 @@ def test_a_scope_claim_split_by_other_whitespace_lists_no_preview_skill(
         for separator in OTHER_WHITESPACE
     }
     assert not any(listed.values()), [name for name, shown in listed.items() if shown]
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+async def test_a_scope_claim_split_by_other_whitespace_runs_no_preview_skill(
+    agent: RunningAgent, binding: str
+) -> None:
+    pieces = ("inventory.read", "capacity.plan", "preview")
+    entitled = await describe(
+        agent.base_url, scoped_token(agent, " ".join(pieces)), PREVIEW_SKILL, binding=binding
+    )
+    assert entitled.state == "TASK_STATE_COMPLETED", entitled.task.status
+    states = {}
+    for separator in OTHER_WHITESPACE:
+        token = scoped_token(agent, separator.join(pieces))
+        outcome = await describe(agent.base_url, token, PREVIEW_SKILL, binding=binding)
+        states[repr(separator)] = outcome.state
+    assert set(states.values()) == {"TASK_STATE_REJECTED"}, states
 
 
 def test_the_token_endpoint_grants_no_scope_out_of_a_joined_claim(

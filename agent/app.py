@@ -48,7 +48,7 @@ from agent.edge.grpc_binding import GovernedGrpcHandler, GrpcServer
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.jsonrpc_send import SendMessageRoute
 from agent.edge.limits import BodyLimitMiddleware
-from agent.edge.version import VERSION_PARAMETER, lift_version_parameter
+from agent.edge.version import VERSION_PARAMETER, bound_version, lift_version_parameter
 from agent.mcp.endpoint import MCP_PATH, McpEndpoint
 from agent.observability.metrics import (
     CALL_STATE_KEY,
@@ -109,7 +109,8 @@ class PrincipalContextBuilder(DefaultServerCallContextBuilder):
 
     def build(self, request: Request) -> ServerCallContext:
         """Also take ``?A2A-Version=`` for the version when no header says it (the SDK's
-        version check reads only the headers: agent/edge/version.py), and leave the context's
+        version check reads only the headers: agent/edge/version.py), bound its length (the
+        check would raise Python's int-limit error on a long one), and leave the context's
         state in the scope: the SDK writes the JSON-RPC method there, and the request observer
         reads it from the scope instead of the body."""
         context = super().build(request)
@@ -117,6 +118,7 @@ class PrincipalContextBuilder(DefaultServerCallContextBuilder):
             lift_version_parameter(
                 context.state["headers"], request.query_params.getlist(VERSION_PARAMETER)
             )
+        bound_version(context.state["headers"])
         request.scope[CALL_STATE_KEY] = context.state
         return context
 

@@ -379,10 +379,13 @@ def token(
 ) -> None:
     """Print a bearer token signed by this agent's embedded key (in NETAGENT_HOME)."""
     from agent.security.auth import KEY_FILE, TokenVerifier, issue_token, load_or_create_signing_key
+    from agent.security.scopes import is_scope_token
 
     settings = cli_settings()
     if ttl <= 0:
         raise fail("--ttl must be positive")
+    if not all(is_scope_token(item) for item in scope or []):
+        raise fail("--scope takes one scope: printable ASCII without spaces, quotes or backslashes")
     if not agent_credential:
         if not settings.embedded_issuer:
             raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
@@ -518,12 +521,18 @@ def _since(value: str | None) -> datetime | None:
     """``--since``: an ISO time (UTC if no offset) or a look-back such as 30m, 24h, 7d."""
     if value is None:
         return None
+    import re
+
     units = {"m": 60, "h": 3600, "d": 86400}
-    if value[:-1].isdigit() and value[-1] in units:
-        return datetime.now(UTC) - timedelta(seconds=int(value[:-1]) * units[value[-1]])
+    # ASCII digits, few enough for int() and for a datetime (str.isdigit takes "²", which
+    # int() refuses, and any number of digits, past which int() raises its own text).
+    lookback = re.fullmatch(r"([0-9]{1,12})([mhd])", value, re.ASCII)
     try:
+        if lookback is not None:
+            amount, unit = lookback.groups()
+            return datetime.now(UTC) - timedelta(seconds=int(amount) * units[unit])
         moment = datetime.fromisoformat(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise fail("--since takes an ISO time or a look-back like 30m, 24h, 7d") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
@@ -792,7 +801,7 @@ def mint_command(token: str | None) -> str:
 
     subject, tenant = claim("sub"), claim("tenant")
     scope = claims.get("scope")
-    words = scope.split() if isinstance(scope, str) else []
+    words = scope.split(" ") if isinstance(scope, str) else []  # RFC 6749: U+0020 only
     scopes = [s for s in words if re.fullmatch(CLAIM_VALUE, s)]
     if subject is None or tenant is None or subject.startswith("agent:"):
         return "netagent token --subject NAME --tenant TENANT --scope SCOPE"

@@ -90,7 +90,7 @@ def v1_jsonrpc_interface(card: AgentCard) -> AgentInterface | None:
             continue
         try:
             version = Version(interface.protocol_version)
-        except InvalidVersion:
+        except (InvalidVersion, ValueError):  # ValueError: past Python's 4,300-digit int limit
             continue
         if (version.major, version.minor) == (wanted.major, wanted.minor):
             return interface

@@ -9,6 +9,7 @@ JSON text area, still validated by the same schema on the server.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,6 +152,13 @@ def form(schema: Any) -> Field:
 BRANCHING = ("oneOf", "anyOf")
 
 
+def _index(part: str) -> int:
+    """A pointer segment as an array index; past any array (as no index) when it is not ASCII
+    digits (``str.isdigit`` takes "²", which ``int`` refuses) or too long for ``int``."""
+    plain = part.isascii() and part.isdigit() and len(part) <= 18
+    return int(part) if plain else sys.maxsize
+
+
 def _at(document: Any, pointer: str) -> Any:
     """The value at a JSON Pointer, or None when there is none."""
     node = document
@@ -158,7 +166,7 @@ def _at(document: Any, pointer: str) -> Any:
         part = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(node, dict) and part in node:
             node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        elif isinstance(node, list) and _index(part) < len(node):
             node = node[int(part)]
         else:
             return None

@@ -85,6 +85,7 @@ from agent.edge.http_auth import (
     challenge,
     verify_bearer,
 )
+from agent.edge.version import bound_version
 from agent.security.auth import TokenVerifier
 from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
 from agent.settings import Limits
@@ -154,6 +155,7 @@ class PrincipalGrpcContextBuilder(DefaultGrpcServerCallContextBuilder):
         """The SDK's context, plus the headers and auth the HTTP context carries."""
         call = super().build(context)
         call.state["headers"] = dict(_metadata(context))
+        bound_version(call.state["headers"])
         principal = _PRINCIPAL.get()
         if principal is not None and principal.authenticated:
             call.state["auth"] = sorted(principal.scopes)
@@ -210,8 +212,10 @@ class GovernedGrpcHandler(GrpcHandler):
             _PRINCIPAL.set(ANONYMOUS)
         else:
             await self._unauthenticated(context, Refusal(AUTHENTICATION_REQUIRED, None))
+        headers = dict(metadata)
+        bound_version(headers)  # a value too long for the SDK's check to read is no version
         try:
-            await _version_accepted(ServerCallContext(state={"headers": dict(metadata)}))
+            await _version_accepted(ServerCallContext(state={"headers": headers}))
         except VersionNotSupportedError:  # the fixed text HTTP answers too: the value unquoted
             await self.abort_context(VersionNotSupportedError(message=VERSION_TEXT), context)
         requested = get_requested_extensions(

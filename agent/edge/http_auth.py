@@ -176,6 +176,9 @@ class BearerAuthMiddleware:
         )
 
 
+_HTTP_SPACE = " \t"
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why a credential let nobody in: 401 (``error`` is RFC 6750's code), or 503 when
@@ -193,10 +196,11 @@ def verify_bearer(verifier: TokenVerifier, authorization: str) -> Principal | Re
     each; an unexpected failure of the verifier never lets the caller in.
     """
     scheme, _, token = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = token.strip(_HTTP_SPACE)  # RFC 7235's spaces only: no other whitespace is forgiven
+    if scheme.lower() != "bearer" or not token:
         return Refusal("expected 'Authorization: Bearer <token>'", "invalid_request")
     try:
-        return verifier.verify(token.strip())
+        return verifier.verify(token)
     except TokenError as exc:
         return Refusal(exc.description, "invalid_token")
     except IssuerUnavailableError:

@@ -40,6 +40,7 @@ from starlette.responses import JSONResponse, Response
 
 from agent.edge.prepared_answer import done_taking, take_task, taking
 from agent.edge.sse import create_event_stream_response
+from agent.edge.version import MAX_VERSION_CHARS
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ _EXPECTED = Version(constants.PROTOCOL_VERSION_1_0)
 def version_accepted(headers: dict[str, str]) -> bool:
     """The SDK's ``validate_version`` rule for 1.0: no header means 0.3; the same major."""
     actual = headers.get(constants.VERSION_HEADER) or headers.get(constants.VERSION_HEADER.lower())
-    if not actual:
+    if not actual or len(actual) > MAX_VERSION_CHARS:  # see agent/edge/version.py
         return False
     if actual == constants.PROTOCOL_VERSION_1_0:
         return True

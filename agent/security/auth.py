@@ -32,6 +32,7 @@ from agent.security.identity import (
     valid_tenant,
 )
 from agent.security.principal import Principal
+from agent.security.scopes import is_scope_token, scope_tokens
 from agent.security.token_cache import VerifiedTokens
 from agent.settings import Settings
 
@@ -123,7 +124,13 @@ def issue_token(
     ttl_seconds: int = DEFAULT_TTL_SECONDS,
     extra_claims: dict[str, Any] | None = None,
 ) -> str:
-    """Sign a bearer token with the embedded key (demo tokens and tests)."""
+    """Sign a bearer token with the embedded key (demo tokens and tests).
+
+    Each scope must be one RFC 6749 scope-token: joined with spaces, a scope holding a space
+    would be read back as several (agent/security/scopes.py).
+    """
+    if not all(is_scope_token(scope) for scope in scopes):
+        raise ValueError("a scope is printable ASCII without spaces, quotes or backslashes")
     now = int(time.time())
     claims: dict[str, Any] = {
         "iss": settings.issuer,
@@ -225,4 +232,4 @@ def _principal_from_claims(claims: dict[str, Any], token: str) -> Principal:
         raise TokenError(TENANT_REFUSED)
     if not isinstance(scope, str):
         raise TokenError("token scope claim must be a space-separated string")
-    return Principal(subject=subject, tenant=tenant, scopes=frozenset(scope.split()), token=token)
+    return Principal(subject=subject, tenant=tenant, scopes=scope_tokens(scope), token=token)

@@ -29,6 +29,7 @@ from agent.security.auth import (
 )
 from agent.security.identity import valid_subject, valid_tenant
 from agent.security.principal import Principal
+from agent.security.scopes import scope_tokens
 from agent.security.token_cache import VerifiedTokens
 
 TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -259,12 +260,23 @@ class RemoteTokenExchanger:
         token = body.get("access_token")
         if not isinstance(token, str) or not token:
             raise ExchangeError("invalid_response", "token service returned no access_token")
-        granted = frozenset(str(body.get("scope", "")).split())
+        granted = scope_tokens(str(body.get("scope", "")))
         try:
             token_id = str(jwt.decode(token, options={"verify_signature": False}).get("jti", ""))
         except jwt.PyJWTError as exc:
             raise ExchangeError("invalid_response", "access_token is not a JWT") from exc
-        return IssuedToken(token, int(body.get("expires_in", 0)), granted, token_id)
+        return IssuedToken(token, _lifetime(body.get("expires_in", 0)), granted, token_id)
+
+
+def _lifetime(value: Any) -> int:
+    """A token service's ``expires_in`` (a JSON number, or its digits as a string); anything
+    else, or more digits than a lifetime has, is an ``invalid_response`` rather than Python's
+    conversion error."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 12:
+        return int(value)
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e12:
+        return int(value)
+    raise ExchangeError("invalid_response", "expires_in is not a lifetime in seconds")
 
 
 @dataclass(frozen=True)
@@ -333,7 +345,7 @@ class ToolTokenVerifier:
         return ToolClaims(
             subject=subject,
             tenant=tenant,
-            scopes=frozenset(str(claims.get("scope", "")).split()),
+            scopes=scope_tokens(str(claims.get("scope", ""))),
             actor_chain=tuple(chain),
             token_id=str(claims["jti"]),
             context={str(k): str(v) for k, v in context.items()},

@@ -38,7 +38,9 @@ def owner_key(tenant: str | None, subject: str) -> str:
 def parse_owner_key(key: str) -> tuple[str, str] | None:
     """(tenant, subject) of a key :func:`owner_key` made; None for any other string."""
     length, separator, rest = key.partition(":")
-    if not separator or not length.isascii() or not length.isdigit() or length != str(int(length)):
+    if not separator or not length.isascii() or not length.isdigit() or len(length) > 9:
+        return None  # more digits than any stored string's length (and than int() reads)
+    if length != str(int(length)):
         return None
     size = int(length)
     if len(rest) <= size or rest[size] != ":":

@@ -1,7 +1,9 @@
 """``POST /oauth/token``: the embedded issuer's RFC 8693 token-exchange endpoint.
 
 The client authenticates with its actor token (the agent credential); the subject token is the
-caller's. Errors follow RFC 6749 §5.2. Responses are never cached.
+caller's. Errors follow RFC 6749 §5.2. Responses are never cached. A ``scope`` parameter that
+is not scope-tokens separated by U+0020 (any other whitespace or a non-ASCII character in it)
+is refused with ``invalid_scope``; it is never split another way (agent/security/scopes.py).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from agent.security.credentials import (
     ExchangeError,
     LocalIssuer,
 )
+from agent.security.scopes import is_scope_token, scope_tokens
 
 MAX_FORM_BYTES = 64 * 1024
 CONTEXT_FIELDS = ("skill_id", "skill_version", "interface_digest", "task_id")
+SCOPE_GRAMMAR = "scope is scope-tokens separated by single spaces (RFC 6749 section 3.3)"
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
@@ -54,12 +58,15 @@ def token_endpoint(issuer: LocalIssuer) -> Callable[[Request], Awaitable[JSONRes
         for name in ("subject_token_type", "actor_token_type"):
             if form.get(name, ACCESS_TOKEN_TYPE) not in TOKEN_TYPES:
                 return _error("invalid_request", f"{name} is not supported")
+        requested = scope_tokens(form.get("scope", ""))
+        if not all(is_scope_token(piece) for piece in requested):
+            return _error("invalid_scope", SCOPE_GRAMMAR)
         try:
             issued = issuer.exchange_tokens(
                 subject_token=form["subject_token"],
                 actor_token=form["actor_token"],
                 audience=form["audience"],
-                scopes=form.get("scope", "").split(),
+                scopes=requested,
                 context={k: form.get(f"ctx_{k}") for k in CONTEXT_FIELDS},
             )
         except ExchangeError as exc:

@@ -79,6 +79,7 @@ from a2a.utils.task import (
     validate_history_length,
     validate_page_size,
 )
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import check_message
@@ -121,6 +122,7 @@ MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 TASK_NOT_FOUND = "Task not found"
 PAGE_TOKEN_TEXT = "pageToken is not a page token this agent issued"
+TIMESTAMP_RANGE_TEXT = "is not a time from 0001-01-01 to 9999-12-31 UTC"
 MAX_PAGE_TOKEN_CHARS = 512  # the tokens we issue are about 80 characters
 # A cursor's time, in ns, as protobuf's Timestamp holds it (0001-01-01 to 9999-12-31 UTC).
 _CURSOR_NS = range(-62_135_596_800 * 10**9, 253_402_300_800 * 10**9)
@@ -213,6 +215,17 @@ def _check_page_token(token: str) -> None:
             raise InvalidParamsError(message=PAGE_TOKEN_TEXT) from None
     if not task_id or not _storable(task_id):
         raise InvalidParamsError(message=PAGE_TOKEN_TEXT)
+
+
+def _check_timestamp(stamp: Timestamp, field: str) -> None:
+    """A Timestamp protobuf can hold but no time is (seconds outside 0001-01-01..9999-12-31
+    UTC, nanos outside 0..999,999,999): binary protobuf carries any int64 and int32, and the
+    store's ``ToDatetime`` would raise ValueError, an internal error. Refused in fixed text,
+    on every binding (JSON forms of such a time already fail to parse)."""
+    try:
+        stamp.ToJsonString()  # protobuf's own validity check of seconds and nanos
+    except ValueError:
+        raise InvalidParamsError(message=f"{field} {TIMESTAMP_RANGE_TEXT}") from None
 
 
 def _check_ids(params: SendMessageRequest) -> None:
@@ -663,6 +676,8 @@ class GovernedRequestHandler(RequestHandler):
             raise InvalidParamsError(message="context_id holds a control character")
         if params.page_token:
             _check_page_token(params.page_token)
+        if params.HasField("status_timestamp_after"):
+            _check_timestamp(params.status_timestamp_after, "status_timestamp_after")
         try:
             page = await self._store.list(params, context)
         except InvalidParamsError:  # the store's refusals of a token quote it back

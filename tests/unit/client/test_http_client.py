@@ -150,14 +150,16 @@ async def test_a_proxy_in_the_environment_only_tunnels_https_to_other_hosts(
     async with answering() as (port, lines):
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
             monkeypatch.setenv(name, f"http://127.0.0.1:{port}")
-        async with answering() as (direct_port, direct_lines):
-            async with http_client(timeout=5, headers={"Authorization": "Bearer t"}) as http:
-                response = await http.get(f"http://127.0.0.1:{direct_port}/card")
-                assert response.text == "ok"
-                with pytest.raises(httpx.HTTPError):
-                    await http.get("http://agent.invalid/card")
-                with pytest.raises(httpx.HTTPError):  # the proxy answers, then no TLS follows
-                    await http.get("https://agent.invalid/card")
+        async with (
+            answering() as (direct_port, direct_lines),
+            http_client(timeout=5, headers={"Authorization": "Bearer t"}) as http,
+        ):
+            response = await http.get(f"http://127.0.0.1:{direct_port}/card")
+            assert response.text == "ok"
+            with pytest.raises(httpx.HTTPError):
+                await http.get("http://agent.invalid/card")
+            with pytest.raises(httpx.HTTPError):  # the proxy answers, then no TLS follows
+                await http.get("https://agent.invalid/card")
         assert direct_lines == [b"GET /card HTTP/1.1"]
     # The proxy is the environment's, so for the test's moment anything else in this process
     # that reads it (a task another test left on the shared event loop) goes through it too.

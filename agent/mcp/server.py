@@ -161,6 +161,7 @@ def fixed_message(item: SessionMessage) -> SessionMessage:
     message = item.message
     if not isinstance(message, types.JSONRPCError):
         return item
-    error = types.ErrorData(**wire_errors.fixed_error(message.error.code))
+    fixed_error = wire_errors.fixed_error(message.error.code, data=message.error.data)
+    error = types.ErrorData(**fixed_error)
     fixed = types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
     return SessionMessage(fixed, metadata=item.metadata)

@@ -25,7 +25,7 @@ import pytest
 
 from agent.client import GovernedClient
 from agent.outbound import outbound_client
-from tests.a2a_helpers import call
+from tests.a2a_helpers import BINDINGS, call
 from tests.conftest import RunningAgent, start_agent
 from tests.integration.test_remote_exchange import WORKED, credential_from, issuer
 
@@ -138,15 +138,23 @@ async def test_the_exchange_at_a_loopback_token_service_bypasses_the_proxy(
     assert proxy.received == []
 
 
+@pytest.mark.parametrize("binding", BINDINGS)
 async def test_the_client_sends_no_token_through_the_proxy(
-    agent: RunningAgent, proxy: RecordingProxy
+    agent: RunningAgent, proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch, binding: str
 ) -> None:
-    """To a loopback agent and to plain http elsewhere: direct. To https elsewhere: only a
-    tunnel, whose request carries the host and port, not the token."""
-    token = agent.token("alice")
-    async with GovernedClient(agent.base_url, token=token) as client:
-        advertised = await client.fetch_card()
-    assert advertised
+    """The governed client (the CLI's) to a loopback agent, on each binding: direct (gRPC's
+    channel is plaintext, so its own proxy variables must not apply either)."""
+    monkeypatch.setenv("grpc_proxy", proxy.url)
+    async with GovernedClient(agent.base_url, token=agent.token("alice"), binding=binding) as c:
+        invocation = await c.invoke("evaluate_resource_condition", WORKED)
+    assert invocation.output["result"] == "condition_not_met"
+    assert proxy.received == []
+
+
+async def test_https_elsewhere_is_only_tunnelled(proxy: RecordingProxy) -> None:
+    """Plain http to another host: direct. https to another host: a tunnel, whose request
+    carries the host and port, not the token."""
+    token = "secret-token-value"
     async with outbound_client(timeout=1, headers={"Authorization": f"Bearer {token}"}) as http:
         for url in ("http://192.0.2.1:9/", "https://agent.example:8443/"):
             with pytest.raises(httpx.HTTPError):
@@ -154,3 +162,25 @@ async def test_the_client_sends_no_token_through_the_proxy(
     (tunnel,) = proxy.received
     assert tunnel.startswith(b"CONNECT agent.example:8443 "), tunnel
     assert token.encode() not in tunnel and b"authorization" not in tunnel.lower()
+
+
+async def test_a_plaintext_grpc_channel_to_another_host_bypasses_the_proxy(
+    proxy: RecordingProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client's gRPC channel is plaintext: through a proxy's tunnel its ``authorization``
+    metadata would be readable, so the channel the client makes ignores grpc_proxy,
+    https_proxy and http_proxy."""
+    from agent.client.bindings import GRPC
+    from agent.client.calls import sdk_config
+
+    monkeypatch.setenv("grpc_proxy", proxy.url)
+    async with httpx.AsyncClient(trust_env=False) as http:
+        factory = sdk_config(GRPC, http, streaming=False).grpc_channel_factory
+    assert factory is not None
+    channel = factory("192.0.2.1:50051")
+    try:
+        with pytest.raises(TimeoutError):  # nothing answers at 192.0.2.1 (TEST-NET-1)
+            await asyncio.wait_for(channel.channel_ready(), timeout=1.5)
+    finally:
+        await channel.close()
+    assert proxy.received == []

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-import httpx
 from a2a.auth.user import User
 from a2a.server.context import ServerCallContext
 from a2a.server.routes import DefaultServerCallContextBuilder, create_rest_routes
@@ -58,6 +57,7 @@ from agent.observability.metrics import (
     TaskObserver,
     metrics_endpoint,
 )
+from agent.outbound import outbound_client
 from agent.ports import Deployment, ToolEnvironment
 from agent.registry.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
 from agent.registry.loader import Registry, load_registry
@@ -181,7 +181,7 @@ def build_exchanger(
         exchanger: TokenExchanger = RemoteTokenExchanger(
             settings.token_exchange_url,
             settings.agent_credential,
-            httpx.AsyncClient(timeout=10),
+            outbound_client(timeout=10),  # the caller's token: no proxy reads it
         )
         verifiers = {
             audience: ToolTokenVerifier(

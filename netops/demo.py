@@ -57,6 +57,7 @@ from agent.interfaces import (
     verify_document,
     verify_reference,
 )
+from agent.outbound import outbound_client
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog
@@ -230,7 +231,7 @@ class _Walkthrough:
     # -- step 1 -----------------------------------------------------------------------------
 
     async def public_card(self) -> tuple[Status, str]:
-        async with httpx.AsyncClient(timeout=15) as http:
+        async with outbound_client(timeout=15) as http:
             response = await http.get(self.base_url + CARD_PATH)
             response.raise_for_status()
             card = response.json()
@@ -455,7 +456,7 @@ class _Walkthrough:
 
     async def text_routing(self) -> tuple[Status, str]:
         headers = {"Authorization": f"Bearer {self.token('alice')}"}
-        async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+        async with outbound_client(headers=headers, timeout=30) as http:  # a demo token
             config = ClientConfig(
                 streaming=False, httpx_client=http, supported_protocol_bindings=["JSONRPC"]
             )

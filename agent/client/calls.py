@@ -10,8 +10,9 @@ tenant's interface). Only the second imports the SDK's client package, and only 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from a2a.extensions.common import HTTP_EXTENSION_HEADER, get_requested_extensions
 from a2a.types import (
@@ -30,6 +31,10 @@ from agent.client.bindings import GRPC, JSONRPC
 if TYPE_CHECKING:
     import httpx
     from a2a.client import Client, ClientConfig
+
+NO_PROXY_OPTIONS: Final = [("grpc.enable_http_proxy", 0)]
+"""gRPC's channel argument (``GRPC_ARG_ENABLE_HTTP_PROXY``) that ignores the environment's
+proxy variables."""
 
 
 class Calls(Protocol):
@@ -157,7 +162,9 @@ def sdk_config(binding: str, http: httpx.AsyncClient, *, streaming: bool) -> Cli
     if binding == GRPC:
         import grpc.aio
 
-        channel_factory = grpc.aio.insecure_channel
+        # plaintext: a proxy's tunnel would carry the token readable, so none of the
+        # environment's (grpc_proxy, https_proxy, http_proxy) is used (agent/outbound.py)
+        channel_factory = partial(grpc.aio.insecure_channel, options=NO_PROXY_OPTIONS)
     return ClientConfig(
         streaming=streaming,
         httpx_client=http,

@@ -50,6 +50,7 @@ from agent.interfaces import (
     error_details,
     verify_document,
 )
+from agent.outbound import outbound_client
 from agent.routing.skill_request import plain_json
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -440,13 +441,9 @@ class _Answered:
 def http_client(*, timeout: float, headers: dict[str, str] | None = None) -> httpx.AsyncClient:
     """``httpx.AsyncClient(headers=headers, timeout=timeout)``, with its TLS context (certifi's
     CA bundle loaded: 40 to 70 ms of a command's start here) made for its first https request,
-    not for a client that speaks only plain http. With a proxy in the environment (httpx reads
-    it only without a transport of ours), exactly httpx's client."""
-    import urllib.request
-
-    if urllib.request.getproxies():  # what httpx reads its environment's proxies from
-        return httpx.AsyncClient(headers=headers, timeout=timeout)
-    return httpx.AsyncClient(headers=headers, timeout=timeout, transport=_TlsWhenAsked())
+    not for a client that speaks only plain http. The caller's token goes through a proxy of
+    the environment only tunnelled, over https to another host (``agent/outbound.py``)."""
+    return outbound_client(headers=headers, timeout=timeout, direct=_TlsWhenAsked())
 
 
 class _TlsWhenAsked(httpx.AsyncBaseTransport):

@@ -214,6 +214,14 @@ def _task_view(task: dict[str, Any]) -> dict[str, Any]:
 
 UNQUERYABLE = "Filters may not contain U+0000 or unpaired surrogates."
 UNREACHABLE = "the console cannot reach this agent's A2A endpoint (it listens on no TCP address)"
+UNANSWERED = "this agent's A2A endpoint did not answer the console"
+
+
+def own_client(timeout: float | httpx.Timeout) -> httpx.AsyncClient:
+    """A client for this agent's own endpoint (``_agent_base``), carrying the caller's token:
+    nothing from the environment applies (no ``HTTP_PROXY``, no netrc), the request goes
+    straight to the address the agent listens on and never leaves its host."""
+    return httpx.AsyncClient(timeout=timeout, trust_env=False)
 
 
 def _agent_base(request: Request) -> str | None:
@@ -594,11 +602,17 @@ class Console:
         base = _agent_base(request)
         if base is None:
             return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNREACHABLE})
-        async with httpx.AsyncClient(timeout=30) as client:
-            answer = await client.post(
-                base + JSONRPC_PATH, json=payload, headers=_a2a_headers(request)
-            )
-        reply = answer.json()
+        try:
+            async with own_client(timeout=30) as client:
+                answer = await client.post(
+                    base + JSONRPC_PATH, json=payload, headers=_a2a_headers(request)
+                )
+            reply = answer.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            log.warning("console tasks page: ListTasks failed: %s", type(exc).__name__)
+            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNANSWERED})
+        if not isinstance(reply, dict):
+            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNANSWERED})
         error = reply.get("error")
         tasks = [_task_view(t) for t in (reply.get("result") or {}).get("tasks", [])]
         tasks.sort(key=lambda t: t["timestamp"], reverse=True)
@@ -691,7 +705,7 @@ async def _relay(
     """The agent's SSE stream, as is; a plain JSON answer (an error) becomes one SSE event."""
     try:
         async with (
-            httpx.AsyncClient(timeout=httpx.Timeout(30, read=None)) as client,
+            own_client(timeout=httpx.Timeout(30, read=None)) as client,
             client.stream("POST", url, json=payload, headers=headers) as upstream,
         ):
             if upstream.headers.get("content-type", "").startswith("text/event-stream"):

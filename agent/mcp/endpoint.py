@@ -9,7 +9,13 @@ Streamable HTTP session manager on the event loop, and runs the manager until th
 stops it. A request that arrives before it is built waits
 for it, as a text request waits for the classifier (``Router.route_async``): it is answered,
 late, not refused. If building fails (a broken install), that is logged and every MCP request
-is answered 503 with that error (a JSON-RPC internal error); the other bindings serve on.
+is answered 503 with a JSON-RPC internal error (the reason is in the log); the other bindings
+serve on.
+
+The endpoint is stateless and answers with JSON, so it takes POST only: any other method is
+405 with ``Allow: POST`` (the SDK would open a server stream on GET that nothing ever writes
+to, and answer DELETE about sessions), and a body that is not ``application/json`` is 415.
+Every JSON-RPC error it answers has a fixed text (``agent/mcp/wire_errors.py``).
 """
 
 from __future__ import annotations
@@ -18,8 +24,10 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from agent.mcp import wire_errors
+
 if TYPE_CHECKING:
-    from starlette.types import Receive, Scope, Send
+    from starlette.types import Message, Receive, Scope, Send
 
     from agent.mcp.projection import McpProjection
     from agent.registry.cards import CardFactory
@@ -30,8 +38,11 @@ log = logging.getLogger(__name__)
 
 MCP_PATH: Final = "/mcp"
 """Where the Streamable HTTP endpoint is, on the agent's own base URL."""
-INTERNAL_ERROR: Final = -32603
+INTERNAL_ERROR: Final = wire_errors.INTERNAL_ERROR
 """JSON-RPC's internal error: what a request gets when the endpoint could not be built."""
+ALLOWED: Final = "POST"
+"""The one HTTP method of the stateless endpoint."""
+JSON_TYPE: Final = "application/json"
 
 
 def _import_server() -> None:
@@ -120,13 +131,84 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """One HTTP request to ``MCP_PATH``, handed to the SDK's app once it is built; without
-        one, a JSON-RPC internal error (503): the request is answered, the connection kept."""
+        one, a JSON-RPC internal error (503): the request is answered, the connection kept.
+        Not a POST of JSON: refused here (405, 415), before the SDK sees it."""
+        if scope["type"] == "http" and scope["method"] != ALLOWED:
+            await _refuse(send, 405, ((b"allow", ALLOWED.encode()),))
+            return
+        if scope["type"] == "http" and _media_type(scope) != JSON_TYPE:
+            await _refuse(send, 415)
+            return
         failure = await self._built()
         if failure is None:
-            await self._app(scope, receive, send)
+            await self._app(scope, receive, _FixedErrors(send))
             return
-        from starlette.responses import JSONResponse
+        await _refuse(send, 503, code=INTERNAL_ERROR)  # why is in the log, not the answer
 
-        error = {"code": INTERNAL_ERROR, "message": failure}
-        body = {"jsonrpc": "2.0", "id": None, "error": error}
-        await JSONResponse(body, status_code=503)(scope, receive, send)
+
+def _media_type(scope: Scope) -> str:
+    """The request's Content-Type without parameters, lower case ("" when absent)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            return str(value.decode("latin-1")).split(";", 1)[0].strip().lower()
+    return ""
+
+
+async def _refuse(
+    send: Send,
+    status: int,
+    headers: tuple[tuple[bytes, bytes], ...] = (),
+    code: int = wire_errors.INVALID_REQUEST,
+) -> None:
+    """A JSON-RPC error answer for an HTTP-level refusal (``id`` null: the body is not read)."""
+    body = wire_errors.error_body(code, status)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", JSON_TYPE.encode()),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class _FixedErrors:
+    """The SDK's answer, held until whole (JSON responses: one body, no stream), with each
+    JSON-RPC error in it rebuilt with a fixed text (``wire_errors.fixed_body``)."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._start: Message | None = None
+        self._chunks: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self._start = message
+            return
+        if message["type"] != "http.response.body" or self._start is None:
+            await self._send(message)
+            return
+        self._chunks.append(message.get("body", b""))
+        if message.get("more_body", False):
+            return
+        start, self._start = self._start, None
+        body, status = b"".join(self._chunks), int(start["status"])
+        self._chunks = []
+        fixed = wire_errors.fixed_body(body, status)
+        if fixed is not None:
+            headers = [
+                (k, v)
+                for k, v in start.get("headers", ())
+                if k.lower() not in (b"content-length", b"content-type")
+            ]
+            headers += [
+                (b"content-type", JSON_TYPE.encode()),
+                (b"content-length", str(len(fixed)).encode()),
+            ]
+            start, body = {**start, "headers": headers}, fixed
+        await self._send(start)
+        await self._send({"type": "http.response.body", "body": body})

@@ -38,6 +38,7 @@ from a2a.types import (
     TaskState,
 )
 from a2a.utils.errors import A2AError
+from google.protobuf import json_format
 from google.protobuf.json_format import MessageToDict
 
 from agent.ids import random_hex
@@ -66,6 +67,8 @@ DEPRECATION: Final = META_PREFIX + "deprecation"
 RECORD_URI: Final = "netagent://records/{kind}/{artifact_id}"
 """The URI of a supporting record embedded in a tool result."""
 _CACHE_LIMIT: Final = 4096
+UNPARSED: Final = "the arguments do not parse as a message's data (a number or nesting past JSON's)"
+"""A call whose arguments no A2A Data Part can hold (a 400-digit integer, say)."""
 
 
 def _tool(capability: Capability, name: str, description: str) -> types.Tool:
@@ -139,12 +142,14 @@ class McpProjection:
             request["skill_version"] = version
         if digest is not None:
             request["interface_digest"] = digest
+        try:
+            part = new_data_part(request, media_type=JSON)
+        except (ValueError, TypeError, OverflowError, json_format.Error):
+            # a number no JSON double holds (a 400-digit integer), or nesting past protobuf's
+            # limit: what the A2A bindings answer for the same request, with no input in it
+            return _error_result({"code": str(ErrorCode.INPUT_INVALID), "message": UNPARSED}, None)
         params = SendMessageRequest(
-            message=Message(
-                message_id=random_hex(),
-                role=Role.ROLE_USER,
-                parts=[new_data_part(request, media_type=JSON)],
-            ),
+            message=Message(message_id=random_hex(), role=Role.ROLE_USER, parts=[part]),
             configuration=SendMessageConfiguration(accepted_output_modes=[JSON]),
         )
         context = ServerCallContext(

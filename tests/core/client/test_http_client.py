@@ -142,15 +142,26 @@ async def test_https_is_verified_as_by_httpx_itself(
     assert lines == [b"GET / HTTP/1.1"]
 
 
-async def test_a_proxy_in_the_environment_is_used_as_by_httpx_itself(
+async def test_a_proxy_in_the_environment_only_tunnels_https_to_other_hosts(
     bundle_loads: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The caller's token must not reach a proxy in the clear (agent/outbound.py): plain http
+    and loopback go direct, https to another host is tunnelled (``CONNECT`` host and port)."""
     async with answering() as (port, lines):
-        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
-        async with http_client(timeout=5) as http:
-            response = await http.get("http://agent.invalid/card")
-    assert response.text == "ok"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{port}")
+        async with (
+            answering() as (direct_port, direct_lines),
+            http_client(timeout=5, headers={"Authorization": "Bearer t"}) as http,
+        ):
+            response = await http.get(f"http://127.0.0.1:{direct_port}/card")
+            assert response.text == "ok"
+            with pytest.raises(httpx.HTTPError):
+                await http.get("http://agent.invalid/card")
+            with pytest.raises(httpx.HTTPError):  # the proxy answers, then no TLS follows
+                await http.get("https://agent.invalid/card")
+        assert direct_lines == [b"GET /card HTTP/1.1"]
     # The proxy is the environment's, so for the test's moment anything else in this process
     # that reads it (a task another test left on the shared event loop) goes through it too.
-    ours = [line for line in lines if b"//agent.invalid/" in line]
-    assert ours == [b"GET http://agent.invalid/card HTTP/1.1"]
+    ours = [line for line in lines if b"agent.invalid" in line]
+    assert ours == [b"CONNECT agent.invalid:443 HTTP/1.1"]

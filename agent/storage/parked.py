@@ -18,7 +18,7 @@ from typing import Any
 
 from a2a.types import Message, Part, Role, TaskState, TaskStatus
 from google.protobuf.json_format import MessageToDict
-from sqlalchemy import ColumnElement, Table, func, select, update
+from sqlalchemy import ColumnElement, Table, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.ids import random_hex
@@ -77,6 +77,12 @@ class ParkedTasks:
         state: ColumnElement[str] = self._tasks.c.status["state"].as_string()
         return state.in_(PARKED)
 
+    def _before(self, cutoff: datetime) -> ColumnElement[bool]:
+        """Parked since before ``cutoff``; a row with no time (its status had no timestamp)
+        cannot be shown to be recent, so it counts as stale too."""
+        last_updated = self._tasks.c.last_updated
+        return or_(last_updated < _naive(cutoff), last_updated.is_(None))
+
     async def count(self, owner: str) -> int:
         """How many tasks ``owner`` has waiting for input."""
         tasks = self._tasks
@@ -89,7 +95,7 @@ class ParkedTasks:
         tasks = self._tasks
         query = (
             select(tasks.c.id, tasks.c.context_id, tasks.c.owner)
-            .where(self._parked(), tasks.c.last_updated < _naive(cutoff))
+            .where(self._parked(), self._before(cutoff))
             .order_by(tasks.c.last_updated, tasks.c.id)
             .limit(STALE_BATCH)
         )
@@ -115,7 +121,7 @@ class ParkedTasks:
         # until the end is written, so no two sweepers, and no follow-up's write, come between.
         claim = (
             update(tasks)
-            .where(this, self._parked(), tasks.c.last_updated < _naive(cutoff))
+            .where(this, self._parked(), self._before(cutoff))
             .values(last_updated=tasks.c.last_updated)
         )
         async with self._engine.begin() as connection:

@@ -45,6 +45,54 @@ def check_parked(parked: int, limits: Limits) -> None:
         )
 
 
+class NewRuns:
+    """New tasks started in this process, per caller: with the caller's parked tasks in the
+    database, what ``max_parked_tasks`` counts.
+
+    Sends made at once must not all pass a count none of them is in yet. So the count is the
+    database's (a run that parks is written there before it stops being counted here), plus
+    every new run of the caller that was running when the database was asked or started
+    since; and the run starts with no await after the check.
+    """
+
+    def __init__(self) -> None:
+        self._started: dict[str, int] = {}
+        self._running: dict[str, int] = {}
+        self._asking: dict[str, int] = {}
+        """Admissions waiting for the database's count (their ``started`` must stay)."""
+
+    async def admit(
+        self, owner: str, count: Callable[[str], Awaitable[int]], limits: Limits
+    ) -> None:
+        """Refuse a new task of ``owner`` at the bound; the caller starts the run (``track``)
+        right after this returns, with no await in between."""
+        started, running = self._started.get(owner, 0), self._running.get(owner, 0)
+        self._asking[owner] = self._asking.get(owner, 0) + 1
+        try:
+            parked = await count(owner)
+        finally:
+            self._asking[owner] -= 1
+            self._forget(owner)
+        since = self._started.get(owner, 0) - started
+        check_parked(parked + running + since, limits)
+
+    def track(self, owner: str, runner: asyncio.Task[None]) -> None:
+        """Count ``runner`` until it is done (its settled state written, or failed)."""
+        self._started[owner] = self._started.get(owner, 0) + 1
+        self._running[owner] = self._running.get(owner, 0) + 1
+        runner.add_done_callback(lambda _: self._done(owner))
+
+    def _done(self, owner: str) -> None:
+        self._running[owner] -= 1
+        self._forget(owner)
+
+    def _forget(self, owner: str) -> None:
+        """A caller with nothing running here and no count open takes no memory."""
+        if self._running.get(owner, 0) == 0 and self._asking.get(owner, 0) == 0:
+            for counts in (self._started, self._running, self._asking):
+                counts.pop(owner, None)
+
+
 def check_history(task: Task, message: Message, limits: Limits) -> None:
     """A follow-up that would take the task's history past its bounds is refused, before any
     part of it is stored (the task stays as it was, waiting for a shorter answer or a cancel).

@@ -92,7 +92,7 @@ from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
 from agent.routing.router import Action, Decision
 from agent.security.principal import Principal, PrincipalUser, principal_of
-from agent.server.bounds import check_history, check_parked, cursor_of, fit_page
+from agent.server.bounds import NewRuns, check_history, cursor_of, fit_page
 from agent.server.cancel_relay import CancelRelay
 from agent.server.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.server.executor import (
@@ -371,6 +371,7 @@ class GovernedRequestHandler(RequestHandler):
         self._relay = relay
         self._replica = replica
         self._parked = parked
+        self._new_runs = NewRuns()
         self._cards = cards
         self._card: AgentCard = cards.public_card
         self._declared = list(cards.public_card.capabilities.extensions)
@@ -407,8 +408,6 @@ class GovernedRequestHandler(RequestHandler):
                 )
             _check_open(stored)
             check_history(stored, message, self._limits)
-        elif self._parked is not None:
-            check_parked(await self._parked.count(_owner(context)), self._limits)
         if self._conformance is not None:
             claimed = self._conformance.claim(message)
             if claimed is not None:  # a test kit's scenario message: the router never sees it
@@ -451,6 +450,8 @@ class GovernedRequestHandler(RequestHandler):
                 release()
                 raise
         try:
+            if stored is None and self._parked is not None:  # (then no await until it runs)
+                await self._new_runs.admit(_owner(context), self._parked.count, self._limits)
             run = self._launch(params, context, stored, escapes, release)
         except BaseException:
             if release is not None:
@@ -509,6 +510,8 @@ class GovernedRequestHandler(RequestHandler):
             self._drive(run, request, message.task_id, release)
         )
         run.runner.add_done_callback(_retrieved)
+        if stored is None:
+            self._new_runs.track(run.owner, run.runner)
         return run
 
     async def _drive(

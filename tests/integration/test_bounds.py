@@ -207,6 +207,14 @@ async def park(agent: RunningAgent, token: str, binding: str, pad: int = 0) -> d
     return answer.result
 
 
+async def audit_rows(agent: RunningAgent, **where: Any) -> list[dict[str, Any]]:
+    engine = make_engine(agent.settings.resolved_database_url)
+    try:
+        return await DatabaseAuditLog(engine).query(limit=10_000, **where)
+    finally:
+        await engine.dispose()
+
+
 def history_bytes(task: dict[str, Any]) -> int:
     parsed = ParseDict(task, Task(), ignore_unknown_fields=True)
     return sum(message.ByteSize() for message in parsed.history)
@@ -217,17 +225,39 @@ def history_bytes(task: dict[str, Any]) -> int:
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_a_caller_may_park_only_max_parked_tasks(bounded: RunningAgent, binding: str) -> None:
-    token, other = _caller(bounded), _caller(bounded)
+    subject = f"bounds-{uuid.uuid4().hex[:10]}"
+    token, other = bounded.token(subject, "acme", SCOPES), _caller(bounded)
     parked = [await park(bounded, token, binding) for _ in range(MAX_PARKED)]
+    rows = await audit_rows(bounded, principal=subject)
     refused = await send(bounded, token, binding, _message("hello there"))
     assert (refused.limit, refused.maximum) == ("max_parked_tasks", str(MAX_PARKED)), refused
     assert f"at most {MAX_PARKED} tasks waiting for input" in refused.text
     listed = (await rpc(bounded, token, "ListTasks", {}))["result"]
     assert len(listed["tasks"]) == MAX_PARKED  # the refused send left no task
+    assert await audit_rows(bounded, principal=subject) == rows  # and no audit row
     await park(bounded, other, binding)  # another caller's bound is its own
     cancelled = await rpc(bounded, token, "CancelTask", {"id": parked[0]["id"]})
     assert cancelled["result"]["status"]["state"] == "TASK_STATE_CANCELED", cancelled
     await park(bounded, token, binding)  # room again
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_sends_at_once_cannot_pass_max_parked_tasks_together(
+    bounded: RunningAgent, binding: str
+) -> None:
+    """Sends made at once: none is parked yet when each is counted, yet at most the bound
+    are accepted, and every other one is refused naming it (no task made)."""
+    token = _caller(bounded)
+    answers = await asyncio.gather(
+        *(send(bounded, token, binding, _message("hello there")) for _ in range(4 * MAX_PARKED))
+    )
+    accepted = [a for a in answers if a.result is not None]
+    # (one settling as another is counted may be counted twice for that moment: fewer, never more)
+    assert 1 <= len(accepted) <= MAX_PARKED, [a.limit for a in answers]
+    assert all(a.result["status"]["state"] == PARKED for a in accepted if a.result)
+    assert {a.limit for a in answers if a.result is None} == {"max_parked_tasks"}
+    listed = (await rpc(bounded, token, "ListTasks", {}))["result"]
+    assert len(listed["tasks"]) == len(accepted)
 
 
 # -- a task's history --------------------------------------------------------------------------
@@ -326,11 +356,7 @@ async def test_a_task_parked_past_its_ttl_ends_canceled_with_its_reason_and_audi
     assert stored["history"][-1]["messageId"] == question["messageId"]  # the question kept
     follow = await rpc(expiring, token, "SendMessage", {"message": _message("x", task["id"])})
     assert "error" in follow  # the task has ended
-    engine = make_engine(expiring.settings.resolved_database_url)
-    try:
-        rows = await DatabaseAuditLog(engine).query(task_id=task["id"])
-    finally:
-        await engine.dispose()
+    rows = await audit_rows(expiring, task_id=task["id"])
     expired = [r for r in rows if r["operation"] == "expire"]
     assert [(r["principal"], r["tenant"], r["reason"]) for r in expired] == [
         (subject, "acme", "expired")

@@ -71,9 +71,9 @@ class NewRuns:
         try:
             parked = await count(owner)
         finally:
+            since = self._started.get(owner, 0) - started  # (before it may be forgotten)
             self._asking[owner] -= 1
             self._forget(owner)
-        since = self._started.get(owner, 0) - started
         check_parked(parked + running + since, limits)
 
     def track(self, owner: str, runner: asyncio.Task[None]) -> None:

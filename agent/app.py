@@ -342,7 +342,7 @@ def create_app(
     # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a task.
     shared = settings.cluster_stores and runtime.engine.dialect.name == "postgresql"
     relay = CancelRelay(runtime.engine) if shared else None
-    parked = ParkedTasks(runtime.engine, store.table)  # per caller, and their expiry
+    parked = ParkedTasks(runtime.engine, store.table, settings.limits.parked_task_ttl)
     handler = GovernedRequestHandler(
         cards=runtime.cards,
         agent_executor=executor,

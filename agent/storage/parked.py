@@ -67,9 +67,12 @@ def expired_text(ttl: timedelta) -> str:
 class ParkedTasks:
     """Parked tasks in the SDK's task table ``tasks`` (the store's ``table``)."""
 
-    def __init__(self, engine: AsyncEngine, tasks: Table) -> None:
+    def __init__(self, engine: AsyncEngine, tasks: Table, ttl_seconds: float | None = None) -> None:
+        """``ttl_seconds``: how long a task may stay parked; ``count`` then reads only the
+        caller's tasks changed since (the index on owner and time), not all it ever had."""
         self._engine = engine
         self._tasks = tasks
+        self._ttl = None if ttl_seconds is None else timedelta(seconds=ttl_seconds)
         self._versioned: bool | None = None
 
     def _parked(self) -> ColumnElement[bool]:
@@ -84,9 +87,12 @@ class ParkedTasks:
         return or_(last_updated < _naive(cutoff), last_updated.is_(None))
 
     async def count(self, owner: str) -> int:
-        """How many tasks ``owner`` has waiting for input."""
+        """How many tasks ``owner`` has waiting for input (those past the ttl are being
+        ended, and are not counted)."""
         tasks = self._tasks
         query = select(func.count()).where(tasks.c.owner == owner, self._parked())
+        if self._ttl is not None:
+            query = query.where(tasks.c.last_updated >= _naive(datetime.now(UTC) - self._ttl))
         async with self._engine.connect() as connection:
             return int((await connection.execute(query)).scalar_one())
 

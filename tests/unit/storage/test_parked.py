@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -152,3 +152,14 @@ async def test_a_parked_task_with_no_time_counts_as_stale(db: Database) -> None:
             TASKS.update().where(TASKS.c.id == task_id).values(last_updated=None)
         )
     assert await sweeper(db).sweep() == [task_id]
+
+
+async def test_the_count_reads_only_tasks_parked_within_the_ttl(db: Database) -> None:  # noqa: F811
+    """Those parked longer are being ended: the count reads the caller's recent tasks only."""
+    db.clock.now = datetime.now(UTC) - timedelta(seconds=2 * TTL)
+    await save(db, "long-parked", PARKED)
+    db.clock.now = datetime.now(UTC)
+    await save(db, "just-parked", PARKED)
+    owner = owner_key("acme", "alice")
+    assert await ParkedTasks(db.engine, TASKS).count(owner) == 2
+    assert await ParkedTasks(db.engine, TASKS, TTL).count(owner) == 1

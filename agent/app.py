@@ -76,6 +76,7 @@ from agent.security.credentials import (
 from agent.security.exchange_cache import CachingTokenExchanger
 from agent.security.oauth import token_endpoint
 from agent.security.principal import ANONYMOUS, PrincipalUser
+from agent.server.bounds import ParkedSweeper
 from agent.server.cancel_relay import CancelRelay
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
@@ -90,6 +91,7 @@ from agent.storage.group_commit import task_writer
 from agent.storage.leases import ReplicaLease
 from agent.storage.migrate import at_heads
 from agent.storage.migrate import upgrade as upgrade_core
+from agent.storage.parked import ParkedTasks
 from agent.storage.reads import close_reader
 from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore
 
@@ -342,6 +344,7 @@ def create_app(
     # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a task.
     shared = settings.cluster_stores and runtime.engine.dialect.name == "postgresql"
     relay = CancelRelay(runtime.engine) if shared else None
+    parked = ParkedTasks(runtime.engine, store.table, settings.limits.parked_task_ttl)
     handler = GovernedRequestHandler(
         cards=runtime.cards,
         agent_executor=executor,
@@ -353,6 +356,10 @@ def create_app(
         ),
         relay=relay,
         replica=lease.replica if lease is not None else uuid.uuid4().hex,
+        parked=parked,
+    )
+    sweeper = ParkedSweeper(
+        parked, settings.limits.parked_task_ttl, handler.hold_task, handler.task_changed
     )
 
     # The fifth projection: the same skills as MCP tools, through the same handler (agent/mcp/),
@@ -397,6 +404,7 @@ def create_app(
             await lease.start()
         if relay is not None:
             await relay.start(handler.cancel_if_running_here)
+        sweeper.start()
         services = list(deployment.services())
         for service in services:
             await service.start(settings, runtime.engine)
@@ -431,6 +439,7 @@ def create_app(
                 await service.stop()
             if relay is not None:
                 await relay.stop()
+            await sweeper.stop()
             await handler.aclose()
             await writer.stop()
             if lease is not None:  # after the handler: what is left running here is swept

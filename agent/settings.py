@@ -39,6 +39,16 @@ class Limits:
     max_string_length: int = 65536
     max_items: int = 1000
     max_depth: int = 32
+    max_parked_tasks: int = 100
+    """Tasks one caller may have waiting for input (input-required) at once."""
+    max_history_messages: int = 64
+    """Messages a task's history may hold; a follow-up past it is refused."""
+    max_history_bytes: int = 2 * 1024 * 1024
+    """Bytes (protobuf size) a task's history may hold; a follow-up past it is refused."""
+    max_list_bytes: int = 2 * 1024 * 1024
+    """Bytes (protobuf size) of the tasks in one ListTasks page; at least one task is sent."""
+    parked_task_ttl: int = 86400
+    """Seconds a task may wait for input; then it is ended CANCELED."""
 
     ENV = {
         "max_body_bytes": "NETAGENT_MAX_BODY_BYTES",
@@ -46,6 +56,11 @@ class Limits:
         "max_string_length": "NETAGENT_MAX_STRING_LENGTH",
         "max_items": "NETAGENT_MAX_ITEMS",
         "max_depth": "NETAGENT_MAX_DEPTH",
+        "max_parked_tasks": "NETAGENT_MAX_PARKED_TASKS",
+        "max_history_messages": "NETAGENT_MAX_HISTORY_MESSAGES",
+        "max_history_bytes": "NETAGENT_MAX_HISTORY_BYTES",
+        "max_list_bytes": "NETAGENT_MAX_LIST_BYTES",
+        "parked_task_ttl": "NETAGENT_PARKED_TASK_TTL",
     }
 
     def __post_init__(self) -> None:

@@ -39,6 +39,8 @@ class Replica:
     database_url: str
     name: str
     skills_dir: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    """Further NETAGENT_* settings of this replica."""
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
 
@@ -59,6 +61,7 @@ class Replica:
             "NETAGENT_LIVE_TELEMETRY": "0",
             "NETAGENT_LOG_LEVEL": "warning",
             "PYTHONPATH": str(ROOT),  # fixture skills live in the tests package
+            **self.env,
         }
         if self.skills_dir is not None:
             env["NETAGENT_SKILLS_DIR"] = str(self.skills_dir)

@@ -93,6 +93,7 @@ from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
 from agent.routing.router import Action, Decision
 from agent.security.principal import Principal, PrincipalUser, principal_of
+from agent.server.bounds import NewRuns, check_history, cursor_of, fit_page
 from agent.server.cancel_relay import CancelRelay
 from agent.server.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.server.executor import (
@@ -113,6 +114,7 @@ from agent.server.task_run import (
 )
 from agent.settings import Limits
 from agent.storage.audit import AuditLog
+from agent.storage.parked import ParkedTasks
 from agent.storage.settlement import RUNNING_STATES, Runner, Settlement, TaskWriter
 
 log = logging.getLogger(__name__)
@@ -361,12 +363,15 @@ class GovernedRequestHandler(RequestHandler):
         conformance: Registry | None = None,
         relay: CancelRelay | None = None,
         replica: str = "",
+        parked: ParkedTasks | None = None,
     ) -> None:
         """``task_store`` is read (get, list); every write goes through ``writer``.
 
         ``conformance``: the internal conformance skills (``--conformance``), else None.
         ``relay``: how a cancel reaches the replica running the task, when there are several.
         ``replica``: this process's id, recorded as the runner of tasks whose ids escape.
+        ``parked``: the count of a caller's tasks waiting for input (``max_parked_tasks``);
+        None (stores without a task table) leaves that bound unchecked.
         """
         self._conformance = (
             ConformanceExecutor(conformance, agent_executor) if conformance is not None else None
@@ -378,6 +383,8 @@ class GovernedRequestHandler(RequestHandler):
         self._limits = limits or Limits()
         self._relay = relay
         self._replica = replica
+        self._parked = parked
+        self._new_runs = NewRuns()
         self._cards = cards
         self._card: AgentCard = cards.public_card
         self._declared = list(cards.public_card.capabilities.extensions)
@@ -413,6 +420,7 @@ class GovernedRequestHandler(RequestHandler):
                     message="message.context_id is not the context of the task it names"
                 )
             _check_open(stored)
+            check_history(stored, message, self._limits)
         if self._conformance is not None:
             claimed = self._conformance.claim(message)
             if claimed is not None:  # a test kit's scenario message: the router never sees it
@@ -450,10 +458,13 @@ class GovernedRequestHandler(RequestHandler):
             release = await self._live.acquire(stored.id)
             try:
                 stored = await self._reread(stored.id, context)
+                check_history(stored, params.message, self._limits)  # (as it is now)
             except BaseException:
                 release()
                 raise
         try:
+            if stored is None and self._parked is not None:  # (then no await until it runs)
+                await self._new_runs.admit(_owner(context), self._parked.count, self._limits)
             run = self._launch(params, context, stored, escapes, release)
         except BaseException:
             if release is not None:
@@ -512,6 +523,8 @@ class GovernedRequestHandler(RequestHandler):
             self._drive(run, request, message.task_id, release)
         )
         run.runner.add_done_callback(_retrieved)
+        if stored is None:
+            self._new_runs.track(run.owner, run.runner)
         return run
 
     async def _drive(
@@ -685,6 +698,7 @@ class GovernedRequestHandler(RequestHandler):
                 raise
             raise InvalidParamsError(message=PAGE_TOKEN_TEXT) from None
         owner = _owner(context)
+        cursors = [cursor_of(task) for task in page.tasks]  # where the store listed them
         for task in page.tasks:
             run = self._live.get(task.id, owner)
             if run is not None and run.task is not None:
@@ -694,6 +708,7 @@ class GovernedRequestHandler(RequestHandler):
             limited = apply_history_length(task, params)
             if limited is not task:
                 task.CopyFrom(limited)
+        fit_page(page, cursors, self._limits.max_list_bytes)
         return page
 
     # -- cancel ----------------------------------------------------------------------------
@@ -926,6 +941,14 @@ class GovernedRequestHandler(RequestHandler):
         raise PushNotificationNotSupportedError(message="push notifications are not supported")
 
     # -- lifecycle -------------------------------------------------------------------------
+
+    async def hold_task(self, task_id: str) -> Callable[[], None]:
+        """The lock a follow-up of that task takes here (for the parked-task sweeper)."""
+        return await self._live.acquire(task_id)
+
+    def task_changed(self, task_id: str) -> None:
+        """A task changed outside a run (the sweeper ended it): its subscribers look."""
+        self._live.touch(task_id)
 
     async def aclose(self) -> None:
         """At shutdown: give runs a moment, then end the rest FAILED (interrupted)."""

@@ -140,7 +140,7 @@ async def fail_task(
         .values(status=MessageToDict(status), last_updated=now.astimezone(UTC).replace(tzinfo=None))
     )
     if versioned:
-        await _append_event(connection, task, status)
+        await append_event(connection, task, status)
     whose = runner or Runner.of_owner(task.owner)
     await connection.execute(principal_audit.insert(), [_audit_row(task.task_id, whose, now)])
 
@@ -163,7 +163,7 @@ async def end_task(
     return True
 
 
-async def _append_event(connection: AsyncConnection, task: Locked, status: TaskStatus) -> None:
+async def append_event(connection: AsyncConnection, task: Locked, status: TaskStatus) -> None:
     """Version + 1 and the status update at that version, as the cluster store writes them."""
     version = (
         await connection.execute(

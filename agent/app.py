@@ -325,7 +325,7 @@ def create_app(
         threshold=settings.route_threshold,
         features=deployment.routing_features,
     )
-    observer = task_observer(settings, tracer_provider)
+    observer = task_observer(settings, tracer_provider, deployment.identity.slug)
     executor = SkillExecutor(
         runtime.registry,
         tool_factory,
@@ -439,7 +439,8 @@ def create_app(
             await runtime.engine.dispose()
             observer.flush()  # batched spans go out before uvicorn re-raises the stop signal
 
-    app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
+    brand = deployment.identity
+    app = FastAPI(title=brand.slug, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
     app.state.mcp = mcp  # netagent mcp (stdio) serves its projection under this app's lifespan
     app.state.lease = lease  # its replica id is what this process's task_runner rows name
@@ -502,9 +503,10 @@ def create_app(
         anonymous_skill=anonymous_skill,
         jsonrpc_path=JSONRPC_PATH,
         rest_path=REST_PATH,
+        error_domain=brand.error_domain,
     )
     topology = deployment.topology(runtime.engine) if deployment.topology is not None else None
-    mount_console(app, runtime, topology=topology, clock=clock)
+    mount_console(app, runtime, topology=topology, clock=clock, identity=brand)
     app.add_middleware(  # outermost: bounds every body (size, time) before anything reads it
         BodyLimitMiddleware,
         limits=settings.limits,
@@ -512,6 +514,7 @@ def create_app(
         rest_path=REST_PATH,
         body_timeout=settings.body_timeout,
         json_paths=(CONSOLE_API_PREFIX,),
+        error_domain=brand.error_domain,
     )
     if metrics is not None or settings.log_format == "json":
         app.add_middleware(  # outermost: counts every request, refusals at the edge included
@@ -534,11 +537,15 @@ async def end_interrupted(
         log.warning("ended %d task(s) a previous run left running: %s", len(ended), INTERRUPTED)
 
 
-def task_observer(settings: Settings, tracer_provider: Any | None = None) -> TaskObserver:
-    """Metrics (NETAGENT_METRICS) and skill spans (NETAGENT_OTEL) for the executor's hooks."""
+def task_observer(
+    settings: Settings, tracer_provider: Any | None = None, service_name: str = "a2a-agent"
+) -> TaskObserver:
+    """Metrics (NETAGENT_METRICS) and skill spans (NETAGENT_OTEL) for the executor's hooks;
+    ``service_name`` is the deployment's brand, the tracer's and the default service name."""
     spans = None
     if settings.otel:
         from agent.observability.tracing import SkillSpans, tracer_provider_from_env
 
-        spans = SkillSpans(tracer_provider or tracer_provider_from_env())
+        provider = tracer_provider or tracer_provider_from_env(service_name=service_name)
+        spans = SkillSpans(provider, service_name)
     return TaskObserver(Metrics() if settings.metrics else None, spans)

@@ -3,7 +3,7 @@ describe, invoke, chain, check (client side: the schema-governed procedure again
 
 A deployment runs it with :func:`run`, handing in its :class:`~agent.ports.Deployment`, and
 may add commands of its own to :data:`app`
-(``netops/cli.py`` adds ``seed``, ``demo`` and ``new-skill``).
+(the example deployment's adds ``seed``, ``demo`` and ``new-skill``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Optional OpenTelemetry tracing: one span per skill run, inside the SDK's own spans.
 
 Off unless ``NETAGENT_OTEL=on``. The a2a-sdk already wraps its request handler, dispatchers
-and queues in spans through the global tracer provider (its ``telemetry`` extra); this module
+and queues in spans through the global tracer provider (the project's tracing extra); this module
 provides that provider (from the standard ``OTEL_*`` variables) and adds the span the SDK
 cannot: the skill run, with task id, skill id and principal (subject and tenant, never the
 token) as attributes, and the outcome (state, error code) set when the task ends.
@@ -27,7 +27,7 @@ SpanHandle: TypeAlias = "tuple[Span, Token[Context]]"
 SERVICE_NAME = "a2a-agent"
 """The tracer's and the service's name when no deployment names its own (``AgentIdentity.slug``)."""
 SPAN_NAME = "netagent.skill"
-INSTALL_HINT = "install the project's tracing extra (``[telemetry]``)"
+INSTALL_HINT = "install the OpenTelemetry SDK (the project's tracing extra)"
 
 ATTR_TASK_ID = "netagent.task.id"
 ATTR_CONTEXT_ID = "netagent.context.id"

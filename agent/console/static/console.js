@@ -1,4 +1,4 @@
-// netops-agent console: login, and "try it" (form -> server-side validation -> streamed task).
+// The operator console: login, and "try it" (form -> server-side validation -> streamed task).
 // No framework and no CDN: everything here is served by the agent.
 "use strict";
 

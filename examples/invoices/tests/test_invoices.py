@@ -234,6 +234,8 @@ def test_the_landing_page_and_the_console_carry_the_invoice_brand(
     landing = httpx.get(f"{invoices.base_url}/", headers={"Accept": "text/html"})
     assert "<title>Invoice Agent · invoice-agent</title>" in landing.text
     assert "<code>python -m examples.invoices serve</code>" in landing.text
+    introduction = landing.text.split("Documentation:")[0]  # the docs are the checkout's own
+    assert network_words(introduction) == []
     console = httpx.get(
         f"{invoices.base_url}/console/skills",
         headers={"Authorization": f"Bearer {invoices.token('ann')}"},

@@ -65,6 +65,7 @@ from agent.registry.policy import entitled
 from agent.routing.router import Router
 from agent.security.auth import SigningKey, TokenVerifier, load_or_create_signing_key
 from agent.security.credentials import (
+    AGENT_SUBJECT,
     TOOL_ISSUER,
     LocalIssuer,
     LocalTokenExchanger,
@@ -169,8 +170,10 @@ def build_exchanger(
     runtime: AgentRuntime,
     subject_verifier: TokenVerifier,
     audiences: frozenset[str],
+    subject: str = AGENT_SUBJECT,
 ) -> tuple[TokenExchanger, dict[str, ToolTokenVerifier], LocalIssuer]:
-    """The embedded exchange (default) or an external token service, and each tool's verifier."""
+    """The embedded exchange (default) or an external token service, and each tool's verifier;
+    ``subject``: the agent's own, the actor of the tokens the embedded exchange issues."""
     issuer = LocalIssuer(runtime.tool_key, subject_verifier, audiences)
     own_key = runtime.tool_key.private_key.public_key()
     if settings.token_exchange_url:
@@ -194,7 +197,7 @@ def build_exchanger(
     verifiers = {
         audience: ToolTokenVerifier(audience, TOOL_ISSUER, key=own_key) for audience in audiences
     }
-    return LocalTokenExchanger(issuer), verifiers, issuer
+    return LocalTokenExchanger(issuer, subject), verifiers, issuer
 
 
 async def prepare_storage(
@@ -269,9 +272,9 @@ def _trained(warming: asyncio.Future[None], state: dict[str, str]) -> None:
 
     Everything built at start-up (registry, validators, cards, what the warm-up imported)
     and the classifier live as long as the process: out of the collector's sight, a full
-    collection walks only what requests allocate (bench.perf: it was the tail of the latency
-    at c=32). The collection (0.1 to 0.3 s) ran before the app listened; here it is off the
-    way to the first card, once, before ``/healthz`` says ``ready``."""
+    collection walks only what requests allocate (a full walk of it is the tail of the latency
+    under load, bench.perf). Collected here, it is off the way to the first card, once, before
+    ``/healthz`` says ``ready``."""
     gc.collect()
     gc.freeze()
     if not warming.cancelled() and (error := warming.exception()) is not None:
@@ -310,7 +313,9 @@ def create_app(
     runtime = build_runtime(settings, deployment, registry, extra_extensions)
     verifier = TokenVerifier(settings, runtime.signing_key)
     audiences = deployment.audiences
-    exchanger, tool_verifiers, issuer = build_exchanger(settings, runtime, verifier, audiences)
+    exchanger, tool_verifiers, issuer = build_exchanger(
+        settings, runtime, verifier, audiences, deployment.identity.agent_subject
+    )
     environments = {
         audience: ToolEnvironment(settings, runtime.engine, tool_verifiers[audience], runtime.audit)
         for audience in audiences
@@ -408,8 +413,8 @@ def create_app(
             # The cards, and every request that names its skill (a Data Part, a binding),
             # need no classifier; a text request arriving before training ends waits for it
             # (Router.route_async: the classifier's lock), it does not fail. Importing
-            # scikit-learn and training took about 2 s of a restart's way to its first card
-            # (docs/operations.md, start-up); begun here, neither competes with that way.
+            # scikit-learn and training is the slowest part of a start; begun here, it does not
+            # stand between a restart and its first card.
             training = asyncio.get_running_loop().run_in_executor(None, router.warm)
             training.add_done_callback(lambda done: _trained(done, health))
             warming.append(training)
@@ -531,7 +536,7 @@ def create_app(
 async def end_interrupted(
     store: UpsertDatabaseTaskStore, clock: Callable[[], datetime] | None
 ) -> None:
-    """A single process's restart ends the tasks its previous run left running (#17)."""
+    """A single process's restart ends the tasks its previous run left running."""
     ended = await store.end_interrupted((clock or (lambda: datetime.now(UTC)))())
     if ended:
         log.warning("ended %d task(s) a previous run left running: %s", len(ended), INTERRUPTED)

@@ -83,18 +83,17 @@ NOT_YET_MOVED = {
     "agent/errors.py": 2,
     "agent/registry/cards.py": 1,
     "agent/routing/data/out_of_scope.txt": 18,
-    "agent/security/credentials.py": 1,
     "agent/settings.py": 2,
     "agent/storage/coordination.py": 1,
 }
-"""Lines with a network word the core still holds, per file: the console's network view (its
-route, template, styles and audit name), the built-in skills' manifests (their schema URIs
-and the describe_skill utterances the classifier trains on: changing them changes the skills'
-versions and the routing model), the classifier's vague-identifier examples, the error
-taxonomy's drawing of the deployment's classes, ``Settings.live_telemetry``, and three names
-of the network brand (the distribution name the card version reads, the agent's token-exchange
-subject, the advisory-lock namespace). The test fails when a file holds more, or fewer: an
-entry is lowered as its lines are moved, and goes when the file is clean."""
+"""Lines with a network word the core still holds, per file: the console's network view (its route,
+template, styles and audit name), the built-in skills' manifests (their schema URIs and the
+describe_skill utterances the classifier trains on: changing them changes the skills' versions and
+the routing model), the classifier's vague-identifier examples, the error taxonomy's drawing of the
+deployment's classes, ``Settings.live_telemetry``, and two names of the network brand (the
+distribution name the card version reads, and the advisory-lock namespace, which replicas of two
+releases must share while they run side by side). The test fails when a file holds more, or fewer:
+an entry is lowered as its lines are moved, and goes when the file is clean."""
 
 
 def test_the_core_holds_no_word_of_the_network() -> None:

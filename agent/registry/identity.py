@@ -27,6 +27,11 @@ class AgentIdentity:
     """The command line's one-line help, after the slug."""
 
     @property
+    def agent_subject(self) -> str:
+        """The agent's own subject in token exchange: the actor its tool tokens name."""
+        return f"agent:{self.slug}"
+
+    @property
     def error_domain(self) -> str:
         """The ``google.rpc.ErrorInfo`` domain of the reasons this agent's edge defines."""
         return f"{self.slug}.edge"

@@ -55,6 +55,7 @@ def mount_console(
     )
     identity = identity or AgentIdentity()
     console.templates.env.globals["brand"] = identity.slug
+    console.templates.env.globals["has_topology"] = topology is not None
     app.mount(PREFIX, Starlette(routes=console.routes()))
     app.add_middleware(ConsoleSessionMiddleware)
     docs = find_docs()

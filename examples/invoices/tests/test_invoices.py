@@ -243,3 +243,11 @@ def test_the_landing_page_and_the_console_carry_the_invoice_brand(
     assert console.status_code == 200
     assert "· invoice-agent</title>" in console.text
     assert '<span class="brand">invoice-agent console</span>' in console.text
+    navigation = console.text.split("<main")[0]  # the page's own text: brand, views, caller
+    assert network_words(navigation) == []  # a deployment without a topology has no such view
+    front = httpx.get(
+        f"{invoices.base_url}/console/",
+        headers={"Authorization": f"Bearer {invoices.token('ann')}"},
+        follow_redirects=False,
+    )
+    assert front.headers["location"] == "/console/skills"

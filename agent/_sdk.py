@@ -155,9 +155,9 @@ def answer_printer() -> Any:
 def sdk_spans_recorded() -> bool:
     """Whether the SDK's tracing wrappers record anything: its instrumentation is on and a
     tracer provider other than OpenTelemetry's default proxy is installed."""
-    from a2a.utils import telemetry
+    from a2a.utils import telemetry as sdk_tracing
 
-    if not (getattr(telemetry, "otel_installed", False) and telemetry.otel_enabled):
+    if not (getattr(sdk_tracing, "otel_installed", False) and sdk_tracing.otel_enabled):
         return False
     from opentelemetry import trace
 

@@ -65,6 +65,7 @@ from agent.registry.policy import entitled
 from agent.routing.router import Router
 from agent.security.auth import SigningKey, TokenVerifier, load_or_create_signing_key
 from agent.security.credentials import (
+    AGENT_SUBJECT,
     TOOL_ISSUER,
     LocalIssuer,
     LocalTokenExchanger,
@@ -173,8 +174,10 @@ def build_exchanger(
     runtime: AgentRuntime,
     subject_verifier: TokenVerifier,
     audiences: frozenset[str],
+    subject: str = AGENT_SUBJECT,
 ) -> tuple[TokenExchanger, dict[str, ToolTokenVerifier], LocalIssuer]:
-    """The embedded exchange (default) or an external token service, and each tool's verifier."""
+    """The embedded exchange (default) or an external token service, and each tool's verifier;
+    ``subject``: the agent's own, the actor of the tokens the embedded exchange issues."""
     issuer = LocalIssuer(runtime.tool_key, subject_verifier, audiences)
     own_key = runtime.tool_key.private_key.public_key()
     if settings.token_exchange_url:
@@ -198,7 +201,7 @@ def build_exchanger(
     verifiers = {
         audience: ToolTokenVerifier(audience, TOOL_ISSUER, key=own_key) for audience in audiences
     }
-    return LocalTokenExchanger(issuer), verifiers, issuer
+    return LocalTokenExchanger(issuer, subject), verifiers, issuer
 
 
 async def prepare_storage(
@@ -273,9 +276,9 @@ def _trained(warming: asyncio.Future[None], state: dict[str, str]) -> None:
 
     Everything built at start-up (registry, validators, cards, what the warm-up imported)
     and the classifier live as long as the process: out of the collector's sight, a full
-    collection walks only what requests allocate (bench.perf: it was the tail of the latency
-    at c=32). The collection (0.1 to 0.3 s) ran before the app listened; here it is off the
-    way to the first card, once, before ``/healthz`` says ``ready``."""
+    collection walks only what requests allocate (a full walk of it is the tail of the latency
+    under load, bench.perf). Collected here, it is off the way to the first card, once, before
+    ``/healthz`` says ``ready``."""
     gc.collect()
     gc.freeze()
     if not warming.cancelled() and (error := warming.exception()) is not None:
@@ -314,7 +317,9 @@ def create_app(
     runtime = build_runtime(settings, deployment, registry, extra_extensions)
     verifier = TokenVerifier(settings, runtime.signing_key)
     audiences = deployment.audiences
-    exchanger, tool_verifiers, issuer = build_exchanger(settings, runtime, verifier, audiences)
+    exchanger, tool_verifiers, issuer = build_exchanger(
+        settings, runtime, verifier, audiences, deployment.identity.agent_subject
+    )
     environments = {
         audience: ToolEnvironment(settings, runtime.engine, tool_verifiers[audience], runtime.audit)
         for audience in audiences
@@ -329,7 +334,7 @@ def create_app(
         threshold=settings.route_threshold,
         features=deployment.routing_features,
     )
-    observer = task_observer(settings, tracer_provider)
+    observer = task_observer(settings, tracer_provider, deployment.identity.slug)
     executor = SkillExecutor(
         runtime.registry,
         tool_factory,
@@ -418,8 +423,8 @@ def create_app(
             # The cards, and every request that names its skill (a Data Part, a binding),
             # need no classifier; a text request arriving before training ends waits for it
             # (Router.route_async: the classifier's lock), it does not fail. Importing
-            # scikit-learn and training took about 2 s of a restart's way to its first card
-            # (docs/operations.md, start-up); begun here, neither competes with that way.
+            # scikit-learn and training is the slowest part of a start; begun here, it does not
+            # stand between a restart and its first card.
             training = asyncio.get_running_loop().run_in_executor(None, router.warm)
             training.add_done_callback(lambda done: _trained(done, health))
             warming.append(training)
@@ -450,7 +455,8 @@ def create_app(
             await runtime.engine.dispose()
             observer.flush()  # batched spans go out before uvicorn re-raises the stop signal
 
-    app = FastAPI(title="netops-agent", lifespan=lifespan, docs_url=None, redoc_url=None)
+    brand = deployment.identity
+    app = FastAPI(title=brand.slug, lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.runtime = runtime
     app.state.mcp = mcp  # netagent mcp (stdio) serves its projection under this app's lifespan
     app.state.lease = lease  # its replica id is what this process's task_runner rows name
@@ -513,9 +519,10 @@ def create_app(
         anonymous_skill=anonymous_skill,
         jsonrpc_path=JSONRPC_PATH,
         rest_path=REST_PATH,
+        error_domain=brand.error_domain,
     )
     topology = deployment.topology(runtime.engine) if deployment.topology is not None else None
-    mount_console(app, runtime, topology=topology, clock=clock)
+    mount_console(app, runtime, topology=topology, clock=clock, identity=brand)
     app.add_middleware(  # outermost: bounds every body (size, time) before anything reads it
         BodyLimitMiddleware,
         limits=settings.limits,
@@ -523,6 +530,7 @@ def create_app(
         rest_path=REST_PATH,
         body_timeout=settings.body_timeout,
         json_paths=(CONSOLE_API_PREFIX,),
+        error_domain=brand.error_domain,
     )
     if metrics is not None or settings.log_format == "json":
         app.add_middleware(  # outermost: counts every request, refusals at the edge included
@@ -539,17 +547,21 @@ def create_app(
 async def end_interrupted(
     store: UpsertDatabaseTaskStore, clock: Callable[[], datetime] | None
 ) -> None:
-    """A single process's restart ends the tasks its previous run left running (#17)."""
+    """A single process's restart ends the tasks its previous run left running."""
     ended = await store.end_interrupted((clock or (lambda: datetime.now(UTC)))())
     if ended:
         log.warning("ended %d task(s) a previous run left running: %s", len(ended), INTERRUPTED)
 
 
-def task_observer(settings: Settings, tracer_provider: Any | None = None) -> TaskObserver:
-    """Metrics (NETAGENT_METRICS) and skill spans (NETAGENT_OTEL) for the executor's hooks."""
+def task_observer(
+    settings: Settings, tracer_provider: Any | None = None, service_name: str = "a2a-agent"
+) -> TaskObserver:
+    """Metrics (NETAGENT_METRICS) and skill spans (NETAGENT_OTEL) for the executor's hooks;
+    ``service_name`` is the deployment's brand, the tracer's and the default service name."""
     spans = None
     if settings.otel:
         from agent.observability.tracing import SkillSpans, tracer_provider_from_env
 
-        spans = SkillSpans(tracer_provider or tracer_provider_from_env())
+        provider = tracer_provider or tracer_provider_from_env(service_name=service_name)
+        spans = SkillSpans(provider, service_name)
     return TaskObserver(Metrics() if settings.metrics else None, spans)

@@ -3,7 +3,7 @@ side) and describe, invoke, chain, check (client side: the schema-governed proce
 any agent).
 
 A deployment runs it with :func:`run`, handing in its :class:`~agent.ports.Deployment`, and
-may add commands of its own to :data:`app` (``netops/cli.py`` adds ``seed`` and ``demo``).
+may add commands of its own to :data:`app` (such as ``seed`` and ``demo``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     )
     from agent.ports import DemoCaller, Deployment
     from agent.registry.cards import CardFactory
+    from agent.registry.identity import AgentIdentity
     from agent.registry.loader import Registry
     from agent.registry.manifest import Manifest
     from agent.settings import Settings
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from agent.storage.sqlite_file import SqliteFile
 
 app = typer.Typer(
-    help="netops-agent: a reference A2A network-management agent.",
+    help="a2a-agent: a schema-governed A2A agent.",
     no_args_is_help=True,
     cls=PlainCoercionGroup,
 )
@@ -1616,14 +1617,22 @@ def _program() -> str:
     return program if program and not program.startswith("-") else "netagent"
 
 
-def run(deployment: Deployment | Callable[[], Deployment], *, factory: str | None = None) -> None:
+def run(
+    deployment: Deployment | Callable[[], Deployment],
+    *,
+    factory: str | None = None,
+    identity: AgentIdentity | None = None,
+) -> None:
     """Run the command line for ``deployment`` (a deployment's console-script entry point).
 
     ``deployment`` may be a function returning it, called when a command first needs it (so
     that ``--help`` or ``token`` does not import the domain). ``factory``: the
     ``module:function`` that returns the same deployment, for ``serve --workers N`` (each
-    worker process builds its app from it).
+    worker process builds its app from it). ``identity``: the deployment's, whose brand the
+    help shows without building the deployment.
     """
+    if identity is not None:
+        app.info.help = f"{identity.slug}: {identity.tagline}"
     # What a command finds here (Typer, Rich, this module) lives as long as the process: frozen,
     # the collections its own imports set off do not walk it again (about 2 % of `netagent
     # check`'s instructions, callgrind). New objects are collected as ever, so a command that

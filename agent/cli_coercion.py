@@ -2,14 +2,14 @@
 converts exactly.
 
 Typer (0.29) converts every value a command receives, bool flags aside, through a pydantic
-``TypeAdapter`` it builds on first use: pydantic is imported and a core schema generated for
-each parameter. That was a third of ``netagent token``'s CPU (0.26 s of 0.76 s on a slow day,
-cProfile) for values that are strings and integers. Issue 21 asks every command that needs no
-model answer to answer within 0.5 s, so the ``netagent`` group (``typer.Typer(cls=...)``, the
-library's own way to choose a group class) gives the parameters whose annotation is ``str``,
-``int`` (with no bounds), ``bool`` or ``list[str]`` a conversion of ours. (A flag left unset
-is None, not a bool, and Typer builds its adapter for that too.) Everything else (paths,
-dates, bounded integers, choices, files, custom parsers) keeps Typer's.
+``TypeAdapter`` it builds on first use: pydantic is imported and a core schema generated for each
+parameter. That is about a third of a simple command's CPU (cProfile) for values that are strings
+and integers. Every command that needs no model answer should answer within 0.5 s
+(docs/operations.md), so the ``netagent`` group (``typer.Typer(cls=...)``, the library's own way to
+choose a group class) gives the parameters whose annotation is ``str``, ``int`` (with no bounds),
+``bool`` or ``list[str]`` a conversion of ours. (A flag left unset is None, not a bool, and Typer
+builds its adapter for that too.) Everything else (paths, dates, bounded integers, choices, files,
+custom parsers) keeps Typer's.
 
 Typer exposes no public hook for a parameter's conversion, so this sets the parameter's
 ``_runtime_param`` (``typer.core._TyperParameter.get_runtime_param`` builds it lazily and keeps

@@ -1,12 +1,12 @@
 """The command line as the one command a process runs needs it.
 
-Typer turns every registered command into a click command each time the program starts: it
-reads each callback's signature, evaluates each annotation (strings, under ``from __future__
-import annotations``), and builds each parameter. ``netagent check`` paid for the sixteen
-commands it does not run, about 5 % of its instructions (callgrind), and issue 21 asks every
-command that needs no model answer to answer within 0.5 s. A process runs one command, so
-``command_view`` gives Typer a copy of the app that holds only the top-level command the
-arguments name (sub-apps, such as ``card``, are kept whole: they are small).
+Typer turns every registered command into a click command each time the program starts: it reads
+each callback's signature, evaluates each annotation (strings, under ``from __future__ import
+annotations``), and builds each parameter. ``netagent check`` would pay for the sixteen commands it
+does not run, about 5 % of its instructions (callgrind), and every command that needs no model
+answer should answer within 0.5 s (docs/operations.md). A process runs one command, so
+``command_view`` gives Typer a copy of the app that holds only the top-level command the arguments
+name (sub-apps, such as ``card``, are kept whole: they are small).
 
 Anything else (no arguments, an option first, ``--help``, a word no command has, shell
 completion) gets the whole app, so the group's help, its suggestions for a mistyped command

@@ -1,10 +1,10 @@
 """The one root every exception of the project descends from, and its families.
 
-``except NetagentError`` catches anything this project raises on purpose and nothing it does
-not (a library's error, a bug). A class keeps a standard base beside its family where callers
-catch it by that base (``except ValueError`` still catches ``InventoryError``). None subclasses
-an a2a-sdk error: the SDK maps its errors by exact class. The whole hierarchy, each class with
-the module that defines it and any second base in parentheses:
+``except NetagentError`` catches anything this project raises on purpose and nothing it does not (a
+library's error, a bug). A class keeps a standard base beside its family where callers catch it by
+that base (``except ValueError`` still catches a ``ValueError`` of a family). None subclasses an
+a2a-sdk error: the SDK maps its errors by exact class. The whole hierarchy, each class with the
+module that defines it and any second base in parentheses:
 
 * NetagentError                                  agent.errors
   + ConfigurationError                           agent.errors

@@ -3,8 +3,8 @@
 ``importlib.metadata.version`` imports its package (``csv``, ``email``, ``zipfile``, ...) and
 parses the distribution's ``METADATA`` headers: 60 million instructions in a process that has
 imported none of it (callgrind), for the two or three versions the schema checks' memo key and
-the card's version ask for; nothing else in a command needs that package. Issue 21 asks every
-command that needs no model answer to answer within 0.5 s.
+the card's version ask for; nothing else in a command needs that package, and every command
+that needs no model answer should answer within 0.5 s (docs/operations.md).
 
 A wheel installs its metadata in a folder named ``{name}-{version}.dist-info``, both parts
 normalized (the "Recording installed projects" specification), and ``importlib.metadata``

@@ -1,7 +1,7 @@
 """The ports through which a deployment hands the core its domain: the core imports no domain.
 
 The core (``agent/``) governs skills it discovers through the registry; everything a skill
-reaches beyond that (a tool such as the network inventory, a topology for the console, tables
+reaches beyond that (a tool such as a domain's database, a topology for the console, tables
 of its own to migrate and seed, background services) is given to ``create_app`` as a
 :class:`Deployment`. A fork replaces the deployment, its skills and its tools, and keeps the core.
 """
@@ -73,7 +73,7 @@ StorageHook = Callable[["Settings", "AsyncEngine"], Awaitable[None]]
 """Work on the deployment's own tables (migrate, seed), run under the start-up lock."""
 
 TopologyFactory = Callable[["AsyncEngine"], "TopologySource"]
-"""Builds the console's network view over the deployment's data."""
+"""Builds the console's topology view over the deployment's data."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 A skill (``skills/<id>/handler.py``) needs its context, the draft's error codes, a clock
 format and, for an answer that is the same on every call, ``FixedResult``; a tool (``db/``,
-the inventory) needs the principal, the tool-token claims and their verifier, the audit log
+a domain's database) needs the principal, the tool-token claims and their verifier, the audit log
 and the shared storage helpers. Everything here is stable for forks; whatever is not listed in
 ``__all__`` is the core's own business and may change.
 tests/test_architecture.py holds ``db/`` and ``skills/`` to importing this module only.

@@ -4,7 +4,7 @@ uvicorn's multi-process mode starts each worker in a fresh interpreter and build
 from an import string, so nothing the parent holds (its settings, its Deployment object) reaches
 a worker except through the environment: the settings as NETAGENT_* variables
 (:func:`settings_environment`), and the deployment as the import path of a function returning
-it (``netops.deployment:network_deployment``) in NETAGENT_DEPLOYMENT_FACTORY. The core stays
+it (``package.module:function``) in NETAGENT_DEPLOYMENT_FACTORY. The core stays
 domain-agnostic: it imports whatever that path names, never a deployment package of its own.
 """
 

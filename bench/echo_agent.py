@@ -6,7 +6,7 @@ create_jsonrpc_routes) on a Starlette app under uvicorn with its defaults (one w
 event loop and HTTP parser as `netagent serve`). No auth, no routing, no validation: every
 governed figure is divided by this one's.
 
-Two stores, because a governed task is durable and an in-memory echo's is not (issue 17's two
+Two stores, because a governed task is durable and an in-memory echo's is not (the table's two
 reference columns): ``--store memory`` is the SDK's InMemoryTaskStore; ``--store sqlite`` is the
 SDK's own DatabaseTaskStore on aiosqlite, over a SQLite file in a temporary directory that lives
 as long as the process (create_table=True, the SDK's defaults otherwise): what a user gets who

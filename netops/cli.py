@@ -173,4 +173,6 @@ def _network_deployment() -> Deployment:
 
 def main() -> None:
     """Console-script entry point (``netagent``)."""
-    run(_network_deployment, factory=FACTORY)
+    from netops.deployment import IDENTITY
+
+    run(_network_deployment, factory=FACTORY, identity=IDENTITY)

@@ -44,6 +44,9 @@ IDENTITY = AgentIdentity(
         "network inventory (sites, devices, interfaces, links and their utilization)."
     ),
     organization="netops-agent",
+    slug="netops-agent",
+    command="netagent",
+    tagline="a reference A2A network-management agent.",
 )
 SKILLS_DIR = Path(skills.__file__).resolve().parent
 INVENTORY = "inventory"

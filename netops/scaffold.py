@@ -147,7 +147,7 @@ caller's devices at one site through the inventory tool and returns the count wi
 
 * ``authorize``: resource-level checks, run before the task is accepted. Refuse what the caller
   may not reach with AUTHORIZATION_FAILED and the same message whether it belongs to another
-  tenant or does not exist at all.
+  tenant or does not exist at all (project choice 14, docs/schema-interfaces.md).
 * ``handle``: reach data only through ``ctx.tool(name)`` (the tools manifest.json declares),
   emit every supporting record with ``ctx.emit_record`` before returning, and return output
   that names those records in ``supporting_record_refs``.

@@ -30,7 +30,7 @@ class VerifiedInterface:
 
 
 class InterfaceCache:
-    """Keyed by target identity (card URL + interface URL, DECISIONS #12) and skill id.
+    """Keyed by target identity (card URL + interface URL, project choice 12) and skill id.
 
     An entry is returned only when the version and digest the current card advertises are
     the ones it was validated for; anything else means a fresh describe_skill.

@@ -2,7 +2,7 @@
 
 Why: a client command (``netagent describe``, ``invoke``, ``check``, ``chain``) spent about
 0.25 s of its 0.6 to 0.8 s importing the SDK's client package: pydantic for its call context,
-culsans and aiologic for its telemetry's queue error, every transport and the interceptors,
+culsans and aiologic for its tracing's queue error, every transport and the interceptors,
 all of it imported by ``a2a.client``'s ``__init__`` whatever one uses. On a v1.0 JSON-RPC
 interface, without streaming, the client makes only ``SendMessage``, ``GetTask`` and
 ``GetExtendedAgentCard``, each one POST and one JSON answer. This module makes them as the

@@ -1,7 +1,7 @@
 """A read-only operator console at /console, served by the agent itself (docs/console.md).
 
 Generic: it shows cards, interface documents, tasks and the audit trail of any registry; the
-network view comes from a domain :class:`~agent.console.topology.TopologySource` passed in.
+topology view comes from a domain :class:`~agent.console.topology.TopologySource` passed in.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.console.session import API_PREFIX as CONSOLE_API_PREFIX
 from agent.console.session import PREFIX
+from agent.registry.identity import AgentIdentity
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -27,8 +28,9 @@ def mount_console(
     *,
     topology: TopologySource | None = None,
     clock: Callable[[], datetime] | None = None,
+    identity: AgentIdentity | None = None,
 ) -> None:
-    """Mount the console and its session middleware.
+    """Mount the console and its session middleware; its pages carry the deployment's brand.
 
     Call it after the edge's ``BearerAuthMiddleware`` is added, so the session middleware ends
     up outside it and hands it the cookie's token to verify; the landing middleware (``/``,
@@ -51,6 +53,9 @@ def mount_console(
         clock or (lambda: datetime.now(UTC)),
         runtime.settings.limits,
     )
+    identity = identity or AgentIdentity()
+    console.templates.env.globals["brand"] = identity.slug
+    console.templates.env.globals["has_topology"] = topology is not None
     app.mount(PREFIX, Starlette(routes=console.routes()))
     app.add_middleware(ConsoleSessionMiddleware)
     docs = find_docs()
@@ -58,6 +63,7 @@ def mount_console(
     page = console.templates.get_template("landing.html").render(
         name=card.name,
         description=card.description,
+        command=identity.command,
         card_path="/.well-known/agent-card.json",
         docs=[(path, _title(body, path)) for path, body in docs.items()],
         prefix=PREFIX,

@@ -325,8 +325,9 @@ class Console:
         return _secure_headers(response)
 
     async def home(self, request: Request) -> Response:
-        """The network view is the console's front page."""
-        return RedirectResponse(f"{PREFIX}/network", status_code=303)
+        """The topology view is the console's front page; the skills, for a domain without one."""
+        front = "network" if self.topology is not None else "skills"
+        return RedirectResponse(f"{PREFIX}/{front}", status_code=303)
 
     # ------------------------------------------------------------------- network
 

@@ -185,7 +185,7 @@ def _named(schema: Any) -> list[str]:
 
 
 def summary(branch: Any) -> str:
-    """What an alternative asks for, in words: "a_device and b_device, without link_id"."""
+    """What an alternative asks for, in words: "start_id and end_id, without link_id"."""
     if not isinstance(branch, dict):
         return "anything" if branch is True else "nothing"
     parts = []

@@ -1,4 +1,4 @@
-"""What the console draws for a network view, with no idea what a network is.
+"""What the console draws for a topology view, with no idea what the domain is.
 
 The console is generic (it lives in ``agent/``); a domain module implements
 :class:`TopologySource` and hands back groups, nodes, edges and per-edge series. The console
@@ -23,7 +23,7 @@ WINDOWS: dict[str, timedelta] = {
     "24h": timedelta(hours=24),
     "7d": timedelta(days=7),
 }
-"""The chart windows an operator may pick; 7 days is the simulated telemetry's depth."""
+"""The chart windows an operator may pick; 7 days is the deepest a deployment's samples need go."""
 DEFAULT_WINDOW = "7d"
 
 
@@ -43,7 +43,7 @@ class Group:
 
 @dataclass(frozen=True)
 class Node:
-    """One vertex (a device); ``rank`` orders rows inside a group, lowest on top."""
+    """One vertex (a thing the domain names); ``rank`` orders rows inside a group, lowest on top."""
 
     id: str
     label: str
@@ -195,12 +195,11 @@ def polyline(points: Sequence[tuple[datetime, float]], since: datetime, until: d
 
 # ------------------------------------------------------------------- overview and site view
 #
-# A graph of every node stops being readable long before a network is large (the medium seed's
-# 625 devices and 1,203 links drew a strip 70 px tall), so the network view draws two pictures
-# whose size does not grow with the number of devices: an overview with one mark per group and
-# one line per pair of groups that share edges (a bundle), and a group's own view with its
-# nodes and a box per neighbouring group. Every label's box is computed here, with a
-# conservative text width, so that no two labels overlap whatever the seed.
+# A graph of every node stops being readable long before a graph is large (600 nodes drew a strip 70
+# px tall), so the topology view draws two pictures whose size does not grow with the number of
+# nodes: an overview with one mark per group and one line per pair of groups that share edges (a
+# bundle), and a group's own view with its nodes and a box per neighbouring group. Every label's box
+# is computed here, with a conservative text width, so that no two labels overlap whatever the seed.
 
 LOAD_ORDER = {"hot": 0, "warm": 1, "ok": 2, "unknown": 3, "idle": 4}
 """Busiest first: a bundle and a group take the colour of their busiest member."""

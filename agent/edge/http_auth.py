@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agent.edge.wire_errors import UNAUTHENTICATED, UNAVAILABLE, send_error
+from agent.edge.wire_errors import EDGE_DOMAIN, UNAUTHENTICATED, UNAVAILABLE, send_error
 from agent.security.auth import IssuerUnavailableError, TokenError, TokenVerifier
 from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
 
@@ -76,9 +76,11 @@ class BearerAuthMiddleware:
         anonymous_skill: Callable[[str], bool],
         jsonrpc_path: str,
         rest_path: str,
+        error_domain: str = EDGE_DOMAIN,
     ) -> None:
         self.app = app
         self.verifier = verifier
+        self.error_domain = error_domain  # the deployment's, for the edge's own reasons
         self.anonymous_skill = anonymous_skill
         self.jsonrpc_path = jsonrpc_path
         self.rest_path = rest_path
@@ -153,6 +155,7 @@ class BearerAuthMiddleware:
             body=await self._request_body(scope, receive, None),
             metadata={"retry_after": str(RETRY_AFTER_SECONDS)},
             headers=[(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
+            edge_domain=self.error_domain,
         )
 
     async def _unauthorized(
@@ -173,6 +176,7 @@ class BearerAuthMiddleware:
             body=await self._request_body(scope, receive, body),
             metadata={"scheme": "Bearer", **({"error": error} if error else {})},
             headers=[(b"www-authenticate", challenge(description, error).encode())],
+            edge_domain=self.error_domain,
         )
 
 

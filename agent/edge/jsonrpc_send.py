@@ -4,7 +4,7 @@ dispatcher's layers.
 The SDK's JSON-RPC adapter wraps each request in four tracing wrappers, a version decorator,
 the jsonrpc library's request object and a method switch before it reaches the request
 handler: with no tracer provider installed every span is a no-op, and still that machinery
-was a fifth of a ``describe_skill`` call's CPU and a tenth of a capacity check's (bench.perf
+is a fifth of a ``describe_skill`` call's CPU and a tenth of a capacity check's (bench.perf
 --profile). Here the two methods every governed call uses take a straight path: the same
 parse, context, version rule, handler call, printer and response as the dispatcher's, in the
 same order; for a stream, the same eager first event (whose refusal is a JSON answer, not a

@@ -33,6 +33,7 @@ from starlette.types import Message as ASGIMessage
 from agent.edge.wire_errors import (
     BODY_TIMEOUT,
     BODY_TOO_LARGE,
+    EDGE_DOMAIN,
     NOT_UTF8,
     TOO_DEEP,
     EdgeError,
@@ -285,9 +286,11 @@ class BodyLimitMiddleware:
         rest_path: str,
         body_timeout: float = 30.0,
         json_paths: tuple[str, ...] = (),
+        error_domain: str = EDGE_DOMAIN,
     ) -> None:
         self.app = app
         self.limits = limits
+        self.error_domain = error_domain  # the deployment's, for the edge's own reasons
         self.jsonrpc_path = jsonrpc_path.rstrip("/")
         self.rest_path = rest_path.rstrip("/")
         self.body_timeout = body_timeout
@@ -319,6 +322,7 @@ class BodyLimitMiddleware:
                     jsonrpc=self._is_jsonrpc(scope),
                     metadata={"limit": "body_timeout", "seconds": f"{self.body_timeout:g}"},
                     headers=[(b"connection", b"close")],
+                    edge_domain=self.error_domain,
                 )
                 return
             if message["type"] != "http.request":
@@ -342,7 +346,12 @@ class BodyLimitMiddleware:
                 jsonrpc = self._is_jsonrpc(scope)
                 error, text = refusal
                 await send_error(  # JSON-RPC's errors of the body's content ride on 200
-                    send, error, text, jsonrpc=jsonrpc, status=200 if jsonrpc else None
+                    send,
+                    error,
+                    text,
+                    jsonrpc=jsonrpc,
+                    status=200 if jsonrpc else None,
+                    edge_domain=self.error_domain,
                 )
                 return
         replayed = False
@@ -395,6 +404,7 @@ class BodyLimitMiddleware:
             jsonrpc=self._is_jsonrpc(scope),
             metadata={"limit": "max_body_bytes", "max": str(limit)},
             headers=[(b"connection", b"close")],
+            edge_domain=self.error_domain,
         )
 
 

@@ -1,14 +1,13 @@
 """A blocking send's answer printed from what the run already holds as JSON.
 
 The SDK's JSON-RPC and HTTP+JSON adapters print a settled task with ``MessageToDict``
-(``proto_json`` for us), walking every record's Struct again: after the records went faster
-to build, printing the answer was the largest single stage of a capacity check with its 24
-records (bench.perf --profile: 15 % of its loop time). But each record was a plain JSON
-value when the skill emitted it. ``wire_value`` prints that value as its Struct would print
-(every number a double, integral ones as integers: ``proto_json.message_to_wire_dict``), and
-the run keeps it by artifact id (``TaskRun.wire_artifacts``). The request handler then
-prepares the answer (``prepare``) and the adapters' printer (agent/_sdk.py) takes it for the
-``SendMessageResponse`` of that very task instead of walking it (``take``).
+(``proto_json`` for us), walking every record's Struct again: for a call with many records that is
+its largest single stage (bench.perf --profile). But each record is a plain JSON value when the
+skill emits it. ``wire_value`` prints that value as its Struct would print (every number a double,
+integral ones as integers: ``proto_json.message_to_wire_dict``), and the run keeps it by artifact id
+(``TaskRun.wire_artifacts``). The request handler then prepares the answer (``prepare``) and the
+adapters' printer (agent/_sdk.py) takes it for the ``SendMessageResponse`` of that very task instead
+of walking it (``take``).
 
 Dict key order inside a record is the skill's own, where a Struct's map has none of its own;
 JSON objects are unordered, so the answer is the same JSON document
@@ -117,7 +116,7 @@ def take_task(task: Task) -> dict[str, Any] | None:
 
     For the JSON-RPC straight path (agent/edge/jsonrpc_send.py), which holds the handler's
     own answer: no ``SendMessageResponse`` around a copy of the task, and no comparison of
-    every record's Struct (together 0.65 ms of a capacity check's 8.8, bench.perf --profile).
+    every record's Struct (bench.perf --profile shows both in a call with many records).
     """
     prepared = _PREPARED.get()
     if prepared is None or prepared[0] is not task:

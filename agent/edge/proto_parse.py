@@ -1,7 +1,7 @@
 """``ParseDict`` for the requests the agent receives, at a fraction of its cost.
 
 protobuf's ``json_format.ParseDict`` is pure Python that resolves every member's field,
-type and converter again for every value; parsing a SendMessage request was an eighth of a
+type and converter again for every value; parsing a SendMessage request is an eighth of a
 governed call's CPU (bench.perf --profile --profile-gil). ``parse_dict`` makes those decisions
 once per message type and then only walks the JSON. It takes the fast way only where the
 outcome is certain to be ``ParseDict``'s: plain members of the expected JSON types. Anything

@@ -2,9 +2,9 @@
 
 The SDK answers a streaming call with sse-starlette's ``EventSourceResponse``: per stream an
 anyio task group with a task that streams, one that pings, one that waits for the client to go,
-one that waits for the server to stop, each wrapped to cancel the others. Measured on the
-streamed worked example that was a third of the server's CPU per call (docs/benchmarks.md).
-This response keeps what those tasks are for, at a fraction of the cost:
+one that waits for the server to stop, each wrapped to cancel the others. On a streamed
+call that machinery costs more CPU than the call's own work (measure it with ``python -m
+bench.perf --profile``). This response keeps what those tasks are for, at a fraction of the cost:
 
 - the same bytes (status, headers, each event encoded exactly as ``ServerSentEvent.encode``);
 - a client that goes away ends the stream (the event source is closed, so the handler forgets

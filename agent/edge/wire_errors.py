@@ -16,8 +16,9 @@ The HTTP status is the transport's answer and stays what it is on both bindings 
 ``WWW-Authenticate``, 413, 503 with ``Retry-After``); a refusal of the body's content that the
 SDK would answer itself (not UTF-8, nested too deep) rides on 200 on JSON-RPC, as the SDK's
 JSON-RPC errors do. A reason the A2A spec defines (``INVALID_REQUEST``) is in the A2A domain
-(``a2a-protocol.org``); the edge's own reasons are in :data:`EDGE_DOMAIN`. Metadata values are
-strings (``google.rpc.ErrorInfo.metadata`` is a string map).
+(``a2a-protocol.org``); the edge's own reasons are in the deployment's domain
+(``AgentIdentity.error_domain``, :data:`EDGE_DOMAIN` unless given). Metadata values are strings
+(``google.rpc.ErrorInfo.metadata`` is a string map).
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from starlette.types import Send
 
 ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 A2A_DOMAIN = "a2a-protocol.org"
-EDGE_DOMAIN = "netops-agent.edge"
-"""The domain of the reasons this agent's edge defines (``UNAUTHENTICATED``, ...)."""
+EDGE_DOMAIN = "a2a-agent.edge"
+"""The domain of the reasons the edge defines (``UNAUTHENTICATED``, ...) when no deployment
+names its own (the default ``AgentIdentity``'s)."""
 
 # JSON-RPC codes. The A2A spec gives JSON-RPC no code for a refused credential or an
 # unavailable dependency; -32000 is JSON-RPC's first implementation-defined server error, and
@@ -49,13 +51,13 @@ class EdgeError:
         rpc_status: str,
         reason: str,
         *,
-        domain: str = EDGE_DOMAIN,
+        domain: str | None = None,
         jsonrpc_code: int = JSONRPC_SERVER_ERROR,
     ) -> None:
         self.http_status = http_status
         self.rpc_status = rpc_status
         self.reason = reason
-        self.domain = domain
+        self.domain = domain  # None: the agent's own edge domain, given when it is sent
         self.jsonrpc_code = jsonrpc_code
 
 
@@ -79,18 +81,23 @@ TOO_DEEP = EdgeError(
 )
 
 
-def error_info(error: EdgeError, metadata: dict[str, str] | None = None) -> dict[str, Any]:
+def error_info(
+    error: EdgeError, metadata: dict[str, str] | None = None, edge_domain: str = EDGE_DOMAIN
+) -> dict[str, Any]:
     """The ``google.rpc.ErrorInfo`` detail, as the SDK builds its own."""
     return {
         "@type": ERROR_INFO_TYPE,
         "reason": error.reason,
-        "domain": error.domain,
+        "domain": error.domain or edge_domain,
         "metadata": dict(metadata or {}),
     }
 
 
 def rest_payload(
-    error: EdgeError, message: str, metadata: dict[str, str] | None = None
+    error: EdgeError,
+    message: str,
+    metadata: dict[str, str] | None = None,
+    edge_domain: str = EDGE_DOMAIN,
 ) -> dict[str, Any]:
     """The ``google.rpc.Status`` body (HTTP+JSON, and every path that is not JSON-RPC)."""
     return {
@@ -98,7 +105,7 @@ def rest_payload(
             "code": error.http_status,
             "status": error.rpc_status,
             "message": message,
-            "details": [error_info(error, metadata)],
+            "details": [error_info(error, metadata, edge_domain)],
         }
     }
 
@@ -108,6 +115,7 @@ def jsonrpc_payload(
     message: str,
     request_id: str | int | None,
     metadata: dict[str, str] | None = None,
+    edge_domain: str = EDGE_DOMAIN,
 ) -> dict[str, Any]:
     """The JSON-RPC 2.0 error answer."""
     return {
@@ -116,7 +124,7 @@ def jsonrpc_payload(
         "error": {
             "code": error.jsonrpc_code,
             "message": message,
-            "data": [error_info(error, metadata)],
+            "data": [error_info(error, metadata, edge_domain)],
         },
     }
 
@@ -151,15 +159,17 @@ async def send_error(
     metadata: dict[str, str] | None = None,
     status: int | None = None,
     headers: list[tuple[bytes, bytes]] | None = None,
+    edge_domain: str = EDGE_DOMAIN,
 ) -> None:
     """Answer the refusal in the binding's shape; ``body``: the request's, for its JSON-RPC id.
 
-    ``status`` overrides the HTTP status (JSON-RPC's content errors ride on 200).
+    ``status`` overrides the HTTP status (JSON-RPC's content errors ride on 200);
+    ``edge_domain`` is the deployment's domain for the edge's own reasons.
     """
     if jsonrpc:
-        payload = jsonrpc_payload(error, message, request_id(body), metadata)
+        payload = jsonrpc_payload(error, message, request_id(body), metadata, edge_domain)
     else:
-        payload = rest_payload(error, message, metadata)
+        payload = rest_payload(error, message, metadata, edge_domain)
     encoded = json.dumps(payload).encode()
     await send(
         {

@@ -4,7 +4,8 @@ Each skill version gets one immutable Skill Interface Document: Schema Reference
 the skill's JSON Schemas inline with SHA-256 digests over their RFC 8785 form, plus interaction,
 authority and constraints, itself fingerprinted by ``interface_digest``. The agent builds and
 validates it at start-up (``build_interface``); a client checks what it received
-(``verify_document``) before trusting it. Where the draft is silent, DECISIONS.md decides.
+(``verify_document``) before trusting it. Where the draft is silent, the
+project's choices decide (docs/schema-interfaces.md, "Project choices").
 """
 
 from agent.interfaces.digest import NotRepresentableError, canonical_json, digest_of

@@ -1,8 +1,9 @@
 """Schema and document digests: SHA-256 over the RFC 8785 (JCS) form of a JSON value.
 
 JCS works on IEEE-754 doubles, so an integer of magnitude >= 2**53 has no canonical form
-(``rfc8785`` refuses it, JavaScript would round it). DECISIONS #11 makes such a value an invalid
-interface, so it is refused here with the JSON Pointer of the offending value, before hashing.
+(``rfc8785`` refuses it, JavaScript would round it). Project choice 11 (docs/schema-interfaces.md)
+makes such a value an invalid interface, so it is refused here with the JSON Pointer of the
+offending value, before hashing.
 """
 
 from __future__ import annotations

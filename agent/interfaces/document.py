@@ -106,7 +106,7 @@ def build_interface(
 
     def own_reference(pointer: str, spec: SchemaSpec) -> dict[str, Any]:
         schema_uri, version, schema = spec
-        if not is_version(version):  # our own schemas use N.N (DECISIONS #5)
+        if not is_version(version):  # our own schemas use N.N (project choice 5)
             fail(f"{pointer}/version: {version!r} is not N.N")
         if not isinstance(schema_uri, str) or not _ABSOLUTE_URI.fullmatch(schema_uri):
             fail(f"{pointer}/schema_uri: {schema_uri!r} is not an absolute URI")

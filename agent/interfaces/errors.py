@@ -20,7 +20,8 @@ locally; it never presents it as the state of a remote task.
     - resource_limit_exceeded   when hit during processing
     - execution_failed          an accepted invocation could not complete
 
-Codes 9 and 10 and the record rule are the project's choices (DECISIONS #1, #8).
+Codes 9 and 10 and the record rule are the project's choices (project choices 1 and 8,
+docs/schema-interfaces.md).
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ _RULES: Final[Mapping[ErrorCode, _Rule]] = {
 
 
 class ErrorObject(TypedDict):
-    """The final status message's Data Part ``data``, unwrapped (DECISIONS #7)."""
+    """The final status message's Data Part ``data``, unwrapped (project choice 7)."""
 
     code: str
     message: NotRequired[str]

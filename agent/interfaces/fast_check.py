@@ -2,7 +2,7 @@
 
 jsonschema walks a schema through generic machinery (evolve, descend, the type checker, a
 generator per keyword) for every value, valid or not; validating 24 records and the answer
-was a third of ``check_link_capacity``'s CPU (bench.perf --profile). Almost every instance the
+is a third of ``check_link_capacity``'s CPU (bench.perf --profile). Almost every instance the
 agent validates is valid, and for those a yes is all it needs. ``compile_check`` turns a
 schema into Python source for the keywords the shipped schemas use, one function per schema
 that ``$ref``, a combinator or an array's items need and straight-line tests for the rest, and

@@ -1,4 +1,4 @@
-"""Schema References (DECISIONS #4): identity, fingerprint and inline content of one schema.
+"""Schema References (project choice 4): identity, fingerprint and inline content of one schema.
 
 The digest covers only ``resolution.schema``; identity is the whole reference, so two
 references name the same schema only if ``schema_uri``, ``version``, ``dialect`` and ``digest``

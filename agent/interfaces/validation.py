@@ -2,11 +2,12 @@
 
 Three rules hold for every schema the agent and the client validate against:
 
-* ``date-time`` is asserted per RFC 3339 (DECISIONS #15); no other format is, so agent and
+* ``date-time`` is asserted per RFC 3339 (project choice 15); no other format is, so agent and
   client agree whatever optional format packages happen to be installed.
 * A ``$ref``/``$dynamicRef`` must be a local ``#...`` fragment that resolves inside the schema
-  (DECISIONS #16). ``check_schema`` refuses anything else up front, and the validator's registry
-  refuses every retrieval, so a reference that slipped through raises instead of being fetched.
+  (project choice 16). ``check_schema`` refuses anything else up front, and the validator's
+  registry refuses every retrieval, so a reference that slipped through raises instead of being
+  fetched.
 * Error details name locations and JSON types, never instance values (draft §9.1).
 
 A ``SchemaValidator`` answers from the fast check (fast_check.py) for the instances that pass
@@ -192,7 +193,7 @@ def error_details(
     """Draft §9.1 details for every failure, sorted by location, at most ``limit``; [] if valid.
 
     ``instance_path`` is relative to ``instance`` and, for a missing required member, names
-    that member (DECISIONS #9). ``schema_path`` points at the failing keyword in the schema
+    that member (project choice 9). ``schema_path`` points at the failing keyword in the schema
     (through ``$ref``, to where the keyword really is). ``expected`` comes from the schema and
     ``actual`` is a JSON type name, so no instance value is ever echoed.
     """

@@ -1,7 +1,7 @@
 """Optional OpenTelemetry tracing: one span per skill run, inside the SDK's own spans.
 
 Off unless ``NETAGENT_OTEL=on``. The a2a-sdk already wraps its request handler, dispatchers
-and queues in spans through the global tracer provider (its ``telemetry`` extra); this module
+and queues in spans through the global tracer provider (the project's tracing extra); this module
 provides that provider (from the standard ``OTEL_*`` variables) and adds the span the SDK
 cannot: the skill run, with task id, skill id and principal (subject and tenant, never the
 token) as attributes, and the outcome (state, error code) set when the task ends.
@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 SpanHandle: TypeAlias = "tuple[Span, Token[Context]]"
 """A running skill span and the context token that made it current."""
 
-TRACER_NAME = "netops-agent"
+SERVICE_NAME = "a2a-agent"
+"""The tracer's and the service's name when no deployment names its own (``AgentIdentity.slug``)."""
 SPAN_NAME = "netagent.skill"
-INSTALL_HINT = "install the tracing extra: pip install 'netops-agent[telemetry]'"
+INSTALL_HINT = "install the OpenTelemetry SDK (the project's tracing extra)"
 
 ATTR_TASK_ID = "netagent.task.id"
 ATTR_CONTEXT_ID = "netagent.context.id"
@@ -37,13 +38,15 @@ ATTR_STATE = "netagent.task.state"
 ATTR_CODE = "netagent.error.code"
 
 
-def tracer_provider_from_env(environ: Mapping[str, str] | None = None) -> TracerProvider:
+def tracer_provider_from_env(
+    environ: Mapping[str, str] | None = None, service_name: str = SERVICE_NAME
+) -> TracerProvider:
     """The process's SDK tracer provider: one already installed, or one built from OTEL_*.
 
     Already installed means e.g. ``opentelemetry-instrument`` or the embedding program set it;
     it is used as it is. Otherwise the exporters named by ``OTEL_TRACES_EXPORTER`` (``otlp``,
     the default, over HTTP; ``console``; ``none``) get a batch processor, the resource comes
-    from ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES`` (service name ``netops-agent``
+    from ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES`` (``service_name``
     by default), and the provider becomes the global one so the a2a-sdk's spans go there too.
     """
     env = os.environ if environ is None else environ
@@ -57,7 +60,7 @@ def tracer_provider_from_env(environ: Mapping[str, str] | None = None) -> Tracer
     current = trace.get_tracer_provider()
     if isinstance(current, TracerProvider):
         return current
-    attributes = {} if env.get("OTEL_SERVICE_NAME") else {"service.name": "netops-agent"}
+    attributes = {} if env.get("OTEL_SERVICE_NAME") else {"service.name": service_name}
     provider = TracerProvider(resource=Resource.create(attributes))
     names = env.get("OTEL_TRACES_EXPORTER", "otlp")
     for name in (n.strip().lower() for n in names.split(",") if n.strip()):
@@ -87,11 +90,11 @@ def _exporter(name: str) -> Any:
 class SkillSpans:
     """Opens the skill run's span (current while the run lasts) and closes it with its outcome."""
 
-    def __init__(self, provider: Any) -> None:
+    def __init__(self, provider: Any, name: str = SERVICE_NAME) -> None:
         from opentelemetry import context, trace
 
         self._provider = provider
-        self._tracer: Tracer = provider.get_tracer(TRACER_NAME)
+        self._tracer: Tracer = provider.get_tracer(name)
         self._context = context
         self._trace = trace
 

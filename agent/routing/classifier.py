@@ -54,7 +54,7 @@ def training_texts(manifest: Manifest) -> list[str]:
 
 
 def out_of_scope_texts(path: Path = OUT_OF_SCOPE_FILE) -> list[str]:
-    """Generic non-network text, one per line; comments start with '#'."""
+    """Text that asks none of the skills, one per line; comments start with '#'."""
     lines = path.read_text(encoding="utf-8").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 

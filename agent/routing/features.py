@@ -1,11 +1,11 @@
 """What a domain tells the router about a text: the core's interface, the domain's knowledge.
 
-The core knows no network. A deployment that does (``netops``) hands the router a
+The core knows no domain. A deployment that does hands the router a
 :class:`FeatureProvider` through ``Deployment.routing_features``; for each message text it
 returns :class:`TextFeatures`:
 
 * ``terms``: canonical words for what the text says in the domain's own synonyms (``busy`` ->
-  ``utilization``, ``ram`` -> ``memory``) and for the kinds of resource it names (a link id ->
+  ``load``, ``ram`` -> ``memory``) and for the kinds of resource it names (a link id ->
   ``link``). The router appends them to the text both the classifier and the description layer
   read, and to the training texts, so a synonym counts as its canonical word everywhere.
 * ``votes``: evidence for skills, by id, each in ``(-1, 1)``: a threshold pattern (metric,
@@ -13,7 +13,7 @@ returns :class:`TextFeatures`:
   votes raise a skill's score (noisy-or), negative ones lower it.
 * ``signals``: the names of what was recognized, for the task's routing metadata.
 * ``asks``: the skills of two requests joined in one text, by id, when the provider sees them
-  apart (the evidence of one before the join, of the other after it: "<link> utilization and
+  apart (the evidence of one before the join, of the other after it: "<link> load and
   an upgrade recommendation"), or of one request that fits either alike (a bare "status of
   <link>": its record, or its health?). The router asks which is meant among those the caller
   may use.

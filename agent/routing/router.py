@@ -62,17 +62,17 @@ NOTHING_FITS = 0.2
 text matched nothing (``Decision.matched``)."""
 STRONG_VOTE = 0.8
 """A domain vote this strong (a threshold pattern: metric, comparison, number) is a request,
-however few words it takes (``nyc1-core-01 cpu > 90?``)."""
+however few words it takes (``hq1-node-01 cpu > 90?``)."""
 UNSUPPORTED = 0.8
 """The classifier's confidence needed when nothing else supports its choice (no domain vote,
 no description match, no name): text of no trade at all is asked about, not run, below it; so
-is a thing named with nothing the domain recognizes asked of it (``need numbers for <device>
-for the quarterly deck``: the domain saw a device, and voted for no skill)."""
+is a thing named with nothing the domain recognizes asked of it (``need numbers for <thing>
+for the quarterly deck``: the domain saw a thing, and voted for no skill)."""
 UNSUPPORTED_DESCRIPTION = 0.05
 """A description-layer confidence below this is no support."""
 DESCRIBES_NOTHING = 0.5
 """``describe_skill``'s score is scaled by this when the text names no skill to describe (an
-"interface" of a device is the trade's word, not a skill interface)."""
+"interface" of a thing is the trade's word, not a skill interface)."""
 _WORDS = re.compile(r"[a-z0-9]+")
 _REQUEST_WORDS = frozenset(
     re.findall(
@@ -132,7 +132,7 @@ _VAGUE = frozenset(
     )
 )
 """Words that ask for something without saying what (stemmed as ``tokens`` stems them):
-``acme-lnk-00009, need numbers`` is a topic, not a request; ``<skill>, quick question`` names
+``acme-item-00009, need numbers`` is a topic, not a request; ``<skill>, quick question`` names
 the skill and asks nothing of it."""
 _APPLIES = frozenset(
     re.findall(
@@ -151,7 +151,7 @@ _INTERFACE_WORDS = re.compile(
     r"|interface\s+(?:document|definition|spec\w*)|(?:input|output)\s+(?:format|document)"
     # what it gives back, needs, fails with, and how it is called ("what does <skill> return?",
     # "what does the upgrade planner need from me", "an example request for <skill>", "how do
-    # I use the inventory skill")
+    # I use the lookup skill")
     r"|returns?(?=\s*\?|\s*$)|need\s+from\s+(?:me|us)|error\s+codes?"
     r"|example\s+(?:requests?|payloads?|inputs?)"
     r"|how\s+(?:do|can|should|would)\s+(?:i|we|one)\s+(?:use|call|invoke)"
@@ -166,11 +166,11 @@ _INTERFACE_WORDS = re.compile(
     r"(?![\w-])"
 )
 """What a text asks of a skill's interface rather than of its work (``describe_skill``'s); an
-"interface" or an "input" alone is also the trade's word (a device's, a counter's)."""
+"interface" or an "input" alone is also the trade's word (a part's, a counter's)."""
 _VERSION_WORDS = re.compile(r"(?<![\w-])(?:versions?|releases?)(?![\w-])")
 _IDENTIFIER = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*[0-9][a-z0-9]*(?![\w-])")
-"""A thing named by an identifier (``nyc1-core-01``): beside it, a version or a release is
-that thing's (``use <skill> to get the software version of <device>``), not the skill's."""
+"""A thing named by an identifier (``hq1-node-01``): beside it, a version or a release is
+that thing's (``use <skill> to get the software version of <thing>``), not the skill's."""
 
 
 def asks_interface(lowered: str) -> bool:
@@ -378,7 +378,7 @@ MAX_VALUE_SHOWN = 80
 
 def expected_text(node: dict[str, Any]) -> str:
     """What a member with no description takes: its values when the schema lists them (a
-    caller asked for ``/kind`` is told ``one of: "sites", "devices"``, not ``a value``)."""
+    caller asked for ``/kind`` is told ``one of: "sites", "items"``, not ``a value``)."""
     values = node.get("enum")
     if isinstance(values, list) and values:
         shown = ", ".join(json.dumps(v)[:MAX_VALUE_SHOWN] for v in values[:MAX_VALUES_SHOWN])
@@ -634,7 +634,7 @@ class Router:
         if bid is not None and best is not None and bid.id != best.skill_id:
             # a skill named to run it ("run link_headroom on <link>, customer wants 500 Mb/s",
             # "use plan_link_upgrade for <link>: can it take 10G?") is the one that runs, what
-            # ever else the text's words would route to; a replaced one too (issue 19: the
+            # ever else the text's words would route to; a replaced one too (the
             # replacement wins unless the request names the replaced skill)
             own = next(s for s in scores if s.skill_id == bid.id)
             best = replace(own, score=max(own.score, best.score))
@@ -670,7 +670,7 @@ class Router:
             and top.features <= 0
             and top.description < UNSUPPORTED_DESCRIPTION
             and top.classifier < UNSUPPORTED
-            # (its work bid through a removed skill's name, "<removed skill> for <device>")
+            # (its work bid through a removed skill's name, "<removed skill> for <thing>")
             and not successor_bid
         )
         # (a skill bid to run by name says enough: "execute <skill>(link=<link>, demand=800M)")
@@ -678,7 +678,7 @@ class Router:
         second = self._second_ask(best, scores, by_id, read, described) if replaced is None else []
         if bid is not None and bid.manifest.replacement:
             # a replaced skill bid to run by name does its replacement's work: "execute
-            # link_headroom on <link> and tell us the free bandwidth" is one ask
+            # link_headroom on <link> and tell us the free capacity" is one ask
             second = [s for s in second if s.skill_id != bid.manifest.replacement]
         asked = [s for s in scores if s.skill_id in features.asks]
         vetoed = False  # the best, one the domain voted against, is not among what it saw asked
@@ -695,7 +695,7 @@ class Router:
         lowered = read.lower()
         if _CHOICE.search(lowered) and not only:
             # two named skills offered as alternatives, or a replaced one beside its successor
-            # (describe_skill among them only by its id: "lookup_inventory or describe_skill?")
+            # (describe_skill among them only by its id: "lookup_item or describe_skill?")
             chosen_among = [
                 c
                 for c in fitting
@@ -732,7 +732,7 @@ class Router:
                     )
                 )
             ):
-                # "lookup_inventory?": describe it, or run it? "<skill> or <skill>": which?
+                # "lookup_item?": describe it, or run it? "<skill> or <skill>": which?
                 # "tell me about <skill> on <link>": its description, or its answer there?
                 only = True
                 pair = (
@@ -746,7 +746,7 @@ class Router:
         )
         if replacing is not None:
             # a removed skill's work on a thing (its replacement's) and another skill's
-            # interface, joined ("the port_report for <device> and the schema of <skill>"): two
+            # interface, joined ("the port_report for <thing> and the schema of <skill>"): two
             # asks, the replacement's run and the description
             only = True
             close = sorted(
@@ -814,12 +814,12 @@ class Router:
 
         Chosen by text for a skill this caller cannot see, it is no match: the text is about
         that skill's work ("plan an upgrade"), not about its interface; for no skill at all,
-        it counts ``DESCRIBES_NOTHING`` as much ("the interface names of nyc1-edge-01"). A
+        it counts ``DESCRIBES_NOTHING`` as much ("the interface names of hq1-node-02"). A
         text naming the skill (``names_skill``) and asking of its interface ("what fields do I
         send to the upgrade planner") is about describing it: ``describe_skill`` takes the
         named skill's standing, and the named skill counts ``DESCRIBES_NOTHING`` as much (its
         name, not its work, is what the layers matched); one bidding to run it ("run
-        lookup_inventory for sin1"), the other way round (an id is what most of
+        lookup_item for hq3"), the other way round (an id is what most of
         ``describe_skill``'s utterances have), and a bid naming the skill is as good as a
         request for it: it scores the threshold at least.
         """
@@ -834,7 +834,7 @@ class Router:
                 asks_interface(text.lower()) or asks_about(text, target.manifest)
             ):
                 # a removed skill's interface or version asked: describe_skill says it is gone
-                # (its work asked, "<removed skill> for <device>", is its replacement's)
+                # (its work asked, "<removed skill> for <thing>", is its replacement's)
                 kept = [
                     replace(s, score=max(s.score, self.threshold))
                     if s.skill_id == DESCRIBE_SKILL_ID
@@ -845,7 +845,7 @@ class Router:
             kept = [s for s in scores if s.skill_id != DESCRIBE_SKILL_ID]
             successor = self._bid_successor(text, by_id)
             if successor is not None:
-                # its work asked on a thing ("<removed skill> for <device>"): its
+                # its work asked on a thing ("<removed skill> for <thing>"): its
                 # replacement's, as good as a request for it
                 kept = sorted(
                     (
@@ -892,7 +892,7 @@ class Router:
         elif itself:
             return scores, target
         elif _RUN.search(lowered) or bids_on_a_thing(text, target.manifest):
-            # "run lookup_inventory for sin1", "plan_link_upgrade for <link>": as good as a
+            # "run lookup_item for hq3", "plan_link_upgrade for <link>": as good as a
             # request
             lead = max(describe.score, own.score, self.threshold)
             by_skill[target.id] = replace(own, score=lead)
@@ -905,7 +905,7 @@ class Router:
 
     def _bid_successor(self, text: str, by_id: dict[str, Capability]) -> str | None:
         """The replacement (one of ``by_id``) of a removed skill ``text`` bids on a thing
-        (``<removed skill> for <device>``): its work, asked of the skill that does it now."""
+        (``<removed skill> for <thing>``): its work, asked of the skill that does it now."""
         for capability in self._removed:
             manifest = capability.manifest
             if manifest.replacement in by_id and bids_on_a_thing(text, manifest):
@@ -914,14 +914,14 @@ class Router:
 
     def _removed_run_beside(self, text: str, by_id: dict[str, Capability]) -> str | None:
         """The replacement of a removed skill ``text`` bids on a thing (``<removed skill> for
-        <device>``), when it also asks of another skill's interface, joined; else None."""
+        <thing>``), when it also asks of another skill's interface, joined; else None."""
         lowered = text.lower()
         if not asks_interface(lowered) or not _JOINED.search(" ".join(_WORDS.findall(lowered))):
             return None
         if not any(
             c.id != DESCRIBE_SKILL_ID and names_skill(text, c.manifest) for c in by_id.values()
         ):
-            return None  # no other skill's interface asked ("port_report's schema, on <device>")
+            return None  # no other skill's interface asked ("port_report's schema, on <thing>")
         return self._bid_successor(text, by_id)
 
     @staticmethod
@@ -1204,7 +1204,7 @@ def describes_skill(
 
 def _names_a_thing(arguments: dict[str, Any], lowered: str) -> bool:
     """Whether extracted ``arguments`` hold a thing named in the text: a value of letters and
-    digits said as such (``acme-lnk-00002``, ``sin1``), not a figure with its unit (``30m``)."""
+    digits said as such (``acme-item-00002``, ``hq3``), not a figure with its unit (``30m``)."""
     for value in arguments.values():
         if isinstance(value, dict):
             if _names_a_thing(value, lowered):
@@ -1247,7 +1247,7 @@ def _names_of(manifest: Any) -> tuple[str, ...]:
         return cached[1]
     names = [manifest.id, str(thawed(manifest.skill).get("name", ""))]
     names += [a for a in manifest.aliases if len(a.split()) > 1]
-    # a one-word alias is a name when it is said to be one: "the inventory skill"
+    # a one-word alias is a name when it is said to be one: "the lookup skill"
     names += [f"{a} skill" for a in manifest.aliases if len(a.split()) == 1]
     found = tuple(w for w in (" ".join(_WORDS.findall(n.lower())) for n in names) if w)
     stemmed = tuple(" ".join(stem(w) for w in words.split()) for words in found)
@@ -1262,13 +1262,13 @@ _CATALOGUE = re.compile(
     # "which capabilities does the agent expose", "step 0: list the skills the agent exposes"
     r"(?<![\w-])(?:list|show|enumerate|give\s+me|tell\s+me|what|which|full\s+list\s+of)\b"
     r"[^.?!]{0,40}?(?<![\w-])(?:skills|capabilities|skillset|commands|operations|functions)(?![\w-])"
-    # (not one skill asked for by what it does: "which of your skills tells me free bandwidth?")
+    # (not one skill asked for by what it does: "which of your skills tells me free capacity?")
     r"(?![^.?!]*(?<![\w-])(?:tells?|gives?|gets?|finds?|returns?|shows?|checks?|plans?"
     r"|evaluates?|answers?|handles?|covers?|does|for|to)\s+"
-    # (the agent itself is no object of one: "which operations does the network assistant
+    # (the agent itself is no object of one: "which operations does the support assistant
     # expose?")
     r"(?!the\s+(?:\w+\s+)?(?:agent|assistant|bot)(?![\w-]))(?:me|us|the|an?|if|whether|free"
-    r"|how|what|which|link|links|device|devices|bandwidth|capacity|cpu|errors?|upgrades?)\b)"
+    r"|how|what|which|link|links|capacity|cpu|errors?|upgrades?)\b)"
 )
 
 _CATALOGUE_NAMED = re.compile(
@@ -1286,7 +1286,7 @@ _CATALOGUE_NAMED = re.compile(
 
 def asks_catalogue(text: str, fitting: Sequence[Capability], signals: Sequence[str]) -> bool:
     """Whether ``text`` asks for the agent's skills as a whole: no skill named, no resource in
-    it, nothing a skill is for ("which of your skills tells me free bandwidth?" asks for one)."""
+    it, nothing a skill is for ("which of your skills tells me free capacity?" asks for one)."""
     lowered = text.lower()
     if not _CATALOGUE.search(lowered) and not _CATALOGUE_NAMED.search(lowered):
         return False
@@ -1365,12 +1365,12 @@ _ITS_PRODUCTS = frozenset(
 
 def names_only(text: str, *capabilities: Capability) -> bool:
     """Whether ``text`` names the skills (``names_skill``) and says nothing else: no other
-    content word, no identifier (``lookup_inventory``, ``what about check_link_capacity?``,
+    content word, no identifier (``lookup_item``, ``what about check_link_capacity?``,
     ``can I use plan_link_upgrade here?``: describing it and running it fit alike;
     ``check_link_capacity or plan_link_upgrade``)."""
     if not capabilities or not all(names_skill(text, c.manifest) for c in capabilities):
         return False
-    if _RUN.search(text.lower()):  # "use lookup_inventory": a bid to run it, not a mention
+    if _RUN.search(text.lower()):  # "use lookup_item": a bid to run it, not a mention
         return False
     if asks_interface(text.lower()):
         return False  # "how do I use <skill>?", "what does <skill> do?": its interface asked
@@ -1402,7 +1402,7 @@ _SIGN_OFF = re.compile(
 """A message's sign-off, and who signs it (``Thanks, Marco``): nothing asked either."""
 _TICKET = re.compile(r"(?<![\w-])(?!lnk)[A-Za-z]{2,10}(?:-[0-9]{1,8}|[0-9]{4,10})(?![\w-])", re.I)
 """A ticket's or a change's key (``Ticket DOC-160: <skill>``, ``CR-21670: <skill>``): where the
-request is filed, which names no thing (a device or link name is no key: its number follows a
+request is filed, which names no thing (a thing's name is no key: its number follows a
 word joined to another; nor is a link id cut short, ``lnk-3305``); written with no hyphen, a key
 has four digits or more (``CHG0051020``)."""
 _PLACE = re.compile(
@@ -1420,15 +1420,15 @@ def _close(score: Score, best: Score) -> bool:
 
 def says_too_little(text: str) -> bool:
     """A topic, not a request: ids aside, one content word and no word that asks or bids
-    (``errors``, ``cpu nyc1-core-01``, ``upgrade``), or none at all (``check nyc1-core-01``).
-    ``how busy is acme-lnk-00002?`` says enough: a question about one thing."""
+    (``errors``, ``cpu hq1-node-01``, ``upgrade``), or none at all (``check hq1-node-01``).
+    ``how busy is acme-item-00002?`` says enough: a question about one thing."""
     folded = normalize(text)
     content = [t for t in tokens(folded) if t not in _VAGUE]
     if len(content) >= 2:
         return False
     words = re.findall(r"[a-z]+", folded)  # "who's" asks as "who" does
     asks = any(word in _REQUEST_WORDS for word in words)
-    # a question relating the word to a named thing asks too: "ports on lon1-access-01?"
+    # a question relating the word to a named thing asks too: "ports on hq2-node-03?"
     asks = asks or ("?" in text and " 0 " in folded and any(w in _RELATING for w in words))
     return not content or not asks
 

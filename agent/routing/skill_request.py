@@ -1,7 +1,7 @@
 """Read the schema-interface skill request out of an A2A message.
 
 The request is exactly one Data Part ``{"skill", "skill_version"?, "interface_digest"?,
-"arguments"}`` (DECISIONS #10: no other members). Anything else is for the router.
+"arguments"}`` (project choice 10: no other members). Anything else is for the router.
 """
 
 from __future__ import annotations

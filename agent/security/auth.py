@@ -220,7 +220,7 @@ def _principal_from_claims(claims: dict[str, Any], token: str) -> Principal:
     """The identity policy (agent/security/identity.py), then the scopes.
 
     Every identity that passes can be stored and compared (task owner, bindings, audit rows,
-    the inventory's tenant filter); anything else is refused here, as a 401 with a fixed
+    a tool's tenant filter); anything else is refused here, as a 401 with a fixed
     reason that never holds the claim, rather than failing every request later.
     """
     subject, tenant, scope = claims.get("sub"), claims.get("tenant"), claims.get("scope", "")

@@ -36,7 +36,8 @@ TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 JWT_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt"
 TOKEN_TYPES = frozenset({ACCESS_TOKEN_TYPE, JWT_TOKEN_TYPE})
-AGENT_SUBJECT = "agent:netops-agent"
+AGENT_SUBJECT = "agent:a2a-agent"
+"""The agent's own subject when no deployment names one (``AgentIdentity.agent_subject``)."""
 TOOL_ISSUER = "netagent-token-exchange"
 """``iss`` of the embedded exchange's tokens (agent credential and tool tokens)."""
 EXCHANGE_AUDIENCE = "netagent-token-exchange"
@@ -203,9 +204,9 @@ class LocalIssuer:
 class LocalTokenExchanger:
     """Exchanges in-process with the embedded issuer (the default)."""
 
-    def __init__(self, issuer: LocalIssuer) -> None:
+    def __init__(self, issuer: LocalIssuer, subject: str = AGENT_SUBJECT) -> None:
         self._issuer = issuer
-        self._credential = issuer.agent_credential()
+        self._credential = issuer.agent_credential(subject)
 
     async def exchange(self, grant: ToolGrant) -> IssuedToken:
         """Exchange the caller's token for a tool token."""

@@ -1,6 +1,6 @@
 """Exchanged tool tokens reused while fresh: one exchange per caller token, skill and tool.
 
-Every invocation of a skill used to exchange the caller's token anew, so each call cost an
+Exchanging the caller's token anew for every invocation of a skill would cost each call an
 ES256 signature here and a verification at the tool. A tool token's grant depends only on what
 goes into the exchange (the caller's exact token, the tool and its audience, the downscoped
 scopes, the grant's context), so the same token serves every invocation with that grant until

@@ -1,7 +1,7 @@
 """A caller's identity: which ``sub`` and ``tenant`` claims are valid, and the owner key.
 
 The policy (docs/security.md#identity-claims) is checked once, where a token is verified, so
-every later use (the task owner, bindings, the audit, the inventory's tenant filter, the
+every later use (the task owner, bindings, the audit, a tool's tenant filter, the
 console) holds only identities it can store and compare. The owner key is the one string
 tasks, bindings and runner rows are stored and looked up under; it is injective over *all*
 pairs of strings, not only the valid ones, so no choice of claims, valid or not, can produce

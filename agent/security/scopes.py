@@ -5,7 +5,7 @@
 
 Only the ASCII space separates. Every other character, including every other Unicode
 whitespace (TAB, LF, U+0085, NBSP, U+2003, U+3000, ...), is part of the token it stands in:
-the claim ``"inventory.read\\u00a0capacity.plan"`` is one scope, which no manifest declares
+the claim ``"reports.read\\u00a0reports.plan"`` is one scope, which no manifest declares
 (their scopes are ASCII: agent/_schemas/capability-manifest.schema.json), so it grants
 nothing. ``str.split()`` without an argument splits on all of them and would read two.
 """

@@ -80,7 +80,7 @@ class CancelRelay:
         self._listener = listener
 
     def _lost(self, _connection: Any) -> None:
-        """The listening connection died (PostgreSQL restarted, a network cut): listen again.
+        """The listening connection died (PostgreSQL restarted, a connection cut): listen again.
 
         Until it is back, cancels sent to other replicas for tasks running here are missed.
         """

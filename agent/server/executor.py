@@ -1,6 +1,6 @@
 """The AgentExecutor: one message in, one governed skill run out.
 
-Order of checks (DECISIONS #13): skill-level entitlement, interface match, input validation,
+Order of checks (project choice 13): skill-level entitlement, interface match, input validation,
 resource-level authorization, constraints; only then is the task accepted (WORKING) and the
 handler run. Refusals before acceptance end REJECTED, failures after it end FAILED, and the
 final status message always holds exactly one Data Part: the error object.
@@ -198,7 +198,7 @@ class SkillExecutor(AgentExecutor):
     def check_interface(capability: Capability, request: SkillRequest | None) -> None:
         """An explicit request must name the interface the agent runs now.
 
-        describe_skill may name neither version nor digest (DECISIONS #6), but what it names
+        describe_skill may name neither version nor digest (project choice 6), but what it names
         is checked; text-routed requests are skipped, since the agent assembled their
         arguments against its own current interface.
         """
@@ -206,7 +206,7 @@ class SkillExecutor(AgentExecutor):
         if interface is None or request is None:
             return
         unbound = request.skill_version is None and request.interface_digest is None
-        if capability.id == DESCRIBE_SKILL_ID and unbound:  # DECISIONS #6: may name neither
+        if capability.id == DESCRIBE_SKILL_ID and unbound:  # project choice 6: may name neither
             return
         if request.skill_version is None or request.interface_digest is None:
             raise SkillError(

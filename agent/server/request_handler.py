@@ -16,12 +16,11 @@ task a follow-up names (owner-scoped), accepted output modes; and a guard that t
 unexpected exception into a generic error with a correlation id (the SDK would send the
 exception's text, SQL included). Errors raised here carry fixed text: never an input value.
 
-Where the SDK's own handler is wrong, this one is not (../shared/guides/
-a2a-sdk-1.3-request-handler.md): a follow-up naming only its task keeps the task's context;
-two concurrent follow-ups to one task (in one process) run one after the other, and the
-second, finding the task ended, is refused (-32004) instead of silently dropped; a streamed
-follow-up starts with the Task; a push config inside SendMessage is refused (this agent sends
-no push notifications).
+Where the a2a-sdk 1.3 default handler is wrong, this one is not: a follow-up naming only its
+task keeps the task's context; two concurrent follow-ups to one task (in one process) run one
+after the other, and the second, finding the task ended, is refused (-32004) instead of
+silently dropped; a streamed follow-up starts with the Task; a push config inside SendMessage
+is refused (this agent sends no push notifications).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Work that exactly one replica may do at a time: migrations, seeding, table creation, replay.
 
 Replicas share one PostgreSQL and start together, so each of them would otherwise run the
-migrations, create the SDK's task tables and seed the demo inventory at the same moment (and
+migrations, create the SDK's task tables and seed a deployment's demo data at the same moment (and
 the loser fails with "relation already exists" or duplicates the seed). A PostgreSQL advisory
 lock serialises them without a table of our own. A SQLite file serves one process, whose own
 file lock is enough, so there the lock is a no-op.

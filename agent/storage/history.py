@@ -1,6 +1,6 @@
 """One Alembic history of its own per component, run programmatically in a shared database.
 
-The core (its tables), a deployment (the inventory) and the a2a-sdk keep separate histories in
+The core (its tables), a deployment (its own tables) and the a2a-sdk keep separate histories in
 one database, each with its own version table, so none needs to know the others. A
 :class:`MigrationHistory` is one of them: its scripts folder and version table; ``upgrade`` and
 friends build the Alembic ``Config`` in code (no ini file, so it works from an installed wheel)

@@ -13,7 +13,7 @@ the dialect, pool, types and every caller stay as they are. Settled task states 
 this way: they go by the group-committing writer's own thread (agent/storage/group_commit.py),
 so the loop never waits on a fsync. A write here can wait for SQLite's lock (the busy
 timeout) while the writer commits; those commits are short and these writes rare (seeding,
-live telemetry, audit rows outside an invocation).
+a deployment's live samples, audit rows outside an invocation).
 """
 
 from __future__ import annotations

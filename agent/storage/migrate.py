@@ -1,7 +1,7 @@
 """Programmatic Alembic: bring the core's tables (bindings, audit, correlation) to their schema.
 
 The core keeps its own history in ``migrations/`` beside this module, with its own version
-table, so a deployment's migrations (the inventory's, ``alembic_version_inventory``) and the
+table, so a deployment's migrations (each in ``alembic_version_<name>``) and the
 a2a-sdk's live in the same database without knowing about each other, and a fork that replaces
 the deployment keeps these tables. The ``Config`` is built in code, so no ini file is needed and
 it works from an installed wheel (the scripts ship as package data).

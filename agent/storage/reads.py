@@ -1,13 +1,12 @@
 """Read-only statements without the asyncio engine's machinery where it buys nothing.
 
-On a SQLite file the asyncio engine costs more than the statement: each ``connect()`` is an
-async pool checkout (a queue wait under a timeout), each ``execute`` a greenlet switch, each
-close a shielded task (bench.perf --profile: a third of an inventory lookup, the statement
-itself a few microseconds). In WAL mode a reader never waits for the writer, so a plain
-synchronous connection on the event loop's thread reads the committed state at once. That is
-what ``reader(engine)`` gives for a SQLite file; for PostgreSQL (a network round trip the loop
-must not wait on) and in-memory SQLite (one connection, owned by the async engine) it is the
-asyncio engine as before. Same statements, same SQLAlchemy types and compiled cache, same rows.
+On a SQLite file the asyncio engine costs more than the statement: each ``connect()`` is an async
+pool checkout (a queue wait under a timeout), each ``execute`` a greenlet switch, each close a
+shielded task (more than the statement itself, a few microseconds). In WAL mode a reader never waits
+for the writer, so a plain synchronous connection on the event loop's thread reads the committed
+state at once. That is what ``reader(engine)`` gives for a SQLite file; for PostgreSQL (a round trip
+the loop must not wait on) and in-memory SQLite (one connection, owned by the async engine) it is
+the asyncio engine as before. Same statements, same SQLAlchemy types and compiled cache, same rows.
 Writes never come this way (the connection is ``query_only``).
 """
 

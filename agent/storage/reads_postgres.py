@@ -1,10 +1,9 @@
 """PostgreSQL reads on asyncpg connections of their own, without a transaction per read.
 
-Through SQLAlchemy's asyncio engine one inventory read on PostgreSQL is four round trips,
+Through SQLAlchemy's asyncio engine one read on PostgreSQL is four round trips,
 not one: the pool's pre-ping, ``BEGIN``, the statement, and the ``ROLLBACK`` of the reset on
 return; and at 32 concurrent callers the pool (5 + 10 overflow) opens and closes an overflow
-connection, SSL negotiation included, for most checkouts (bench.perf --profile, PostgreSQL:
-a quarter of the worked example's loop time was the inventory's two reads). A read-only
+connection, SSL negotiation included, for most checkouts. A read-only
 SELECT needs none of that: in autocommit it is its own snapshot. So a statement used again
 (the prebuilt lookups) is compiled once with the engine's own dialect and run with asyncpg's
 ``fetch`` on a pool of this reader's connections, through asyncpg's prepared-statement cache,

@@ -2,7 +2,7 @@
 and ``chain list`` on the default home.
 
 Those commands read a few rows, and opening the database the way ``serve`` does cost them
-three times that: SQLAlchemy's asyncio extension, Alembic and the inventory's models. Here one
+three times that: SQLAlchemy's asyncio extension, Alembic and a deployment's models. Here one
 ``sqlite3`` connection, read-only (``PRAGMA query_only``), checks in one read transaction that
 every history is recorded at its ``head`` (``MigrationHistory.head``: no Alembic) and reads
 the rows. A database that is not (missing, older, a history without a known head, or a newer

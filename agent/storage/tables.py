@@ -19,7 +19,8 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-"""The inventory's convention: databases made while it migrated these tables keep their names."""
+"""The first deployment's convention: databases made while it migrated these tables keep
+their names."""
 
 metadata = MetaData(naming_convention=NAMING_CONVENTION)
 

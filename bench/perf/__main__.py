@@ -23,7 +23,7 @@ from bench.perf.table import TARGETS_HEADER, header, load, rows, target_line
 from bench.perf.targets import TARGET_CONCURRENCY, TARGETS, Row
 
 KEYS = ("card", "describe", "evaluate", "text", "capacity", "stream", "mcp")
-CELLS = {  # what each backend measures unless --only says otherwise: issue 17's target cells
+CELLS = {  # what each backend measures unless --only says otherwise: the target cells
     "sqlite": ("card", "evaluate", "text", "stream", "describe", "capacity", "mcp"),
     "postgresql": ("evaluate", "capacity"),
 }
@@ -209,7 +209,7 @@ def run_processes(
     from bench.perf.scaleout import report, run_scaleout
 
     print(
-        f"\nmulti-process (issue 17 point 5): N `netagent serve` replicas on one PostgreSQL "
+        f"\nmulti-process: N `netagent serve` replicas on one PostgreSQL "
         f"database, all on the servers' core; evaluate (Data Part), c={TARGET_CONCURRENCY} "
         "spread round robin; the control: the bare SDK's echo in N processes the same way, just "
         "before ours (bench/perf/scaleout.py)",

@@ -1,4 +1,4 @@
-"""The multi-process cell (issue 17 point 5): N agent processes on one PostgreSQL database.
+"""The multi-process cell: N agent processes on one PostgreSQL database.
 
 `netagent serve` has no ``--workers`` option, so N is N replicas, as an operator scales out on
 one machine: N `netagent serve` processes sharing one database and one NETAGENT_HOME (the

@@ -1,4 +1,4 @@
-"""Issue 17's targets, and what one run's figures say about each (met, missed, or not valid).
+"""The performance targets, and what one run's figures say about each (met, missed, or not valid).
 
 Every target is a ratio against the bare in-memory echo's SendMessage at c=32, measured in the
 same run, seconds before ours. A cell with any answer that did not count (bench/perf/answers.py)

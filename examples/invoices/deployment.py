@@ -19,6 +19,9 @@ IDENTITY = AgentIdentity(
         "looks up vendors; schema-governed skills over a demo ledger. Reads only."
     ),
     organization="invoice-agent example",
+    slug="invoice-agent",
+    command="python -m examples.invoices",
+    tagline="an A2A agent that reconciles supplier invoices.",
 )
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
 LEDGER = "ledger"

@@ -32,7 +32,6 @@ from agent.routing.router import Action, Decision, Layer, Router
 from agent.security.auth import TokenVerifier
 from agent.security.credentials import (
     ACCESS_TOKEN_TYPE,
-    AGENT_SUBJECT,
     TOKEN_EXCHANGE_GRANT,
     TOOL_ISSUER,
     LocalIssuer,
@@ -46,10 +45,13 @@ from agent.storage.engine import make_engine
 from agent.storage.migrate import upgrade as upgrade_core
 from db.inventory import Inventory
 from db.migrate import upgrade
-from netops.deployment import SKILLS_DIR
+from netops.deployment import IDENTITY, SKILLS_DIR
 from tests.a2a_helpers import BINDINGS, Outcome, binding_of, data_message, invoke
 from tests.conftest import FIXED_NOW, IDENTITIES, RunningAgent
 from tests.fixture_skills.faulty_handler import handler as faulty
+
+AGENT_SUBJECT = IDENTITY.agent_subject
+"""The network agent's own subject: the actor of the tool tokens its exchange issues."""
 
 ROOT = Path(__file__).resolve().parents[2]
 NETAGENT = Path(sys.executable).with_name("netagent")
@@ -95,7 +97,7 @@ def agent_credential(agent: RunningAgent) -> str:
     """A service credential of this agent, minted with its own key as its exchanger does."""
     runtime = runtime_of(agent)
     verifier = TokenVerifier(agent.settings, runtime.signing_key)
-    return LocalIssuer(runtime.tool_key, verifier, audiences=()).agent_credential()
+    return LocalIssuer(runtime.tool_key, verifier, audiences=()).agent_credential(AGENT_SUBJECT)
 
 
 def assert_no_token_text(rows: list[dict[str, Any]]) -> None:

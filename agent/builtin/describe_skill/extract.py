@@ -6,7 +6,7 @@ capacity``, ``headroom``), or by a word of its id that no other skill's id or al
 called a skill (``the evaluate skill``). An id anywhere in the text beats a name; among ids,
 and then among names, the first mentioned wins (the aliases before the words of ids), except
 ``describe_skill``'s own, which another id beats (``call describe_skill with the name
-lookup_inventory``: it is called to describe the other). The ids
+lookup_item``: it is called to describe the other). The ids
 and names are the registry's, bound at start-up (:func:`bind`), removed skills included:
 describing them explains why they are gone. So a new skill is describable by text the moment
 its folder exists, and no other skill's file changes.
@@ -106,7 +106,7 @@ def bind(manifests: Iterable[Named]) -> Extract:
         """``{"skill_id": ...}`` for the skill ``text`` asks about, else ``{}``."""
         folded = plain(text)
         # describe_skill's own id beside another's is the skill called, not the one described
-        # ("call describe_skill with the name lookup_inventory"): the other is described
+        # ("call describe_skill with the name lookup_item"): the other is described
         found = next(
             (m for m in id_pattern.finditer(folded) if by_group.get(m.lastgroup or "") != SELF),
             None,

@@ -1,4 +1,4 @@
-// netops-agent console: login, and "try it" (form -> server-side validation -> streamed task).
+// The operator console: login, and "try it" (form -> server-side validation -> streamed task).
 // No framework and no CDN: everything here is served by the agent.
 "use strict";
 
@@ -61,7 +61,7 @@ function setUpLogin() {
       credentials: "same-origin",
     });
     field.value = "";
-    if (answer.ok) { window.location.assign(PREFIX + "/network"); return; }
+    if (answer.ok) { window.location.assign(PREFIX + "/"); return; }
     let reason = "the token was refused";
     try { reason = (await answer.json()).error.message || reason; } catch (_) { /* keep it */ }
     error.textContent = "Log-in failed: " + reason + ". Mint a new token with netagent token " +

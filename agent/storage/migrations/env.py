@@ -1,8 +1,8 @@
 """Alembic environment for the core's tables (``agent.storage.tables``).
 
-``agent.storage.migrate`` hands in an open connection via ``config.attributes``; the Alembic
-CLI path (``alembic -c agent/storage/migrations/alembic.ini -x url=... upgrade head``) opens its
-own async engine instead. Only the core's tables are considered: the inventory and the a2a-sdk
+``agent.storage.migrate`` hands in an open connection via ``config.attributes``; the Alembic CLI
+path (``alembic -c agent/storage/migrations/alembic.ini -x url=... upgrade head``) opens its own
+async engine instead. Only the core's tables are considered: a deployment's tables and the a2a-sdk
 share the database and keep their own histories.
 """
 

@@ -7,6 +7,8 @@ that shares nothing with networks, by Data Part and by text, with the same gover
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +24,7 @@ from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from examples.invoices.deployment import DEMO_CALLERS, invoice_deployment
 from tests.a2a_helpers import BINDINGS, Outcome, call, data_message, send, text_message
+from tests.test_core_words import network_words
 
 CALLERS = {caller.subject: caller for caller in DEMO_CALLERS}
 
@@ -59,6 +62,9 @@ def invoices(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InvoiceAgent]
     yield InvoiceAgent(base_url, settings)
     server.should_exit = True
     thread.join(timeout=15)
+
+
+BRAND = "invoice-agent"
 
 
 def skill_ids(card: dict[str, object]) -> set[str]:
@@ -176,3 +182,72 @@ async def test_an_invoice_without_a_purchase_order_is_refused_with_what_to_send(
     assert outcome.state == "TASK_STATE_REJECTED", outcome.task
     assert outcome.error["code"] == "constraint_rejected"
     assert "purchase_order_id" in outcome.error["message"]
+
+
+def test_the_command_line_introduces_the_invoice_agent() -> None:
+    helped = subprocess.run(
+        [sys.executable, "-m", "examples.invoices", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"COLUMNS": "200", "PATH": "", "NO_COLOR": "1"},
+    )
+    assert f"{BRAND}: an A2A agent that reconciles supplier invoices." in helped.stdout
+    assert "python -m examples.invoices" in helped.stdout
+    assert network_words(helped.stdout) == []
+
+
+def test_the_http_app_and_every_binding_refusal_carry_the_invoice_brand(
+    invoices: InvoiceAgent,
+) -> None:
+    schema = httpx.get(
+        f"{invoices.base_url}/openapi.json",
+        headers={"Authorization": f"Bearer {invoices.token('ann')}"},
+    )
+    assert schema.status_code == 200
+    assert schema.json()["info"]["title"] == BRAND
+    bad = {"Authorization": "Bearer not-a-token", "A2A-Version": "1.0"}
+    jsonrpc = httpx.post(
+        f"{invoices.base_url}/a2a/jsonrpc",
+        headers=bad,
+        json={"jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard", "params": {}},
+    )
+    rest = httpx.get(f"{invoices.base_url}/a2a/rest/extendedAgentCard", headers=bad)
+    too_large = httpx.post(
+        f"{invoices.base_url}/a2a/rest/message:send",
+        content=b"x" * (invoices.settings.limits.max_body_bytes + 1),
+        headers={"Content-Type": "application/json"},
+    )
+    infos = [
+        jsonrpc.json()["error"]["data"][0],
+        rest.json()["error"]["details"][0],
+        too_large.json()["error"]["details"][0],
+    ]
+    assert [response.status_code for response in (jsonrpc, rest, too_large)] == [401, 401, 413]
+    assert [info["domain"] for info in infos] == [f"{BRAND}.edge"] * 3
+
+
+def test_the_landing_page_and_the_console_carry_the_invoice_brand(
+    invoices: InvoiceAgent,
+) -> None:
+    landing = httpx.get(f"{invoices.base_url}/", headers={"Accept": "text/html"})
+    assert "<title>Invoice Agent · invoice-agent</title>" in landing.text
+    assert "<code>python -m examples.invoices serve</code>" in landing.text
+    introduction = landing.text.split("Documentation:")[0]  # the docs are the checkout's own
+    assert network_words(introduction) == []
+    console = httpx.get(
+        f"{invoices.base_url}/console/skills",
+        headers={"Authorization": f"Bearer {invoices.token('ann')}"},
+    )
+    assert console.status_code == 200
+    assert "· invoice-agent</title>" in console.text
+    assert '<span class="brand">invoice-agent console</span>' in console.text
+    navigation = console.text.split("<main")[0]  # the page's own text: brand, views, caller
+    assert network_words(navigation) == []  # a deployment without a topology has no such view
+    front = httpx.get(
+        f"{invoices.base_url}/console/",
+        headers={"Authorization": f"Bearer {invoices.token('ann')}"},
+        follow_redirects=False,
+    )
+    assert front.headers["location"] == "/console/skills"

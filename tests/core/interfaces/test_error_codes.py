@@ -1,4 +1,4 @@
-"""The ten codes, their terminal-state rules and the error object shape (DECISIONS #1, #7)."""
+"""The ten codes, their terminal-state rules and the error object shape (project choices 1, 7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RFC 8785 known answers and the digest recipe (digest §3, DECISIONS #11)."""
+"""RFC 8785 known answers and the digest recipe (digest §3, project choice 11)."""
 
 from __future__ import annotations
 

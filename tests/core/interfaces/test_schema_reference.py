@@ -80,5 +80,5 @@ def test_verify_reference_reports_each_problem() -> None:
 
 
 def test_foreign_reference_versions_need_not_follow_our_grammar() -> None:
-    """DECISIONS #5: a client accepts any non-empty version on a foreign reference."""
+    """Project choice 5: a client accepts any non-empty version on a foreign reference."""
     assert verify_reference(schema_reference(URI, "2024-05-01", True)) == []

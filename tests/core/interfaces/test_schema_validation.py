@@ -40,7 +40,7 @@ def test_date_time_is_asserted(value: str, valid: bool) -> None:
 
 
 def test_only_date_time_is_asserted() -> None:
-    """Agent and client must agree whatever format packages are installed (DECISIONS #15)."""
+    """Agent and client must agree whatever format packages are installed (project choice 15)."""
     validator = compile_validator({"type": "string", "format": "email"})
     assert validator.is_valid("not an email address")
 

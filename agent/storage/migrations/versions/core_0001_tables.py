@@ -4,13 +4,13 @@ Revision ID: core_0001
 Revises:
 Create Date: 2026-12-01
 
-Until this history existed, the inventory's revisions 0002-0004 created these three tables
+Until this history existed, the first deployment's revisions 0002-0004 created these tables
 (with these columns, indexes and triggers; they are no-ops now). Each table is therefore
 created only when it is missing, and adopted as it is when it is there, after checking that
 its columns are the ones below. One old revision made a table with its indexes and triggers in
 one transaction, so an adopted table has them too. A fresh database, one migrated by the
-inventory before the split (alembic_version_inventory at 0002, 0003 or 0004) and one whose
-deployment never had the inventory's history all end with the same schema.
+deployment before the split (its history at 0002, 0003 or 0004) and one whose deployment
+never had that history all end with the same schema.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Revises: core_0002
 Create Date: 2026-12-02
 
 Up to core_0002 a task's owner was ``f"{tenant}:{subject}"``: both claims could hold ``:``,
-so ``("acme:bob", "x")`` and ``("acme", "bob:x")`` owned the same tasks (issue 18). The key is
+so ``("acme:bob", "x")`` and ``("acme", "bob:x")`` owned the same tasks. The key is
 now ``agent.security.identity.owner_key``: the tenant's length in front, then the old key
 unchanged. This revision rewrites the owner of every row that has one (the SDK's ``tasks``,
 and ``task_events``, ``task_versions``, ``push_notification_configs`` where a database has

@@ -95,6 +95,7 @@ from agent.security.principal import Principal, PrincipalUser, principal_of
 from agent.server.cancel_relay import CancelRelay
 from agent.server.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.server.executor import (
+    PROJECTION_STATE_KEY,
     ROUTE_STATE_KEY,
     TEXT,
     SkillExecutor,
@@ -111,8 +112,15 @@ from agent.server.task_run import (
     leave_run,
 )
 from agent.settings import Limits
-from agent.storage.audit import AuditLog
-from agent.storage.settlement import RUNNING_STATES, Runner, Settlement, TaskWriter
+from agent.storage.audit import A2A, AGENT_TOOL, AuditLog, AuditRecord
+from agent.storage.settlement import (
+    PARKED_STATES,
+    RUNNING_STATES,
+    Runner,
+    Settlement,
+    StaleTaskError,
+    TaskWriter,
+)
 
 log = logging.getLogger(__name__)
 MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
@@ -436,7 +444,7 @@ class GovernedRequestHandler(RequestHandler):
         if stored is not None:
             release = await self._live.acquire(stored.id)
             try:
-                stored = await self._reread(stored.id, context)
+                stored = await self._claim(params, context, stored.id)
             except BaseException:
                 release()
                 raise
@@ -446,11 +454,64 @@ class GovernedRequestHandler(RequestHandler):
             if release is not None:
                 release()
             raise
-        if stored is not None and escapes and run.task is not None:
-            # A follow-up whose task the caller sees before it settles: its new message is
-            # durable first (the run waits for this write before it starts).
-            await run.ready
         return run
+
+    async def _claim(
+        self, params: SendMessageRequest, context: ServerCallContext, task_id: str
+    ) -> Task:
+        """A follow-up under its task's lock: take the parked task to WORKING, with the new
+        message, in one conditional write (a transition, agent/storage/settlement.py).
+
+        Of follow-ups racing on several replicas exactly one wins; each other one waits, as
+        it would for this process's lock, until the task is no longer running, and then
+        finds it ended (refused, as here) or parked again (and claims it). The task a cancel
+        on any replica reads is then WORKING with this replica as its runner, so the cancel
+        reaches this run (the relay) instead of ending the task under it.
+        """
+        while True:
+            stored = await self._reread(task_id, context)
+            if stored.status.state in RUNNING_STATES:
+                await self._settled(task_id, context)
+                continue
+            if stored.status.state not in PARKED_STATES:  # no state a follow-up may take up
+                raise UnsupportedOperationError(message="the task has ended; start a new one")
+            claimed = _claimed(stored, params.message)
+            claim = Settlement(
+                _owner(context),
+                copy_task(claimed),
+                runner=self._runner(context),
+                expect=PARKED_STATES,
+            )
+            try:
+                await self._writer.commit(claim)
+            except StaleTaskError:
+                continue  # another request moved it first: look again
+            self._live.touch(task_id)
+            return claimed
+
+    async def _settled(self, task_id: str, context: ServerCallContext) -> None:
+        """Until the task runs no more: its run here ends, or the store says it settled."""
+        run = self._live.get(task_id, _owner(context))
+        if run is not None:
+            await asyncio.shield(run.done.wait())
+            return
+        while True:
+            await asyncio.sleep(REMOTE_POLL_SECONDS)
+            stored = await self._store.get(task_id, context)
+            if stored is None or stored.status.state not in RUNNING_STATES:
+                return
+
+    def _runner(self, context: ServerCallContext) -> Runner:
+        """This replica as the runner of the caller's task (its ``task_runner`` row)."""
+        principal = principal_of(context.user)
+        decision = context.state.get(ROUTE_STATE_KEY)
+        capability = decision.capability if isinstance(decision, Decision) else None
+        return Runner(
+            self._replica,
+            principal.subject or "anonymous",
+            principal.tenant,
+            capability.id if capability is not None else None,
+        )
 
     def _launch(
         self,
@@ -461,27 +522,13 @@ class GovernedRequestHandler(RequestHandler):
         release: Callable[[], None] | None,
     ) -> TaskRun:
         message = params.message
-        principal = principal_of(context.user)
-        runner = None
-        if escapes:
-            decision = context.state.get(ROUTE_STATE_KEY)
-            capability = decision.capability if isinstance(decision, Decision) else None
-            runner = Runner(
-                self._replica,
-                principal.subject or "anonymous",
-                principal.tenant,
-                capability.id if capability is not None else None,
-            )
+        runner = self._runner(context) if escapes or stored is not None else None
         if stored is None:
             message.task_id = random_id()
             if not message.context_id:
                 message.context_id = random_id()
             run = TaskRun(_owner(context), self._writer, runner=runner)
-        else:
-            if stored.status.HasField("message"):  # the SDK's rule for a follow-up
-                stored.history.append(stored.status.message)
-                stored.status.ClearField("message")
-            stored.history.append(message)
+        else:  # claimed: durable and visible as WORKING (its bindings are written at once)
             run = TaskRun(_owner(context), self._writer, task=stored, runner=runner)
         request = RequestContext(
             context,
@@ -491,10 +538,6 @@ class GovernedRequestHandler(RequestHandler):
             task=stored,
         )
         self._live.add(message.task_id, run)
-        if stored is not None and escapes:
-            run.ready = asyncio.ensure_future(
-                self._writer.commit(Settlement(run.owner, copy_task(stored)))
-            )
         run.runner = asyncio.get_running_loop().create_task(
             self._drive(run, request, message.task_id, release)
         )
@@ -514,7 +557,6 @@ class GovernedRequestHandler(RequestHandler):
             with AuditLog.batched(
                 task_id, on_flush=run.flush_audit, projection=projection_of(request)
             ):
-                await run.ready
                 run.executing = True
                 try:
                     await self._execute(run, request)
@@ -523,7 +565,10 @@ class GovernedRequestHandler(RequestHandler):
                 audit = AuditLog.take()
             settlement = run.settlement(audit)
             if settlement is not None:
-                await self._writer.commit(settlement)
+                try:
+                    await self._writer.commit(settlement)
+                except StaleTaskError:
+                    await self._ended_meanwhile(run, settlement, request.call_context)
         except BaseException:
             run.finish()  # listeners are told; the store keeps its last durable state
             raise
@@ -533,6 +578,22 @@ class GovernedRequestHandler(RequestHandler):
             if release is not None:
                 release()
         run.finish()
+
+    async def _ended_meanwhile(
+        self, run: TaskRun, settlement: Settlement, context: ServerCallContext | None
+    ) -> None:
+        """The run's settled state was refused: the stored task ended meanwhile (a survivor
+        ended it as its runner's lease lapsed, or a cancel ended it when this replica did not
+        answer in time). The stored end stands and is what the run's callers get; the
+        invocation's audit rows are still written (what it did, it did)."""
+        assert run.task is not None and context is not None
+        log.warning("task %s ended elsewhere while it ran here; its end stands", run.task.id)
+        if settlement.audit:
+            await self._writer.commit(Settlement(run.owner, audit=settlement.audit))
+        stored = await self._store.get(run.task.id, context)
+        if stored is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)
+        run.ended_elsewhere(stored)
 
     async def _execute(self, run: TaskRun, request: RequestContext) -> None:
         """The executor, to a settled state whatever happens (a cancel ends it CANCELED)."""
@@ -687,11 +748,25 @@ class GovernedRequestHandler(RequestHandler):
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
         """Cancel the run here, relay to the replica that runs it, or end a parked task.
 
-        The caller's own task first: asking the executor about an id the caller cannot see
-        would tell it that someone's task runs under that id.
+        Ending a stored task is a transition (agent/storage/settlement.py): if the task moved
+        meanwhile (a follow-up on another replica took it up, or its run settled), the cancel
+        looks again and acts on what the task is now, never writing over it.
         """
         check_required_fields(params)
         _check_task_id(params.id)
+        while True:
+            cancelled = await self._cancel_once(params, context)
+            if cancelled is not None:
+                return cancelled
+
+    async def _cancel_once(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        """One look at the task and the cancel it calls for; None: it moved, look again.
+
+        The caller's own task first: asking the executor about an id the caller cannot see
+        would tell it that someone's task runs under that id.
+        """
         owner = _owner(context)
         run = self._live.get(params.id, owner)
         if run is not None and run.task is not None:
@@ -732,26 +807,56 @@ class GovernedRequestHandler(RequestHandler):
             raise TaskNotCancelableError(message="the task ended before it was cancelled")
         return copy_task(run.task)
 
-    async def _cancel_stored(self, task_id: str, context: ServerCallContext) -> Task:
-        """A task no process runs (parked for input, or left by a process that died)."""
+    async def _cancel_stored(self, task_id: str, context: ServerCallContext) -> Task | None:
+        """A task no process runs (parked for input, or left by a process that died): CANCELED,
+        with the cancel's audit row, if it is still as read; None if it moved meanwhile."""
         stored = await self._store.get(task_id, context)
         if stored is None:
             raise TaskNotFoundError(message=TASK_NOT_FOUND)
         if stored.status.state in TERMINAL:
             raise TaskNotCancelableError(message="the task has ended")
+        parked = stored.status.state in PARKED_STATES
         apply_status(stored, _status_event(stored, TaskState.TASK_STATE_CANCELED))
-        await self._writer.commit(Settlement(_owner(context), copy_task(stored)))
+        cancel = Settlement(
+            _owner(context),
+            copy_task(stored),
+            audit=[await self._cancel_record(task_id, context)],
+            expect=PARKED_STATES if parked else RUNNING_STATES,
+        )
+        try:
+            await self._writer.commit(cancel)
+        except StaleTaskError:
+            return None
         self._live.touch(task_id)  # subscribers waiting on the parked task
         return stored
 
+    async def _cancel_record(self, task_id: str, context: ServerCallContext) -> AuditRecord:
+        """The audit row of a cancel that ends a stored task: who, which task (and skill,
+        when its binding names one), ``agent`` ``cancel`` ``allow`` ``canceled``."""
+        principal = principal_of(context.user)
+        projection = context.state.get(PROJECTION_STATE_KEY, A2A)
+        return AuditRecord(
+            principal=principal.subject or "anonymous",
+            tenant=principal.tenant,
+            tool=AGENT_TOOL,
+            operation="cancel",
+            decision="allow",
+            reason="canceled",
+            skill_id=await self._skills.bound_skill(task_id, principal),
+            task_id=task_id,
+            projection=projection if isinstance(projection, str) else A2A,
+        )
+
     async def _cancel_where_it_runs(
         self, params: CancelTaskRequest, context: ServerCallContext
-    ) -> Task:
+    ) -> Task | None:
         """The task runs on another replica, or on none any more (its runner died).
 
         Writing CANCELED here would be overwritten by the runner's result, so the runner is
         asked to cancel it; the caller gets what the store then says. If no replica acts in
-        time, none runs the task, and the store's CANCELED is the last word.
+        time, none runs the task, and the store's CANCELED is the last word: written only over
+        a task still running, and never written over by a late result (its settlement is
+        refused). None: the task moved meanwhile.
         """
         assert self._relay is not None
         await self._relay.request(params.id, principal_of(context.user))
@@ -766,7 +871,7 @@ class GovernedRequestHandler(RequestHandler):
                 raise TaskNotCancelableError(message="the task ended before it was cancelled")
         log.warning("no replica runs task %s any more; cancelling it in the store", params.id)
         release = await self._live.acquire(params.id)
-        try:
+        try:  # only while it still runs: a late end from its runner is then refused
             return await self._cancel_stored(params.id, context)
         finally:
             release()
@@ -939,6 +1044,19 @@ def _moved(seen: Task, current: Task) -> bool:
         current.status.state != seen.status.state
         or current.status.timestamp != seen.status.timestamp
     )
+
+
+def _claimed(stored: Task, message: Message) -> Task:
+    """The parked task a follow-up takes up: the SDK's rule for its history (the status
+    message, then the new message, join it), and WORKING from now."""
+    task = copy_task(stored)
+    if task.status.HasField("message"):
+        task.history.append(task.status.message)
+    task.history.append(message)
+    task.status.Clear()
+    task.status.state = TaskState.TASK_STATE_WORKING
+    task.status.timestamp.FromDatetime(datetime.now(UTC))
+    return task
 
 
 def _check_open(task: Task) -> None:

@@ -135,9 +135,11 @@ _CURSOR_NS = range(-62_135_596_800 * 10**9, 253_402_300_800 * 10**9)
 # A cancel for a task another replica runs: how long to wait for that replica to cancel it.
 RELAY_WAIT_SECONDS = 5.0
 RELAY_POLL_SECONDS = 0.1
-# A subscription to a task running on another replica follows the store at this pace.
+# A subscription that no change would wake (replicas whose relay lost its connection) follows
+# the store at this pace.
 REMOTE_POLL_SECONDS = 0.2
-# A subscription to a task parked here is woken by its change; it looks anyway this often.
+# A subscription woken by its task's changes (its own process's, or heard by the relay) looks
+# anyway this often.
 PARKED_POLL_SECONDS = 5.0
 SHUTDOWN_SECONDS = 5.0
 SHUTDOWN_MESSAGE = "interrupted by a shutdown"
@@ -495,11 +497,18 @@ class GovernedRequestHandler(RequestHandler):
         if run is not None:
             await asyncio.shield(run.done.wait())
             return
-        while True:
-            await asyncio.sleep(REMOTE_POLL_SECONDS)
-            stored = await self._store.get(task_id, context)
-            if stored is None or stored.status.state not in RUNNING_STATES:
-                return
+        changed = self._live.watch(task_id)
+        try:
+            while True:
+                changed.clear()  # before looking: a change from now on wakes us
+                stored = await self._store.get(task_id, context)
+                if stored is None or stored.status.state not in RUNNING_STATES:
+                    return
+                wait = PARKED_POLL_SECONDS if self._quiet() else REMOTE_POLL_SECONDS
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), wait)
+        finally:
+            self._live.unwatch(task_id, changed)
 
     def _runner(self, context: ServerCallContext) -> Runner:
         """This replica as the runner of the caller's task (its ``task_runner`` row)."""
@@ -876,6 +885,15 @@ class GovernedRequestHandler(RequestHandler):
         finally:
             release()
 
+    def task_changed(self, task_id: str) -> None:
+        """A replica wrote the task's row (the relay heard it): wake who waits on it here."""
+        self._live.touch(task_id)
+
+    def _quiet(self) -> bool:
+        """Whether every stored change of a task wakes its watchers here (a single process
+        makes them all itself; replicas hear each other's while the relay listens)."""
+        return self._relay is None or self._relay.listening
+
     async def cancel_if_running_here(self, task_id: str, principal: Principal) -> None:
         """A cancel relayed by a peer: act on it only for a task this replica runs."""
         run = self._live.get(task_id, PrincipalUser(principal).user_name)
@@ -963,12 +981,15 @@ class GovernedRequestHandler(RequestHandler):
                     )
                     seen = current
                     continue
-                # Only this process changes a task parked here, and it says so; a task
-                # running elsewhere (or any task, with replicas) is followed in the store.
-                parked_here = self._relay is None and seen.status.state not in RUNNING_STATES
+                # Every change of the task wakes us (this process's own; a replica's, heard
+                # by the relay): then a look now and then is a safety net only. A task
+                # running in no process here, with no relay, is followed in the store.
+                woken = self._quiet() and (
+                    self._relay is not None or seen.status.state not in RUNNING_STATES
+                )
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(
-                        changed.wait(), PARKED_POLL_SECONDS if parked_here else REMOTE_POLL_SECONDS
+                        changed.wait(), PARKED_POLL_SECONDS if woken else REMOTE_POLL_SECONDS
                     )
         finally:
             if run is not None and listener is not None:

@@ -60,11 +60,14 @@ def take_batch(pending: list[_Item], max_batch: int) -> list[_Item]:
     return batch
 
 
-def task_writer(engine: AsyncEngine, tasks: UpsertDatabaseTaskStore) -> TaskWriter:
-    """The writer for ``engine``: a thread on a SQLite file, an asyncio task otherwise."""
+def task_writer(
+    engine: AsyncEngine, tasks: UpsertDatabaseTaskStore, *, notify: bool = False
+) -> TaskWriter:
+    """The writer for ``engine``: a thread on a SQLite file, an asyncio task otherwise.
+    ``notify``: PostgreSQL replicas hear of each task row written (``BatchStatements``)."""
     if engine.dialect.name == "sqlite" and not sqlite_in_memory(engine.url):
         return SqliteThreadWriter(engine, tasks)
-    return AsyncGroupWriter(engine, tasks)
+    return AsyncGroupWriter(engine, tasks, notify=notify)
 
 
 def sqlite_in_memory(url: URL) -> bool:
@@ -80,8 +83,8 @@ def sqlite_in_memory(url: URL) -> bool:
 class _Batcher:
     """What both writers share: stats, and writing a batch with per-settlement isolation."""
 
-    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str) -> None:
-        self._statements = BatchStatements(tasks, dialect)
+    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str, notify: bool = False) -> None:
+        self._statements = BatchStatements(tasks, dialect, notify)
         self._stats = WriterStats()
 
     @property
@@ -319,9 +322,14 @@ class AsyncGroupWriter(_Batcher, TaskWriter):
     """Batches written by an asyncio task on the async engine."""
 
     def __init__(
-        self, engine: AsyncEngine, tasks: UpsertDatabaseTaskStore, *, max_batch: int = MAX_BATCH
+        self,
+        engine: AsyncEngine,
+        tasks: UpsertDatabaseTaskStore,
+        *,
+        max_batch: int = MAX_BATCH,
+        notify: bool = False,
     ) -> None:
-        super().__init__(tasks, engine.dialect.name)
+        super().__init__(tasks, engine.dialect.name, notify)
         self._engine = engine
         self._tasks = tasks
         self._max_batch = max_batch

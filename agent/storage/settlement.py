@@ -40,6 +40,10 @@ ENDED_STATES = frozenset(
 """Terminal states: once one is durable (and so may have been acknowledged), no write replaces
 it."""
 
+TASK_CHANNEL = "netagent_task"
+"""PostgreSQL: each transaction that writes task rows notifies their ids on this channel
+(``BatchStatements.notify``); the cancel relay's connection listens to it."""
+
 
 class StaleTaskError(Exception):
     """A settlement refused because the stored task is not in a state it may replace: the task

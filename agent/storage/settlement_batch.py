@@ -29,11 +29,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from a2a.types import TaskState
-from sqlalchemy import Connection, Executable, bindparam, delete
+from sqlalchemy import Connection, Executable, bindparam, delete, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from agent.storage.engine import dialect_module
-from agent.storage.settlement import ENDED_STATES, RUNNING_STATES, Settlement
+from agent.storage.settlement import ENDED_STATES, RUNNING_STATES, TASK_CHANNEL, Settlement
 from agent.storage.tables import principal_audit, task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
 
@@ -53,8 +53,15 @@ class _Run:
 class BatchStatements:
     """The statements of one dialect (built once per writer: SQLAlchemy caches their SQL)."""
 
-    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str) -> None:
+    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str, notify: bool = False) -> None:
+        """``notify`` (PostgreSQL): each transaction notifies the ids of the task rows it wrote
+        on ``TASK_CHANNEL``, delivered when it commits (what subscribers on replicas wait on)."""
         self.tasks = tasks
+        self.notify = (
+            text(f"SELECT pg_notify('{TASK_CHANNEL}', id) FROM unnest(CAST(:ids AS text[])) AS id")
+            if notify and dialect == "postgresql"
+            else None
+        )
         self.task_upsert = tasks.upsert().returning(tasks.table.c.id)
         insert = dialect_module(dialect).insert
         runner = insert(task_runner)
@@ -111,6 +118,9 @@ def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Ste
                 written.update(run.indices)
             else:
                 unwritten.append(run)
+    if written and statements.notify is not None:
+        changed = sorted({task.id for i in written if (task := batch[i].task) is not None})
+        yield statements.notify, {"ids": changed}, False
     if unwritten:  # the owner's own row, left alone: it has ended (another owner's: ignored)
         rows = [_task_row(statements.tasks, batch[run.indices[-1]]) for run in unwritten]
         ended = yield statements.tasks.owned(rows), {}, True
@@ -129,6 +139,8 @@ def _transition_steps(statements: BatchStatements, settlement: Settlement) -> St
     ids = yield statements.tasks.transition(row, expect), {}, True
     if not ids:
         return {0}
+    if statements.notify is not None:
+        yield statements.notify, {"ids": [row["id"]]}, False
     yield from _side_rows(statements, [settlement], {0}, set(), datetime.now(UTC))
     return set()
 

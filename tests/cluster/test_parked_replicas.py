@@ -21,12 +21,14 @@ from a2a.types import (
     GetTaskRequest,
     Message,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskNotCancelableError,
     TaskState,
     UnsupportedOperationError,
 )
 from a2a.utils.errors import A2AError
+from sqlalchemy import text
 
 from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.engine import make_engine
@@ -258,3 +260,75 @@ async def test_every_end_a_caller_is_told_stands_across_replicas(
     rows = await trail(audit, task_id)
     assert rows[0] == ("invoke", "allow", "input_required")
     assert len(rows) == 2, rows  # one outcome, whoever caused it
+
+
+# -- idle subscriptions --------------------------------------------------------------------
+
+IDLE_STREAMS = 20
+WINDOW_S = 4.0
+IDLE_XACTS_PER_S = 30.0
+"""Two idle replicas commit a few transactions a second (lease heartbeats and sweeps, and the
+database's own autovacuum); twenty subscriptions polling the store five times a second each
+would add a hundred."""
+WAKE_S = 2.5
+"""A subscription hears its task's change by the relay, far sooner than its 5 s safety look."""
+
+
+async def transactions(engine: Any) -> int:
+    """Transactions committed or rolled back in the database so far (its statistics)."""
+    async with engine.connect() as connection:
+        await connection.execute(text("SELECT pg_stat_clear_snapshot()"))
+        count = await connection.scalar(
+            text(
+                "SELECT xact_commit + xact_rollback FROM pg_stat_database "
+                "WHERE datname = current_database()"
+            )
+        )
+    return int(count)
+
+
+async def follow(replica: Replica, token: str, task_id: str, states: list[int]) -> None:
+    async with make_client(replica.base_url, token, "JSONRPC", streaming=True) as client:
+        async for event in client.subscribe(
+            SubscribeToTaskRequest(id=task_id), context=call_context()
+        ):
+            kind = event.WhichOneof("payload")
+            if kind == "task":
+                states.append(event.task.status.state)
+            elif kind == "status_update":
+                states.append(event.status_update.status.state)
+
+
+async def test_idle_subscriptions_to_parked_tasks_cost_nothing_until_a_change(pair: Pair) -> None:
+    """Subscriptions on B to tasks parked on A: while nothing changes the database sees no
+    more than idle replicas' own work; an answer on A reaches B's subscriber at once."""
+    task_ids = [await park_probe(pair.a, pair.token, "JSONRPC") for _ in range(IDLE_STREAMS)]
+    seen: list[list[int]] = [[] for _ in task_ids]
+    streams = [
+        asyncio.ensure_future(follow(pair.b, pair.token, task_id, states))
+        for task_id, states in zip(task_ids, seen, strict=True)
+    ]
+    engine = make_engine(pair.database_url)
+    try:
+        deadline = time.monotonic() + 30
+        while not all(seen) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert all(seen), "a subscription never started"
+        await asyncio.sleep(1.0)
+        before = await transactions(engine)
+        await asyncio.sleep(WINDOW_S)
+        rate = (await transactions(engine) - before) / WINDOW_S
+        assert rate < IDLE_XACTS_PER_S, f"{rate:.1f} transactions/s with idle subscriptions"
+        answered = await ask(pair.a, pair.token, seconds(task_ids[0], 0), "JSONRPC")
+        assert (
+            isinstance(answered, Task) and answered.status.state == TaskState.TASK_STATE_COMPLETED
+        )
+        await asyncio.wait_for(streams[0], WAKE_S)
+        assert seen[0][-1] == TaskState.TASK_STATE_COMPLETED, seen[0]
+    finally:
+        for stream in streams:
+            stream.cancel()
+        await asyncio.gather(*streams, return_exceptions=True)
+        for task_id in task_ids[1:]:
+            await cancel(pair.a, pair.token, task_id, "JSONRPC")
+        await engine.dispose()

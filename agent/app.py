@@ -328,7 +328,10 @@ def create_app(
     if tools is not None:
         tool_factory = tools(tool_factory)
     store = task_store(runtime.engine)
-    writer = task_writer(runtime.engine, store)
+    # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a
+    # task, and each task change to the replicas whose subscribers wait on it.
+    shared = settings.cluster_stores and runtime.engine.dialect.name == "postgresql"
+    writer = task_writer(runtime.engine, store, notify=shared)
     router = Router(
         runtime.registry,
         threshold=settings.route_threshold,
@@ -346,8 +349,6 @@ def create_app(
     )
     # A replica's lease: survivors end the tasks of one that died (wall-clock time, not ``clock``).
     lease = ReplicaLease(runtime.engine) if settings.cluster_stores else None
-    # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a task.
-    shared = settings.cluster_stores and runtime.engine.dialect.name == "postgresql"
     relay = CancelRelay(runtime.engine) if shared else None
     parked = ParkedTasks(runtime.engine, store.table, settings.limits.parked_task_ttl)
     handler = GovernedRequestHandler(
@@ -408,7 +409,7 @@ def create_app(
         if lease is not None:
             await lease.start()
         if relay is not None:
-            await relay.start(handler.cancel_if_running_here)
+            await relay.start(handler.cancel_if_running_here, handler.task_changed)
         sweeper.start()
         services = list(deployment.services())
         for service in services:

@@ -7,6 +7,10 @@ LISTEN/NOTIFY (no table, nothing to clean up); the one running the task cancels 
 exactly as if the request had reached it, and the asking replica answers with the stored
 outcome. If no peer acts in time, no replica runs the task (its runner died), and the asking
 replica may cancel it in the store itself.
+
+The same connection listens for task changes: every transaction that writes a task row
+notifies its id, so a subscription waits for a change of its task instead of polling the
+store (an idle one costs nothing while nothing changes).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.security.principal import Principal
+from agent.storage.settlement import TASK_CHANNEL
 
 if TYPE_CHECKING:
     import asyncpg
@@ -31,6 +36,7 @@ CHANNEL = "netagent_cancel"
 RECONNECT_FIRST_SECONDS = 0.5
 RECONNECT_MAX_SECONDS = 10.0
 LocalCancel = Callable[[str, Principal], Coroutine[Any, Any, None]]
+TaskChanged = Callable[[str], None]
 
 
 def _payload(task_id: str, principal: Principal) -> str:
@@ -60,13 +66,16 @@ class CancelRelay:
         self._engine = engine
         self._listener: asyncpg.Connection | None = None
         self._on_cancel: LocalCancel | None = None
+        self._on_change: TaskChanged | None = None
         self._pending: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._reconnecting: asyncio.Task[None] | None = None
 
-    async def start(self, on_cancel: LocalCancel) -> None:
-        """Listen on a dedicated connection (a pooled one would be handed to other work)."""
+    async def start(self, on_cancel: LocalCancel, on_change: TaskChanged | None = None) -> None:
+        """Listen on a dedicated connection (a pooled one would be handed to other work);
+        ``on_change``: called with the id of each task whose row a replica wrote."""
         self._on_cancel = on_cancel
+        self._on_change = on_change
         self._stopping = False
         await self._listen()
 
@@ -76,6 +85,8 @@ class CancelRelay:
         url = make_url(self._engine.url).set(drivername="postgresql")
         listener = await asyncpg.connect(url.render_as_string(hide_password=False))
         await listener.add_listener(CHANNEL, self._received)
+        if self._on_change is not None:
+            await listener.add_listener(TASK_CHANNEL, self._changed)
         listener.add_termination_listener(self._lost)
         self._listener = listener
 
@@ -128,6 +139,11 @@ class CancelRelay:
                 text("SELECT pg_notify(:channel, :payload)"),
                 {"channel": CHANNEL, "payload": _payload(task_id, principal)},
             )
+
+    def _changed(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
+        """A task's row was written (by any replica): wake whoever waits on it here."""
+        if self._on_change is not None:
+            self._on_change(payload)
 
     def _received(self, _connection: Any, _pid: int, _channel: str, payload: str) -> None:
         try:

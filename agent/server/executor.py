@@ -568,6 +568,11 @@ class SkillExecutor(AgentExecutor):
             return False
         return _not_cancelable(self._registry.get(binding.skill_id))
 
+    async def bound_skill(self, task_id: str, principal: Principal) -> str | None:
+        """The skill the task's binding names (none while the router asks which is meant)."""
+        binding = await self._bindings.get(task_id, principal.owner)
+        return binding.skill_id if binding is not None else None
+
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """End the task CANCELED; the SDK then cancels the running handler.
 

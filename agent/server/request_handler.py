@@ -96,6 +96,7 @@ from agent.server.bounds import NewRuns, check_history, cursor_of, fit_page
 from agent.server.cancel_relay import CancelRelay
 from agent.server.conformance import CONFORMANCE_STATE_KEY, ConformanceExecutor
 from agent.server.executor import (
+    PROJECTION_STATE_KEY,
     ROUTE_STATE_KEY,
     TEXT,
     SkillExecutor,
@@ -112,9 +113,16 @@ from agent.server.task_run import (
     leave_run,
 )
 from agent.settings import Limits
-from agent.storage.audit import AuditLog
+from agent.storage.audit import A2A, AGENT_TOOL, AuditLog, AuditRecord
 from agent.storage.parked import ParkedTasks
-from agent.storage.settlement import RUNNING_STATES, Runner, Settlement, TaskWriter
+from agent.storage.settlement import (
+    PARKED_STATES,
+    RUNNING_STATES,
+    Runner,
+    Settlement,
+    StaleTaskError,
+    TaskWriter,
+)
 
 log = logging.getLogger(__name__)
 MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns
@@ -130,9 +138,11 @@ _CURSOR_NS = range(-62_135_596_800 * 10**9, 253_402_300_800 * 10**9)
 # A cancel for a task another replica runs: how long to wait for that replica to cancel it.
 RELAY_WAIT_SECONDS = 5.0
 RELAY_POLL_SECONDS = 0.1
-# A subscription to a task running on another replica follows the store at this pace.
+# A subscription that no change would wake (replicas whose relay lost its connection) follows
+# the store at this pace.
 REMOTE_POLL_SECONDS = 0.2
-# A subscription to a task parked here is woken by its change; it looks anyway this often.
+# A subscription woken by its task's changes (its own process's, or heard by the relay) looks
+# anyway this often.
 PARKED_POLL_SECONDS = 5.0
 SHUTDOWN_SECONDS = 5.0
 SHUTDOWN_MESSAGE = "interrupted by a shutdown"
@@ -456,8 +466,7 @@ class GovernedRequestHandler(RequestHandler):
         if stored is not None:
             release = await self._live.acquire(stored.id)
             try:
-                stored = await self._reread(stored.id, context)
-                check_history(stored, params.message, self._limits)  # (as it is now)
+                stored = await self._claim(params, context, stored.id)
             except BaseException:
                 release()
                 raise
@@ -469,11 +478,72 @@ class GovernedRequestHandler(RequestHandler):
             if release is not None:
                 release()
             raise
-        if stored is not None and escapes and run.task is not None:
-            # A follow-up whose task the caller sees before it settles: its new message is
-            # durable first (the run waits for this write before it starts).
-            await run.ready
         return run
+
+    async def _claim(
+        self, params: SendMessageRequest, context: ServerCallContext, task_id: str
+    ) -> Task:
+        """A follow-up under its task's lock: take the parked task to WORKING, with the new
+        message, in one conditional write (a transition, agent/storage/settlement.py).
+
+        Of follow-ups racing on several replicas exactly one wins; each other one waits, as
+        it would for this process's lock, until the task is no longer running, and then
+        finds it ended (refused, as here) or parked again (and claims it). The task a cancel
+        on any replica reads is then WORKING with this replica as its runner, so the cancel
+        reaches this run (the relay) instead of ending the task under it.
+        """
+        while True:
+            stored = await self._reread(task_id, context)
+            if stored.status.state in RUNNING_STATES:
+                await self._settled(task_id, context)
+                continue
+            if stored.status.state not in PARKED_STATES:  # no state a follow-up may take up
+                raise UnsupportedOperationError(message="the task has ended; start a new one")
+            check_history(stored, params.message, self._limits)  # (as it is now)
+            claimed = _claimed(stored, params.message)
+            claim = Settlement(
+                _owner(context),
+                copy_task(claimed),
+                runner=self._runner(context),
+                expect=PARKED_STATES,
+            )
+            try:
+                await self._writer.commit(claim)
+            except StaleTaskError:
+                continue  # another request moved it first: look again
+            self._live.touch(task_id)
+            return claimed
+
+    async def _settled(self, task_id: str, context: ServerCallContext) -> None:
+        """Until the task runs no more: its run here ends, or the store says it settled."""
+        run = self._live.get(task_id, _owner(context))
+        if run is not None:
+            await asyncio.shield(run.done.wait())
+            return
+        changed = self._live.watch(task_id)
+        try:
+            while True:
+                changed.clear()  # before looking: a change from now on wakes us
+                stored = await self._store.get(task_id, context)
+                if stored is None or stored.status.state not in RUNNING_STATES:
+                    return
+                wait = PARKED_POLL_SECONDS if self._quiet() else REMOTE_POLL_SECONDS
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), wait)
+        finally:
+            self._live.unwatch(task_id, changed)
+
+    def _runner(self, context: ServerCallContext) -> Runner:
+        """This replica as the runner of the caller's task (its ``task_runner`` row)."""
+        principal = principal_of(context.user)
+        decision = context.state.get(ROUTE_STATE_KEY)
+        capability = decision.capability if isinstance(decision, Decision) else None
+        return Runner(
+            self._replica,
+            principal.subject or "anonymous",
+            principal.tenant,
+            capability.id if capability is not None else None,
+        )
 
     def _launch(
         self,
@@ -484,27 +554,13 @@ class GovernedRequestHandler(RequestHandler):
         release: Callable[[], None] | None,
     ) -> TaskRun:
         message = params.message
-        principal = principal_of(context.user)
-        runner = None
-        if escapes:
-            decision = context.state.get(ROUTE_STATE_KEY)
-            capability = decision.capability if isinstance(decision, Decision) else None
-            runner = Runner(
-                self._replica,
-                principal.subject or "anonymous",
-                principal.tenant,
-                capability.id if capability is not None else None,
-            )
+        runner = self._runner(context) if escapes or stored is not None else None
         if stored is None:
             message.task_id = random_id()
             if not message.context_id:
                 message.context_id = random_id()
             run = TaskRun(_owner(context), self._writer, runner=runner)
-        else:
-            if stored.status.HasField("message"):  # the SDK's rule for a follow-up
-                stored.history.append(stored.status.message)
-                stored.status.ClearField("message")
-            stored.history.append(message)
+        else:  # claimed: durable and visible as WORKING (its bindings are written at once)
             run = TaskRun(_owner(context), self._writer, task=stored, runner=runner)
         request = RequestContext(
             context,
@@ -514,10 +570,6 @@ class GovernedRequestHandler(RequestHandler):
             task=stored,
         )
         self._live.add(message.task_id, run)
-        if stored is not None and escapes:
-            run.ready = asyncio.ensure_future(
-                self._writer.commit(Settlement(run.owner, copy_task(stored)))
-            )
         run.runner = asyncio.get_running_loop().create_task(
             self._drive(run, request, message.task_id, release)
         )
@@ -539,7 +591,6 @@ class GovernedRequestHandler(RequestHandler):
             with AuditLog.batched(
                 task_id, on_flush=run.flush_audit, projection=projection_of(request)
             ):
-                await run.ready
                 run.executing = True
                 try:
                     await self._execute(run, request)
@@ -548,7 +599,10 @@ class GovernedRequestHandler(RequestHandler):
                 audit = AuditLog.take()
             settlement = run.settlement(audit)
             if settlement is not None:
-                await self._writer.commit(settlement)
+                try:
+                    await self._writer.commit(settlement)
+                except StaleTaskError:
+                    await self._ended_meanwhile(run, settlement, request.call_context)
         except BaseException:
             run.finish()  # listeners are told; the store keeps its last durable state
             raise
@@ -558,6 +612,22 @@ class GovernedRequestHandler(RequestHandler):
             if release is not None:
                 release()
         run.finish()
+
+    async def _ended_meanwhile(
+        self, run: TaskRun, settlement: Settlement, context: ServerCallContext | None
+    ) -> None:
+        """The run's settled state was refused: the stored task ended meanwhile (a survivor
+        ended it as its runner's lease lapsed, or a cancel ended it when this replica did not
+        answer in time). The stored end stands and is what the run's callers get; the
+        invocation's audit rows are still written (what it did, it did)."""
+        assert run.task is not None and context is not None
+        log.warning("task %s ended elsewhere while it ran here; its end stands", run.task.id)
+        if settlement.audit:
+            await self._writer.commit(Settlement(run.owner, audit=settlement.audit))
+        stored = await self._store.get(run.task.id, context)
+        if stored is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)
+        run.ended_elsewhere(stored)
 
     async def _execute(self, run: TaskRun, request: RequestContext) -> None:
         """The executor, to a settled state whatever happens (a cancel ends it CANCELED)."""
@@ -716,11 +786,25 @@ class GovernedRequestHandler(RequestHandler):
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
         """Cancel the run here, relay to the replica that runs it, or end a parked task.
 
-        The caller's own task first: asking the executor about an id the caller cannot see
-        would tell it that someone's task runs under that id.
+        Ending a stored task is a transition (agent/storage/settlement.py): if the task moved
+        meanwhile (a follow-up on another replica took it up, or its run settled), the cancel
+        looks again and acts on what the task is now, never writing over it.
         """
         check_required_fields(params)
         _check_task_id(params.id)
+        while True:
+            cancelled = await self._cancel_once(params, context)
+            if cancelled is not None:
+                return cancelled
+
+    async def _cancel_once(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        """One look at the task and the cancel it calls for; None: it moved, look again.
+
+        The caller's own task first: asking the executor about an id the caller cannot see
+        would tell it that someone's task runs under that id.
+        """
         owner = _owner(context)
         run = self._live.get(params.id, owner)
         if run is not None and run.task is not None:
@@ -761,26 +845,56 @@ class GovernedRequestHandler(RequestHandler):
             raise TaskNotCancelableError(message="the task ended before it was cancelled")
         return copy_task(run.task)
 
-    async def _cancel_stored(self, task_id: str, context: ServerCallContext) -> Task:
-        """A task no process runs (parked for input, or left by a process that died)."""
+    async def _cancel_stored(self, task_id: str, context: ServerCallContext) -> Task | None:
+        """A task no process runs (parked for input, or left by a process that died): CANCELED,
+        with the cancel's audit row, if it is still as read; None if it moved meanwhile."""
         stored = await self._store.get(task_id, context)
         if stored is None:
             raise TaskNotFoundError(message=TASK_NOT_FOUND)
         if stored.status.state in TERMINAL:
             raise TaskNotCancelableError(message="the task has ended")
+        parked = stored.status.state in PARKED_STATES
         apply_status(stored, _status_event(stored, TaskState.TASK_STATE_CANCELED))
-        await self._writer.commit(Settlement(_owner(context), copy_task(stored)))
+        cancel = Settlement(
+            _owner(context),
+            copy_task(stored),
+            audit=[await self._cancel_record(task_id, context)],
+            expect=PARKED_STATES if parked else RUNNING_STATES,
+        )
+        try:
+            await self._writer.commit(cancel)
+        except StaleTaskError:
+            return None
         self._live.touch(task_id)  # subscribers waiting on the parked task
         return stored
 
+    async def _cancel_record(self, task_id: str, context: ServerCallContext) -> AuditRecord:
+        """The audit row of a cancel that ends a stored task: who, which task (and skill,
+        when its binding names one), ``agent`` ``cancel`` ``allow`` ``canceled``."""
+        principal = principal_of(context.user)
+        projection = context.state.get(PROJECTION_STATE_KEY, A2A)
+        return AuditRecord(
+            principal=principal.subject or "anonymous",
+            tenant=principal.tenant,
+            tool=AGENT_TOOL,
+            operation="cancel",
+            decision="allow",
+            reason="canceled",
+            skill_id=await self._skills.bound_skill(task_id, principal),
+            task_id=task_id,
+            projection=projection if isinstance(projection, str) else A2A,
+        )
+
     async def _cancel_where_it_runs(
         self, params: CancelTaskRequest, context: ServerCallContext
-    ) -> Task:
+    ) -> Task | None:
         """The task runs on another replica, or on none any more (its runner died).
 
         Writing CANCELED here would be overwritten by the runner's result, so the runner is
         asked to cancel it; the caller gets what the store then says. If no replica acts in
-        time, none runs the task, and the store's CANCELED is the last word.
+        time, none runs the task, and the store's CANCELED is the last word: written only over
+        a task still running, and never written over by a late result (its settlement is
+        refused). None: the task moved meanwhile.
         """
         assert self._relay is not None
         await self._relay.request(params.id, principal_of(context.user))
@@ -795,10 +909,20 @@ class GovernedRequestHandler(RequestHandler):
                 raise TaskNotCancelableError(message="the task ended before it was cancelled")
         log.warning("no replica runs task %s any more; cancelling it in the store", params.id)
         release = await self._live.acquire(params.id)
-        try:
+        try:  # only while it still runs: a late end from its runner is then refused
             return await self._cancel_stored(params.id, context)
         finally:
             release()
+
+    def task_changed(self, task_id: str) -> None:
+        """The task changed outside this process's runs (a replica wrote its row and the relay
+        heard it, or the parked-task sweeper ended it): wake who waits on it here."""
+        self._live.touch(task_id)
+
+    def _quiet(self) -> bool:
+        """Whether every stored change of a task wakes its watchers here (a single process
+        makes them all itself; replicas hear each other's while the relay listens)."""
+        return self._relay is None or self._relay.listening
 
     async def cancel_if_running_here(self, task_id: str, principal: Principal) -> None:
         """A cancel relayed by a peer: act on it only for a task this replica runs."""
@@ -887,12 +1011,15 @@ class GovernedRequestHandler(RequestHandler):
                     )
                     seen = current
                     continue
-                # Only this process changes a task parked here, and it says so; a task
-                # running elsewhere (or any task, with replicas) is followed in the store.
-                parked_here = self._relay is None and seen.status.state not in RUNNING_STATES
+                # Every change of the task wakes us (this process's own; a replica's, heard
+                # by the relay): then a look now and then is a safety net only. A task
+                # running in no process here, with no relay, is followed in the store.
+                woken = self._quiet() and (
+                    self._relay is not None or seen.status.state not in RUNNING_STATES
+                )
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(
-                        changed.wait(), PARKED_POLL_SECONDS if parked_here else REMOTE_POLL_SECONDS
+                        changed.wait(), PARKED_POLL_SECONDS if woken else REMOTE_POLL_SECONDS
                     )
         finally:
             if run is not None and listener is not None:
@@ -945,10 +1072,6 @@ class GovernedRequestHandler(RequestHandler):
         """The lock a follow-up of that task takes here (for the parked-task sweeper)."""
         return await self._live.acquire(task_id)
 
-    def task_changed(self, task_id: str) -> None:
-        """A task changed outside a run (the sweeper ended it): its subscribers look."""
-        self._live.touch(task_id)
-
     async def aclose(self) -> None:
         """At shutdown: give runs a moment, then end the rest FAILED (interrupted)."""
         runs = [run.runner for run in self._live.all() if run.runner is not None]
@@ -976,6 +1099,19 @@ def _moved(seen: Task, current: Task) -> bool:
         current.status.state != seen.status.state
         or current.status.timestamp != seen.status.timestamp
     )
+
+
+def _claimed(stored: Task, message: Message) -> Task:
+    """The parked task a follow-up takes up: the SDK's rule for its history (the status
+    message, then the new message, join it), and WORKING from now."""
+    task = copy_task(stored)
+    if task.status.HasField("message"):
+        task.history.append(task.status.message)
+    task.history.append(message)
+    task.status.Clear()
+    task.status.state = TaskState.TASK_STATE_WORKING
+    task.status.timestamp.FromDatetime(datetime.now(UTC))
+    return task
 
 
 def _check_open(task: Task) -> None:

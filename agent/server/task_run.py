@@ -56,12 +56,6 @@ Listener = asyncio.Queue[Event | None]
 """A listener's queue; None closes it."""
 
 
-def _done() -> asyncio.Future[None]:
-    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    future.set_result(None)
-    return future
-
-
 def copy_task(task: Task) -> Task:
     """A snapshot the run's later events cannot change."""
     copy = Task()
@@ -122,8 +116,6 @@ class TaskRun(EventQueue):
         self.accepted = asyncio.Event()
         self.done = asyncio.Event()
         self.runner: asyncio.Task[None] | None = None
-        self.ready: asyncio.Future[None] = _done()
-        """What the run waits for before it starts (a follow-up's durable new message)."""
         self.executing = False
         self._writer = writer
         self._runner = runner
@@ -321,6 +313,18 @@ class TaskRun(EventQueue):
             binding=self.binding,
             printed=dict(self.wire_artifacts),  # (never changed: the answer only prints them)
             sparse=frozenset(self._sparse),
+        )
+
+    def ended_elsewhere(self, task: Task) -> None:
+        """The stored task ended while this run ran (its settled write was refused): that
+        end, as stored, is what the run's callers and listeners get."""
+        self._task = task
+        self._sparse.clear()
+        self.wire_artifacts.clear()
+        self._artifact_ids = None
+        self.reply = None
+        self.final = TaskStatusUpdateEvent(
+            task_id=task.id, context_id=task.context_id, status=task.status
         )
 
     def finish(self) -> None:

@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 
 from agent.storage.engine import SQLITE_TIMEOUT_S
-from agent.storage.settlement import Settlement, TaskWriter, WriterStats
+from agent.storage.settlement import Settlement, StaleTaskError, TaskWriter, WriterStats
 from agent.storage.settlement_batch import BatchStatements, batch_steps, run_async, run_sync
 from agent.storage.task_store import UpsertDatabaseTaskStore
 
@@ -40,15 +40,34 @@ MAX_BATCH = 256
 retries; 256 task rows stay far below SQLite's and PostgreSQL's bound-parameter limits)."""
 
 _Item = tuple[Settlement, "asyncio.Future[None]"]
-Isolation = Generator[Sequence[Settlement], BaseException | None, list[BaseException | None]]
+Isolation = Generator[Sequence[Settlement], BaseException | set[int], list[BaseException | None]]
 _STOP = object()
 
 
-def task_writer(engine: AsyncEngine, tasks: UpsertDatabaseTaskStore) -> TaskWriter:
-    """The writer for ``engine``: a thread on a SQLite file, an asyncio task otherwise."""
+def take_batch(pending: list[_Item], max_batch: int) -> list[_Item]:
+    """Remove and return the next batch from ``pending``: up to ``max_batch`` settlements,
+    a transition (``Settlement.expect``) alone, so it is one transaction of its own."""
+    if pending[0][0].expect is not None:
+        size = 1
+    else:
+        size = min(len(pending), max_batch)
+        for index in range(1, size):
+            if pending[index][0].expect is not None:
+                size = index
+                break
+    batch = pending[:size]
+    del pending[:size]
+    return batch
+
+
+def task_writer(
+    engine: AsyncEngine, tasks: UpsertDatabaseTaskStore, *, notify: bool = False
+) -> TaskWriter:
+    """The writer for ``engine``: a thread on a SQLite file, an asyncio task otherwise.
+    ``notify``: PostgreSQL replicas hear of each task row written (``BatchStatements``)."""
     if engine.dialect.name == "sqlite" and not sqlite_in_memory(engine.url):
         return SqliteThreadWriter(engine, tasks)
-    return AsyncGroupWriter(engine, tasks)
+    return AsyncGroupWriter(engine, tasks, notify=notify)
 
 
 def sqlite_in_memory(url: URL) -> bool:
@@ -64,8 +83,8 @@ def sqlite_in_memory(url: URL) -> bool:
 class _Batcher:
     """What both writers share: stats, and writing a batch with per-settlement isolation."""
 
-    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str) -> None:
-        self._statements = BatchStatements(tasks, dialect)
+    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str, notify: bool = False) -> None:
+        self._statements = BatchStatements(tasks, dialect, notify)
         self._stats = WriterStats()
 
     @property
@@ -75,22 +94,24 @@ class _Batcher:
 
     def _isolated(self, batch: Sequence[Settlement]) -> Isolation:
         """What to write for ``batch``, one transaction per step: the batch, then, if it
-        failed, each settlement alone. Send each step its error (or None); returns each
-        settlement's outcome."""
-        error = yield batch
-        if error is None:
+        failed, each settlement alone. Send each step its error, or the indices (in the step)
+        of the settlements it refused; returns each settlement's outcome."""
+        sent = yield batch
+        if not isinstance(sent, BaseException):
             self._stats.commits += 1
-            return self._count([None] * len(batch))
+            return self._count([_refusal(s) if i in sent else None for i, s in enumerate(batch)])
         if len(batch) == 1:
-            return self._count([error])
+            return self._count([sent])
         self._stats.isolations += 1
         log.warning("a batch of %d settlements failed; writing each alone", len(batch))
         outcomes: list[BaseException | None] = []
         for settlement in batch:
-            error = yield [settlement]
-            if error is None:
-                self._stats.commits += 1
-            outcomes.append(error)
+            sent = yield [settlement]
+            if isinstance(sent, BaseException):
+                outcomes.append(sent)
+                continue
+            self._stats.commits += 1
+            outcomes.append(_refusal(settlement) if sent else None)
         return self._count(outcomes)
 
     def _count(self, outcomes: list[BaseException | None]) -> list[BaseException | None]:
@@ -98,6 +119,11 @@ class _Batcher:
         self._stats.failures += failed
         self._stats.settlements += len(outcomes) - failed
         return outcomes
+
+
+def _refusal(settlement: Settlement) -> StaleTaskError:
+    """What the ``commit`` of a refused settlement raises."""
+    return StaleTaskError(settlement.task.id if settlement.task is not None else "")
 
 
 def _failed(cause: BaseException) -> RuntimeError:
@@ -217,28 +243,31 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
             self._engine.dispose()  # here: SQLite connections belong to the thread that made them
 
     def _drain(self, connection: Connection) -> None:
+        held: list[_Item] = []  # taken from the queue, not yet written
+        stop = False
         while True:
-            items: list[_Item] = []
-            item = self._queue.get()
-            stop = item is _STOP
-            if not stop:
-                items.append(item)
-            while not stop and len(items) < self._max_batch:
+            if not held and not stop:
+                item = self._queue.get()
+                stop = item is _STOP
+                if not stop:
+                    held.append(item)
+            while not stop and len(held) < self._max_batch:
                 try:
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     break
                 stop = item is _STOP
                 if not stop:
-                    items.append(item)
-            if items:
+                    held.append(item)
+            if held:
+                items = take_batch(held, self._max_batch)
                 try:
                     outcomes = self._write_isolated(connection, [s for s, _ in items])
-                except BaseException as exc:  # the thread is going: answer this batch too
-                    self._answer(items, [_failed(exc)] * len(items))
+                except BaseException as exc:  # the thread is going: answer what it holds too
+                    self._answer([*items, *held], [_failed(exc)] * (len(items) + len(held)))
                     raise
                 self._answer(items, outcomes)
-            if stop:
+            if stop and not held:
                 return
 
     def _write_isolated(
@@ -249,17 +278,17 @@ class SqliteThreadWriter(_Batcher, TaskWriter):
             step = next(steps)
             while True:
                 try:
-                    self._write(connection, step)
+                    refused = self._write(connection, step)
                 except Exception as exc:
                     step = steps.send(exc)
                 else:
-                    step = steps.send(None)
+                    step = steps.send(refused)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
-    def _write(self, connection: Connection, batch: Sequence[Settlement]) -> None:
+    def _write(self, connection: Connection, batch: Sequence[Settlement]) -> set[int]:
         with connection.begin():
-            run_sync(connection, batch_steps(self._statements, batch))
+            return run_sync(connection, batch_steps(self._statements, batch))
 
     def _answer(self, items: Sequence[_Item], outcomes: Sequence[BaseException | None]) -> None:
         """Hand the outcomes to the loop each ``commit`` waits on (one call per loop)."""
@@ -293,9 +322,14 @@ class AsyncGroupWriter(_Batcher, TaskWriter):
     """Batches written by an asyncio task on the async engine."""
 
     def __init__(
-        self, engine: AsyncEngine, tasks: UpsertDatabaseTaskStore, *, max_batch: int = MAX_BATCH
+        self,
+        engine: AsyncEngine,
+        tasks: UpsertDatabaseTaskStore,
+        *,
+        max_batch: int = MAX_BATCH,
+        notify: bool = False,
     ) -> None:
-        super().__init__(tasks, engine.dialect.name)
+        super().__init__(tasks, engine.dialect.name, notify)
         self._engine = engine
         self._tasks = tasks
         self._max_batch = max_batch
@@ -342,8 +376,7 @@ class AsyncGroupWriter(_Batcher, TaskWriter):
                 await self._wake.wait()
                 self._wake.clear()
                 while self._pending:
-                    items = self._pending[: self._max_batch]
-                    del self._pending[: self._max_batch]
+                    items = take_batch(self._pending, self._max_batch)
                     try:
                         outcomes = await self._write_isolated([s for s, _ in items])
                     except BaseException as exc:  # the writer is going: answer this batch
@@ -368,14 +401,14 @@ class AsyncGroupWriter(_Batcher, TaskWriter):
             step = next(steps)
             while True:
                 try:
-                    await self._write(step)
+                    refused = await self._write(step)
                 except Exception as exc:
                     step = steps.send(exc)
                 else:
-                    step = steps.send(None)
+                    step = steps.send(refused)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
-    async def _write(self, batch: Sequence[Settlement]) -> None:
+    async def _write(self, batch: Sequence[Settlement]) -> set[int]:
         async with self._engine.begin() as connection:
-            await run_async(connection, batch_steps(self._statements, batch))
+            return await run_async(connection, batch_steps(self._statements, batch))

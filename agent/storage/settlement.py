@@ -27,6 +27,31 @@ from agent.storage.bindings import Binding, BindingStore
 
 RUNNING_STATES = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
 """A task in these states has a runner (a ``task_runner`` row); in any other it has none."""
+PARKED_STATES = frozenset({TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED})
+"""A task in these states waits for its caller: no one runs it until a follow-up claims it."""
+ENDED_STATES = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+    }
+)
+"""Terminal states: once one is durable (and so may have been acknowledged), no write replaces
+it."""
+
+TASK_CHANNEL = "netagent_task"
+"""PostgreSQL: each transaction that writes task rows notifies their ids on this channel
+(``BatchStatements.notify``); the cancel relay's connection listens to it."""
+
+
+class StaleTaskError(Exception):
+    """A settlement refused because the stored task is not in a state it may replace: the task
+    has ended, or (a transition) another request moved it first. Nothing of it was written."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__("the stored task has moved on; nothing was written")
+        self.task_id = task_id
 
 
 @dataclass(frozen=True)
@@ -51,6 +76,14 @@ class Settlement:
     they are instead of walking their Structs again (``UpsertDatabaseTaskStore.row``).
     ``sparse``: ids of artifacts of ``task`` that are only there by id and name (no one read
     their Struct while the task ran); their whole form is in ``printed`` (``whole_task``).
+
+    A stored task in a terminal state is never replaced: a settlement whose task it would
+    replace is refused whole (none of its rows is written; its ``commit`` raises
+    ``StaleTaskError``). ``expect``: a transition, which replaces the stored task only while it
+    is in one of these states (its owner's, existing, and not ended: a terminal state in
+    ``expect`` is ignored), else is refused the same way; the
+    writers commit a transition in a transaction of its own, so exactly one of several
+    requests racing for one task wins, on any number of processes.
     """
 
     owner: str
@@ -60,6 +93,13 @@ class Settlement:
     runner: Runner | None = None
     printed: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     sparse: frozenset[str] = frozenset()
+    expect: frozenset[int] | None = None
+
+    def may_replace(self, stored: Task | None) -> bool:
+        """Whether this settlement's task may replace ``stored`` (the owner's task, or None)."""
+        if stored is not None and stored.status.state in ENDED_STATES:
+            return False
+        return self.expect is None or (stored is not None and stored.status.state in self.expect)
 
     def whole_task(self) -> Task | None:
         """``task`` with its sparse artifacts whole, for a store that walks every Struct."""
@@ -89,7 +129,8 @@ class TaskWriter(ABC):
     """Makes settlements durable; ``commit`` returns once its settlement is.
 
     Settlements of one task commit in the order their ``commit`` calls were made. A settlement
-    that cannot be written fails only its own ``commit`` (with the database's error).
+    that cannot be written fails only its own ``commit`` (with the database's error); one the
+    stored task refuses (``Settlement.may_replace``) raises ``StaleTaskError``.
     """
 
     @abstractmethod
@@ -158,6 +199,8 @@ class StoreTaskWriter(TaskWriter):
                 task = settlement.whole_task()
                 if task is not None:
                     context = ServerCallContext(user=OwnerUser(settlement.owner))
+                    if not settlement.may_replace(await self._tasks.get(task.id, context)):
+                        raise StaleTaskError(task.id)
                     await self._tasks.save(task, context)
                 if settlement.audit:
                     await self._audit._append(list(settlement.audit))

@@ -15,6 +15,10 @@ settlements one after another:
   says which were; a row of another owner is not, and neither is its runner row).
 - bindings: ``put`` replaces whoever wrote before, so the last one per task is written.
 - audit rows: all of them, in order (append-only).
+
+A settlement refused (``Settlement.may_replace``: its owner's task row has ended, found by the
+upsert's condition leaving that row alone, or ended earlier in the same batch) writes none of
+its rows; the others of the batch are written as if it were not there.
 """
 
 from __future__ import annotations
@@ -24,16 +28,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Executable, bindparam, delete
+from a2a.types import TaskState
+from sqlalchemy import Connection, Executable, bindparam, delete, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from agent.storage.engine import dialect_module
-from agent.storage.settlement import RUNNING_STATES, Settlement
+from agent.storage.settlement import ENDED_STATES, RUNNING_STATES, TASK_CHANNEL, Settlement
 from agent.storage.tables import principal_audit, task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
 
 Step = tuple[Executable, list[dict[str, Any]] | dict[str, Any], bool]
-Steps = Generator[Step, set[str] | None, None]
+Steps = Generator[Step, set[str] | None, set[int]]
+"""Statements to run; returns the indices of the batch's refused settlements."""
 
 
 @dataclass
@@ -47,8 +53,15 @@ class _Run:
 class BatchStatements:
     """The statements of one dialect (built once per writer: SQLAlchemy caches their SQL)."""
 
-    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str) -> None:
+    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str, notify: bool = False) -> None:
+        """``notify`` (PostgreSQL): each transaction notifies the ids of the task rows it wrote
+        on ``TASK_CHANNEL``, delivered when it commits (what subscribers on replicas wait on)."""
         self.tasks = tasks
+        self.notify = (
+            text(f"SELECT pg_notify('{TASK_CHANNEL}', id) FROM unnest(CAST(:ids AS text[])) AS id")
+            if notify and dialect == "postgresql"
+            else None
+        )
         self.task_upsert = tasks.upsert().returning(tasks.table.c.id)
         insert = dialect_module(dialect).insert
         runner = insert(task_runner)
@@ -68,17 +81,33 @@ class BatchStatements:
 
 
 def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Steps:
-    """The batch's statements in order; send each step the ids it returned (or None)."""
+    """The batch's statements in order; send each step the ids it returned (or None).
+
+    Returns the indices of the settlements refused (``Settlement.may_replace``): none of
+    their rows is written. A transition (``Settlement.expect``) comes in a batch of its own.
+    """
+    if any(s.expect is not None for s in batch):
+        if len(batch) != 1:
+            raise ValueError("a transition is written in a batch of its own")
+        return (yield from _transition_steps(statements, batch[0]))
     now = datetime.now(UTC)
     runs: dict[str, list[_Run]] = {}
+    refused: set[int] = set()
     for index, settlement in enumerate(batch):
         if settlement.task is None:
             continue
         task_runs = runs.setdefault(settlement.task.id, [])
-        if not task_runs or task_runs[-1].owner != settlement.owner:
+        if task_runs and task_runs[-1].owner == settlement.owner:
+            last = batch[task_runs[-1].indices[-1]].task
+            assert last is not None
+            if last.status.state in ENDED_STATES:  # ended earlier in this batch
+                refused.add(index)
+                continue
+        else:
             task_runs.append(_Run(settlement.owner))
         task_runs[-1].indices.append(index)
     written: set[int] = set()
+    unwritten: list[_Run] = []
     depth = max((len(r) for r in runs.values()), default=0)
     for layer in range(depth):
         layer_runs = [r[layer] for r in runs.values() if len(r) > layer]
@@ -87,15 +116,53 @@ def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Ste
         for run, row in zip(layer_runs, rows, strict=True):
             if ids is not None and row["id"] in ids:
                 written.update(run.indices)
+            else:
+                unwritten.append(run)
+    if written and statements.notify is not None:
+        changed = sorted({task.id for i in written if (task := batch[i].task) is not None})
+        yield statements.notify, {"ids": changed}, False
+    if unwritten:  # the owner's own row, left alone: it has ended (another owner's: ignored)
+        rows = [_task_row(statements.tasks, batch[run.indices[-1]]) for run in unwritten]
+        ended = yield statements.tasks.owned(rows), {}, True
+        for run, row in zip(unwritten, rows, strict=True):
+            if ended is not None and row["id"] in ended:
+                refused.update(run.indices)
+    yield from _side_rows(statements, batch, written, refused, now)
+    return refused
+
+
+def _transition_steps(statements: BatchStatements, settlement: Settlement) -> Steps:
+    """One conditional UPDATE; only if it changed the row, the settlement's other rows."""
+    assert settlement.task is not None and settlement.expect is not None
+    row = _task_row(statements.tasks, settlement)
+    expect = {TaskState.Name(state) for state in settlement.expect - ENDED_STATES}
+    ids = yield statements.tasks.transition(row, expect), {}, True
+    if not ids:
+        return {0}
+    if statements.notify is not None:
+        yield statements.notify, {"ids": [row["id"]]}, False
+    yield from _side_rows(statements, [settlement], {0}, set(), datetime.now(UTC))
+    return set()
+
+
+def _side_rows(
+    statements: BatchStatements,
+    batch: Sequence[Settlement],
+    written: set[int],
+    refused: set[int],
+    now: datetime,
+) -> Generator[Step, set[str] | None, None]:
+    """Runner rows of the written tasks; audit rows and bindings of all but the refused."""
     upserts, deletes = _runner_rows(batch, written, now)
     if upserts:
         yield statements.runner_upsert, upserts, False
     if deletes:
         yield statements.runner_delete, {"ids": deletes}, False
-    audit = [record.as_row() for settlement in batch for record in settlement.audit]
+    kept = [s for index, s in enumerate(batch) if index not in refused]
+    audit = [record.as_row() for settlement in kept for record in settlement.audit]
     if audit:
         yield statements.audit_insert, audit, False
-    bindings = {s.binding.task_id: _binding_row(s, now) for s in batch if s.binding is not None}
+    bindings = {s.binding.task_id: _binding_row(s, now) for s in kept if s.binding is not None}
     if bindings:
         yield statements.binding_upsert, list(bindings.values()), False
 
@@ -146,25 +213,25 @@ def _binding_row(settlement: Settlement, now: datetime) -> dict[str, Any]:
     }
 
 
-def run_sync(connection: Connection, steps: Steps) -> None:
-    """Execute ``steps`` on a sync connection (inside the caller's transaction)."""
+def run_sync(connection: Connection, steps: Steps) -> set[int]:
+    """Execute ``steps`` on a sync connection (inside the caller's transaction); the refused."""
     ids: set[str] | None = None
     try:
         while True:
             statement, parameters, wants_ids = steps.send(ids)
             result = connection.execute(statement, parameters)
             ids = set(result.scalars()) if wants_ids else None
-    except StopIteration:
-        return
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
 
 
-async def run_async(connection: AsyncConnection, steps: Steps) -> None:
-    """Execute ``steps`` on an async connection (inside the caller's transaction)."""
+async def run_async(connection: AsyncConnection, steps: Steps) -> set[int]:
+    """Execute ``steps`` on an async connection (inside the caller's transaction); the refused."""
     ids: set[str] | None = None
     try:
         while True:
             statement, parameters, wants_ids = steps.send(ids)
             result = await connection.execute(statement, parameters)
             ids = set(result.scalars()) if wants_ids else None
-    except StopIteration:
-        return
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]

@@ -8,24 +8,40 @@ which uses ``row``/``upsert`` from here so the rows stay exactly the SDK's; the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import DatabaseTaskStore
-from a2a.types import (
-    Task,
+from a2a.types import Task, TaskState
+from sqlalchemy import (
+    ColumnElement,
+    Insert,
+    Select,
+    String,
+    Table,
+    Update,
+    and_,
+    cast,
+    delete,
+    func,
+    inspect,
+    or_,
+    select,
+    update,
 )
-from sqlalchemy import Insert, String, Table, cast, delete, inspect, or_, select
 
 from agent.edge.proto_json import message_to_dict
 from agent.storage.engine import dialect_module
 from agent.storage.interrupted import INTERRUPTED as INTERRUPTED  # its old home: app, tests
 from agent.storage.interrupted import RUNNING, Runner, end_task, has_versions
+from agent.storage.settlement import ENDED_STATES
 from agent.storage.tables import task_runner
 
 log = logging.getLogger(__name__)
+ENDED_NAMES = tuple(sorted(TaskState.Name(state) for state in ENDED_STATES))
+"""The terminal states as a row's status JSON names them."""
 _ROW_KEYS = frozenset(
     {
         "id", "context_id", "kind", "owner", "last_updated", "status", "artifacts", "history",
@@ -39,8 +55,9 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
     """The SDK's database store, saving with one INSERT ... ON CONFLICT UPDATE.
 
     The SDK saves with ``session.merge``: a SELECT by primary key, then an INSERT or UPDATE.
-    One statement does both, and its condition keeps a row's owner: a save under another
-    owner changes nothing (merge would have handed the task over).
+    One statement does both, and its condition keeps a row's owner and a row's end: a save
+    under another owner changes nothing (merge would have handed the task over), and neither
+    does a save over a task stored in a terminal state (acknowledged, it stays as it was).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -106,7 +123,7 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
         return {column: values[key] for key, column in self._columns}
 
     def upsert(self) -> Insert:
-        """INSERT ... ON CONFLICT UPDATE of ``row`` values, keeping the row's owner.
+        """INSERT ... ON CONFLICT UPDATE of ``row`` values, keeping the row's owner and its end.
 
         Without values: executed with one ``row`` or many (a group commit's batch).
         """
@@ -115,9 +132,40 @@ class UpsertDatabaseTaskStore(DatabaseTaskStore):
         statement: Insert = insert.on_conflict_do_update(
             index_elements=[table.c.id],
             set_={name: insert.excluded[name] for _, name in self._columns if name != "id"},
-            where=table.c.owner == insert.excluded.owner,
+            where=and_(
+                table.c.owner == insert.excluded.owner,
+                # one comparison per state: an IN list would be an expanding parameter,
+                # which an executemany (a batch of rows) cannot take
+                *(self.stored_state() != name for name in ENDED_NAMES),
+            ),
         )
         return statement
+
+    def stored_state(self) -> ColumnElement[str]:
+        """The state in a row's status JSON (its proto enum name; '' if there is none)."""
+        return func.coalesce(self._table.c.status["state"].as_string(), "")
+
+    def owned(self, rows: Sequence[dict[str, Any]]) -> Select[tuple[str]]:
+        """The ids of those ``rows``' tasks stored under the row's owner."""
+        table = self._table
+        return select(table.c.id).where(
+            or_(*((table.c.id == row["id"]) & (table.c.owner == row["owner"]) for row in rows))
+        )
+
+    def transition(self, row: dict[str, Any], expect: Iterable[str]) -> Update:
+        """UPDATE of the owner's row to ``row`` while its state is one of ``expect`` (enum
+        names); RETURNING its id: no id, no change (another request moved the task first)."""
+        table = self._table
+        return (
+            update(table)
+            .where(
+                table.c.id == row["id"],
+                table.c.owner == row["owner"],
+                self.stored_state().in_(sorted(expect)),
+            )
+            .values({name: value for name, value in row.items() if name != "id"})
+            .returning(table.c.id)
+        )
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         """Insert the task or replace its row (for the same owner only)."""

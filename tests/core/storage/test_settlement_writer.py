@@ -39,6 +39,7 @@ from agent.storage.settlement import (
     OwnerUser,
     Runner,
     Settlement,
+    StaleTaskError,
     StoreTaskWriter,
     TaskWriter,
     WriterStats,
@@ -329,10 +330,119 @@ async def test_runner_row_while_running_deleted_once_settled(
     await asyncio.gather(
         writer.commit(Settlement(ALICE, task("t-1", WORKING), runner=RUNNER)),
         writer.commit(Settlement(ALICE, task("t-1", COMPLETED))),
-        writer.commit(Settlement(ALICE, task("t-2", COMPLETED))),
+        writer.commit(Settlement(ALICE, task("t-2", SUBMITTED), runner=moved)),
         writer.commit(Settlement(ALICE, task("t-2", WORKING), runner=RUNNER)),
     )
     assert set(await runners(stores.engine)) == {"t-2"}
+
+
+# --- ended tasks and transitions --------------------------------------------------------------
+
+ENDED = [
+    TaskState.TASK_STATE_COMPLETED,
+    TaskState.TASK_STATE_FAILED,
+    TaskState.TASK_STATE_CANCELED,
+    TaskState.TASK_STATE_REJECTED,
+]
+EVERY_STATE = [SUBMITTED, WORKING, INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED, *ENDED]
+PARKED = frozenset({INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED})
+
+
+def over(
+    task_id: str, state: TaskState, n: int, expect: frozenset[int] | None = None
+) -> Settlement:
+    """A later write of ``task_id`` with an audit row and a binding of its own."""
+    return Settlement(
+        ALICE,
+        task(task_id, state, second=n, text=f"late {n}"),
+        audit=(record(task_id, 100 + n, reason=f"late {n}"),),
+        binding=binding(task_id, skill=f"late-{n}"),
+        runner=RUNNER,
+        expect=expect,
+    )
+
+
+@pytest.mark.parametrize("ended", ENDED, ids=TaskState.Name)
+async def test_an_ended_task_is_never_replaced(
+    writer: TaskWriter, stores: Stores, ended: TaskState
+) -> None:
+    """Whatever comes after a terminal state (any state, a transition, alone or in one batch
+    with it) is refused whole: its commit raises and none of its rows is written."""
+    first = Settlement(ALICE, task("t-1", ended), audit=(record("t-1"),), binding=binding("t-1"))
+    await writer.commit(first)
+    later = [over("t-1", state, n) for n, state in enumerate(EVERY_STATE, start=1)]
+    later.append(over("t-1", WORKING, 99, expect=frozenset({ended, *PARKED})))
+    outcomes = await asyncio.gather(*(writer.commit(s) for s in later), return_exceptions=True)
+    assert all(isinstance(o, StaleTaskError) for o in outcomes), outcomes
+    # the same within one batch: the ended state and what follows it, submitted together
+    together = [Settlement(ALICE, task("t-2", WORKING), runner=RUNNER), over("t-2", ended, 0)]
+    together += [over("t-2", state, n) for n, state in enumerate(EVERY_STATE, start=1)]
+    outcomes = await asyncio.gather(*(writer.commit(s) for s in together), return_exceptions=True)
+    assert outcomes[:2] == [None, None]
+    assert all(isinstance(o, StaleTaskError) for o in outcomes[2:]), outcomes
+    assert await stores.tasks.get("t-1", ctx(ALICE)) == task("t-1", ended)
+    assert await stores.tasks.get("t-2", ctx(ALICE)) == task("t-2", ended, text="late 0")
+    assert [r["reason"] for r in await stores.audit.query(task_id="t-1")] == ["call 0"]
+    assert [r["reason"] for r in await stores.audit.query(task_id="t-2")] == ["late 0"]
+    assert await stores.bindings.get("t-1", ALICE) == binding("t-1")
+    assert await stores.bindings.get("t-2", ALICE) == binding("t-2", skill="late-0")
+    assert await runners(stores.engine) == {}
+
+
+@pytest.mark.parametrize("stored", EVERY_STATE, ids=TaskState.Name)
+async def test_a_transition_replaces_only_the_states_it_expects(
+    writer: TaskWriter, stores: Stores, stored: TaskState
+) -> None:
+    await writer.commit(Settlement(ALICE, task("t-1", stored), runner=RUNNER))
+    claim = over("t-1", WORKING, 1, expect=PARKED)
+    if stored in PARKED:
+        await writer.commit(claim)
+        assert await stores.tasks.get("t-1", ctx(ALICE)) == claim.task
+        assert (await runners(stores.engine))["t-1"]["replica"] == "replica-a"
+        assert [r["reason"] for r in await stores.audit.query(task_id="t-1")] == ["late 1"]
+        return
+    with pytest.raises(StaleTaskError):
+        await writer.commit(claim)
+    assert await stores.tasks.get("t-1", ctx(ALICE)) == task("t-1", stored)
+    assert await stores.audit.query(task_id="t-1") == []
+    assert await stores.bindings.get("t-1", ALICE) is None
+    # a transition of a task that does not exist, or is another owner's, is refused too
+    with pytest.raises(StaleTaskError):
+        await writer.commit(over("t-none", WORKING, 1, expect=PARKED))
+    with pytest.raises(StaleTaskError):
+        await writer.commit(
+            Settlement(MALLORY, task("t-1", WORKING, text="pwned"), expect=frozenset(EVERY_STATE))
+        )
+    assert await stores.tasks.get("t-1", ctx(ALICE)) == task("t-1", stored)
+
+
+async def test_of_racing_transitions_on_two_writers_exactly_one_wins(
+    kind: tuple[str, str], stores: Stores, engine_for: Callable[[], AsyncEngine]
+) -> None:
+    """Two writers on one database (two replicas): of many claims of one parked task, sent
+    at once through both and among ordinary settlements, one wins; the rest write nothing."""
+    other = stores_on(_same_database(stores.engine))
+    writers = [make_writer(kind, stores), make_writer(kind, other)]
+    for each in writers:
+        await each.start()
+    try:
+        await writers[0].commit(Settlement(ALICE, task("t-1", INPUT_REQUIRED)))
+        claims = [over("t-1", WORKING, n, expect=PARKED) for n in range(12)]
+        noise = [settled(f"n-{n}", n) for n in range(12)]
+        sent = [writers[n % 2].commit(s) for n, s in enumerate(claims)]
+        sent += [writers[n % 2].commit(s) for n, s in enumerate(noise)]
+        outcomes = await asyncio.wait_for(asyncio.gather(*sent, return_exceptions=True), WAIT)
+    finally:
+        for each in writers:
+            await each.stop()
+        await other.engine.dispose()
+    won = [n for n, outcome in enumerate(outcomes[:12]) if outcome is None]
+    assert len(won) == 1, outcomes
+    assert all(isinstance(o, StaleTaskError) for n, o in enumerate(outcomes[:12]) if n not in won)
+    assert outcomes[12:] == [None] * 12
+    assert await stores.tasks.get("t-1", ctx(ALICE)) == claims[won[0]].task
+    assert [r["reason"] for r in await stores.audit.query(task_id="t-1")] == [f"late {won[0]}"]
+    assert set(await runners(stores.engine)) == {"t-1"}
 
 
 # --- isolation --------------------------------------------------------------------------------

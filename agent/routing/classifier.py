@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 
 OUT_OF_SCOPE = "__out_of_scope__"
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parent / "data" / "out_of_scope.txt"
-_WITH_DIGIT = re.compile(r"\S*\d\S*")
+_WITH_DIGIT = re.compile(r"(?<!\S)[^\s\d]*+\d\S*+")
+"""A whitespace-separated token holding a digit, whole. Tried at token starts only and without
+backtracking: linear in the text (unanchored, a search would retry every position of a long
+token holding no digit: quadratic)."""
 
 
 def normalize(text: str) -> str:

@@ -32,6 +32,7 @@ from agent.registry.manifest import State, thawed
 from agent.registry.policy import entitled, visible
 from agent.routing.classifier import SkillClassifier, normalize
 from agent.routing.descriptions import DescriptionIndex, manifest_text, stem, tokens
+from agent.routing.extractors import MAX_TEXT
 from agent.routing.features import NO_FEATURES, FeatureProvider, TextFeatures, expanded
 from agent.routing.skill_request import SkillRequest, data_parts, explicit_request, plain_json
 from agent.security.principal import Principal
@@ -45,6 +46,12 @@ TEXT = "text/plain"
 NOT_ADVERTISED = "no such skill is advertised to you"
 MAX_ROUTE_TEXT = 2000
 """Characters of a text message the text layers read (the extractor reads more)."""
+MAX_READ_TEXT = MAX_TEXT
+"""Characters of a message's text routing reads at all (what an extractor reads); the rest is
+neither routed on, nor extracted from, nor kept for a follow-up."""
+OFF_LOOP_TEXT = 1000
+"""A message with more text than this is routed in a worker thread: reading it may take more
+than a few milliseconds, which on the event loop would stall every other request."""
 DESCRIPTION_WEIGHT = 0.8
 """How much the description layer's confidence counts beside the classifier's."""
 CLOSE = 0.2
@@ -344,6 +351,18 @@ def message_text(message: Message | None) -> str:
     return "\n".join(p.text for p in message.parts if p.WhichOneof("content") == "text").strip()
 
 
+def _read_text(message: Message) -> str:
+    """What routing reads of a message's text: its first ``MAX_READ_TEXT`` characters."""
+    return message_text(message)[:MAX_READ_TEXT]
+
+
+def _text_length(message: Message | None) -> int:
+    """Characters in a message's text parts (what routing would have to read)."""
+    if message is None:
+        return 0
+    return sum(len(p.text) for p in message.parts if p.WhichOneof("content") == "text")
+
+
 def _argument_parts(message: Message | None) -> dict[str, Any]:
     """Plain-object Data Parts that are not skill requests: arguments, merged in order.
 
@@ -474,7 +493,10 @@ class Router:
     ) -> Decision:
         """As ``route``; but the model for a candidate set met for the first time (a caller
         with other scopes than any before) is trained in a worker thread, not on the event
-        loop, which it would otherwise hold for a second or more, stalling every request."""
+        loop, which it would otherwise hold for a second or more, stalling every request. A
+        long text is routed in a worker thread altogether (``OFF_LOOP_TEXT``)."""
+        if _text_length(message) > OFF_LOOP_TEXT:
+            return await asyncio.to_thread(self.route, message, principal, binding)
         token = _DEFER_TRAINING.set(True)
         try:
             return self.route(message, principal, binding)
@@ -518,7 +540,7 @@ class Router:
             return _refuse(Layer.EXPLICIT, error)
         if request is not None:
             return self._explicit(request, principal)
-        text = message_text(message)
+        text = _read_text(message)
         hinted = self._hint(message, principal)
         if hinted is not None:
             return self._resolve(hinted, message, text, Layer.METADATA_HINT)
@@ -614,7 +636,7 @@ class Router:
         if _DEFER_TRAINING.get() and not self._classifier.trained(c.id for c in fitting):
             raise _UntrainedError(frozenset(c.id for c in fitting) & self._classifier.known)
         by_id = {c.id: c for c in fitting}
-        read = spelled_out(text or _data_as_text(message), self._ids)
+        read = spelled_out((text or _data_as_text(message))[:MAX_ROUTE_TEXT], self._ids)
         scores, features = self.score(read, list(by_id))
         scores, described = self._described(scores, by_id, read, principal)
         if asks_catalogue(read, fitting, features.signals):
@@ -1030,7 +1052,7 @@ class Router:
 
     def _continue(self, message: Message, principal: Principal, binding: Binding) -> Decision:
         """Layer 1: a follow-up goes where its task is bound."""
-        text = message_text(message)
+        text = _read_text(message)
         if binding.phase is Phase.CLARIFY:
             offered = [c for c in self.candidates(principal) if c.id in binding.candidates]
             chosen = self._pick(message, text, offered)
@@ -1072,7 +1094,7 @@ class Router:
         self, message: Message, text: str, offered: Sequence[Capability]
     ) -> Capability | None:
         """Which offered candidate a clarification reply chose: id, number, name, or the model."""
-        answer = text.strip().lower().rstrip(".")
+        answer = text[:MAX_ROUTE_TEXT].strip().lower().rstrip(".")
         for data in data_parts(message):
             if isinstance(data, dict) and isinstance(data.get("skill"), str):
                 answer = data["skill"].lower()
@@ -1218,7 +1240,7 @@ def _names_a_thing(arguments: dict[str, Any], lowered: str) -> bool:
     return False
 
 
-_THING = re.compile(r"[a-z][a-z0-9-]*[0-9][a-z0-9-]*")
+_THING = re.compile(r"(?<![a-z0-9-])[a-z][a-z0-9-]*[0-9][a-z0-9-]*")
 
 
 def about_on_a_thing(text: str, manifest: Any) -> bool:

@@ -18,6 +18,7 @@ becomes 604800 s, which the skill's own limit then refuses with a clear message)
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Any
 
 from skills.common.text import (
@@ -50,7 +51,7 @@ _AGE_BEFORE = re.compile(
     r"|stale(?:ness)?\s+(?:limit|threshold|cutoff|after|beyond)(?:\s+of)?)",
     re.I,
 )
-_AGE_AFTER = re.compile(r"\s+old\b", re.I)
+_AGE_AFTER = re.compile(r"(?<!\s)\s++old\b", re.I)  # read at a duration's end
 _A_TO_B = re.compile(
     r"(?<![a-z0-9])a[\s_-]*(?:side[\s_-]*)?(?:to|->|\u2192|>)[\s_-]*(?:the[\s_-]+)?b(?:[\s_-]*side)?"
     r"(?![a-z0-9])"
@@ -74,9 +75,11 @@ def _requested(cleaned: str) -> int | None:
 
 
 def _age(cleaned: str, durations: list[Found]) -> Found | None:
-    triggers = [m.end() for m in _AGE_BEFORE.finditer(cleaned)]
+    triggers = [m.end() for m in _AGE_BEFORE.finditer(cleaned)]  # in order
     for duration in durations:
-        if any(0 <= duration.start - end <= AGE_GAP for end in triggers):
+        # the first trigger ending at most AGE_GAP before it (a search, not a scan of all)
+        at = bisect_left(triggers, duration.start - AGE_GAP)
+        if at < len(triggers) and triggers[at] <= duration.start:
             return duration
         if _AGE_AFTER.match(cleaned, duration.end):
             return duration

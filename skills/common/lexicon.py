@@ -63,6 +63,7 @@ reads lives here, in one place:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from types import MappingProxyType
 
 from agent.sdk import TextFeatures
@@ -166,8 +167,10 @@ _SIZE = re.compile(
     # (the total said, "provisioned bandwidth of <link>", is its size on record: an attribute)
     r"(?<![\w-])(?<!provisioned\s)(?<!configured\s)(?<!contracted\s)(?<!committed\s)"
     r"(?<!nominal\s)(?<!physical\s)(?<!total\s)(?<!rated\s)"
-    r"(?:capacity|bandwidth|bw)\s+(?:of|on)\b(?!.*(?<![\w-])for\s+(?!me\b|us\b))"
+    r"(?:capacity|bandwidth|bw)\s+(?:of|on)\b"
 )
+_FOR_WHOM = re.compile(r"(?<![\w-])for\s+(?!me\b|us\b)")
+"""What a size is for, which makes it room to fit (read after ``_SIZE`` on its line)."""
 _SIZE_ASKED = re.compile(
     # the same in other words: "how much bandwidth does <link> have", "<link> how much
     # capacity", "the capacity figure for <link>", "bandwidth details for <link>", "capture
@@ -232,7 +235,10 @@ _FULL = re.compile(
 _STATE_ASKED = re.compile(
     # a state asked, verb first: "is <link> busy", "are the uplinks overloaded?" (not said, "<link>
     # keeps running hot")
-    r"(?:^|[.;:!?,]\s*)\W*(?:is|are)\s+(?:(?:the|this|that|it|our|its)\s+)?(?:[\w/-]*\s+){0,3}?"
+    # (tried from the start of the text or of a run of non-word characters holding a stop,
+    # without backtracking into runs: linear in the text)
+    r"(?:^\W*+|(?<!\W)[^\w.;:!?,]*+[.;:!?,]\W*+)"
+    r"(?:is|are)\s++(?:(?:the|this|that|it|our|its)\s++)?(?:[\w/-]*+\s++){0,3}?"
     r"(?:really\s+|too\s+|very\s+|still\s+)?(?:hot|busy|saturated|congested|maxed(?:\s+out)?"
     r"|pegged|overloaded|loaded|running\s+hot)(?![\w-])"
 )
@@ -299,7 +305,11 @@ _CHANGE_VERB = (
 )
 _CHANGE = re.compile(_CHANGE_BID + _CHANGE_VERB)
 _CHANGE_AT = re.compile(_CHANGE_VERB)
-_PURPOSE = re.compile(r"(?:^|[.;:!?]\s+)\W*(?:to|in\s+order\s+to)\s+[^,.;:!?]{1,80},\s+")
+_PURPOSE = re.compile(
+    # (from the start of the text or of a run of non-word characters holding a stop and a space,
+    # the run read once: linear in the text)
+    r"(?:^\W*+|(?<!\W)(?>\W*?[.;:!?]\s)\W*+)(?:to|in\s+order\s+to)\s+[^,.;:!?]{1,80},\s+"
+)
 """A purpose said first ("to enable LACP fast timers, ..."): a bid may follow it."""
 
 
@@ -350,7 +360,7 @@ _PERFORMED = re.compile(
     r"(?:(?:\d[\w.]*|link|circuit|capacity|bandwidth|planned|proposed|approved)\s+){0,2}upgrad\w*"
     # an upgrade bid for a time ("Upgrade <link> to 100G during the Saturday window", "pls
     # upgrade <link> tonight"): work scheduled, not a recommendation asked
-    r"|(?:^\W*|[.;:!?]\s+|(?<![\w-])(?:please|pls|kindly)\s+)(?:upgrade|bump)\s+"
+    r"|(?:^\W*+|[.;:!?]\s++|(?<![\w-])(?:please|pls|kindly)\s++)(?:upgrade|bump)\s+"
     # (not a recommendation named for a time: "upgrade plan for <link> in the next window")
     r"(?!(?:recommend|plan|advi|option|proposal|path|candidate|decision|assessment)\w*)"
     r"[^.;:!?]{0,60}?"
@@ -488,13 +498,15 @@ _BARE_STATE = frozenset(("status", "state"))
 """Attribute words that alone, in a topic, may be the record's or the thing's health."""
 _RATE_ENOUGH = re.compile(
     # a rate in question, not a rate to add: "is 10G enough for <link>"
-    r"\d(?:\.\d+)?\s*(?:[kmgt]|gig|gigs|gbps|mbps|tbps|gbit|gbe|ge)?(?:\s+(?:link|circuit|pipe))?"
-    r"\s+(?:be\s+|is\s+|still\s+)?(?:enough|sufficient|adequate|plenty)(?![\w-])"
+    # (no two neighbouring runs of spaces can trade characters: linear in the text)
+    r"\d(?:\.\d+)?(?:\s*+(?:[kmgt]|gig|gigs|gbps|mbps|tbps|gbit|gbe|ge))?"
+    r"(?:\s++(?:link|circuit|pipe))?\s++(?:be\s++|is\s++|still\s++)?(?:enough|sufficient|adequate|plenty)(?![\w-])"
 )
 _SUFFICIENT = re.compile(
     r"(?<![\w-])(?:enough|sufficient|adequate)(?![\w-])(?!\s+(?:for|to|with)\b)"
-    r"(?!.*(?<![\w-])(?:another|extra|additional|more)(?![\w-]))"
 )
+_MORE_WANTED = re.compile(r"(?<![\w-])(?:another|extra|additional|more)(?![\w-])")
+"""More of something wanted: sufficiency (``_SUFFICIENT``) before it on its line is for it."""
 """Sufficiency asked, and not for what ("is <link> big enough?", not "... big enough for
 another forty gigabits")."""
 _LINK_RATE = (
@@ -503,7 +515,7 @@ _LINK_RATE = (
 _OWN_RATE = re.compile(
     # the rate a named link is, not traffic to fit on it: "the 10G link <link>", "<link>, a
     # 100G circuit" (an id is blanked in the masked text: two spaces at least)
-    rf"(?<![\w.])(?:{_LINK_RATE})\s\s|\s\s[\s,(-]*(?:is\s+|being\s+)?an?\s+{_LINK_RATE}(?![\w-])"
+    rf"(?<![\w.])(?:{_LINK_RATE})\s\s|(?<!\s)\s\s[\s,(-]*+(?:is\s+|being\s+)?an?\s+{_LINK_RATE}(?![\w-])"
 )
 _UNSIZED = re.compile(
     # whether a thing can take more, of no size: "can <device> take more?", "is there space on
@@ -565,8 +577,8 @@ _FOR_RATE = re.compile(
     r"(?![\w/])"
 )
 _OR = re.compile(r"(?<![\w-])or(?![\w-])")
-_EITHER_OR = re.compile(r"(?<![\w-])either(?![\w-]).*?(?<![\w-])(or)(?![\w-])")
-"""``either A or B``: two requests offered, joined by ``or``."""
+_EITHER = re.compile(r"(?<![\w-])either(?![\w-])")
+"""``either A or B``: two requests offered, joined by the next ``or`` on its line."""
 _EVERYTHING = re.compile(
     # all there is of a thing, of no kind: "show me everything on <device>"
     r"(?<![\w-])(?:everything|all\s+(?:you\s+(?:have|know|got)|there\s+is)|the\s+lot"
@@ -585,7 +597,7 @@ _TARGET = re.compile(
     r"(?:(?<![\w-])(?:to|into|from|stay\s+(?:at|on)|go(?:ing)?(?:\s+up)?)\s+(?:an?\s+)?"
     r"|(?:->|=>|\u2192|-to-)\s*)"
     r"\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)(?![\w/])"
-    r"|\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)\s*(?=->|=>|\u2192|-to-)"
+    r"|(?<!\d)\d+(?:\.\d+)?\s*(?:g|gig|gigs|gbps|gbit|gbe|ge|t|tbps|m|mbps)\s*(?=->|=>|\u2192|-to-)"
 )
 _CHOICES = re.compile(
     # rates offered as choices: "40G or 100G", "a 100G or a 400G", "25G, 40G or 100G"
@@ -593,7 +605,7 @@ _CHOICES = re.compile(
     r"\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps),?\s+or\s+(?:an?\s+)?\d+(?:\.\d+)?\s*"
     r"(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])"
 )
-_CHOICE_RATE = re.compile(r"\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])")
+_CHOICE_RATE = re.compile(r"(?<!\d)\d+(?:\.\d+)?\s*(?:g|gig|gbps|gbe|ge|t|tbps)(?![\w/])")
 _CARRIED = re.compile(
     r"(?<![\w-])(?:carry(?:ing)?|carries|carried|traffic|throughput|flowing|passing)(?![\w-])"
 )
@@ -977,22 +989,69 @@ def _split_asks(
 def _joins(masked: str) -> list[int]:
     """Where ``masked`` joins two requests ("and", "plus"...); "whether and how far" is two words
     of one question, no join."""
-    found = [m.start() for m in _AND.finditer(masked) if not _WHETHER.search(masked, 0, m.start())]
+    found = [m.start() for m in _AND.finditer(masked) if not _after_whether(masked, m.start())]
     found += [m.start() for m in _LISTED.finditer(masked)]
-    either = _EITHER_OR.search(masked)
-    return sorted([*found, either.start(1)]) if either else sorted(found)
+    either = _either_or(masked)
+    return sorted([*found, either]) if either is not None else sorted(found)
+
+
+def _after_whether(masked: str, at: int) -> bool:
+    """Whether "whether" or "if" and a space end at ``at``: read back from ``at``, so that many
+    joins cost one reading of the text, not one of all before each."""
+    start = at
+    while start > 0 and masked[start - 1].isspace():
+        start -= 1
+    return start < at and _WHETHER.search(masked, max(0, start - len("whether")), at) is not None
+
+
+def _either_or(masked: str) -> int | None:
+    """Where the "or" of the first ``either ... or`` on one line is (``_EITHER_OR``), each line
+    read once however many "either" it holds."""
+    at = 0
+    while (either := _EITHER.search(masked, at)) is not None:
+        end = masked.find("\n", either.end())
+        end = len(masked) if end < 0 else end
+        found = _OR.search(masked, either.end(), end)
+        if found is not None:
+            return found.start()
+        at = end
+    return None
+
+
+def _unless_later(
+    said: re.Pattern[str], later: re.Pattern[str], text: str, *, anchored: bool = False
+) -> bool:
+    """Whether ``said`` matches ``text`` (``anchored``: at its start) with no match of ``later``
+    after it on its line.
+
+    A lookahead ``(?!.*later)`` would read the rest of the line again for each match: here
+    the text is read once for each pattern."""
+    lines = [i for i, char in enumerate(text) if char == "\n"]
+    starts = [m.start() for m in later.finditer(text)]
+    found = [m for m in [said.match(text)] if m is not None] if anchored else said.finditer(text)
+    for m in found:
+        line_end = lines[i] if (i := bisect_left(lines, m.end())) < len(lines) else len(text)
+        k = bisect_left(starts, m.end())
+        if k == len(starts) or starts[k] >= line_end:
+            return True
+    return False
+
+
+def _size_said(text: str, *, anchored: bool = False) -> bool:
+    """A size asked (``_SIZE``) not said to be for something (``_FOR_WHOM``) later on its line;
+    ``anchored``: at the start of ``text``."""
+    return _unless_later(_SIZE, _FOR_WHOM, text, anchored=anchored)
 
 
 def _alternatives(masked: str) -> list[int]:
     """Where ``masked`` offers two courses joined by "or" (rates offered as choices, "40G or
     100G", are one course's targets; "either ... or" is a join already)."""
     choices = [(m.start(), m.end()) for m in _CHOICES.finditer(masked)]
-    either = _EITHER_OR.search(masked)
+    either = _either_or(masked)
     return [
         m.start()
         for m in _ALTERNATIVE.finditer(masked)
-        if not any(start <= m.start() < end for start, end in choices)
-        and not (either and m.start() == either.start(1))
+        if not any(start <= m.start() < end for start, end in choices) and m.start() != either
     ]
 
 
@@ -1109,7 +1168,12 @@ class NetworkFeatures:
             # link <link> - enough?", "is <link> big enough"): for what it carries now, or
             # should it be upgraded? (beside an upgrade, "40G enough, or go 100G?", it is the
             # planner's question: which rate)
-            or (resource and not rated and not capacity and _SUFFICIENT.search(masked))
+            or (
+                resource
+                and not rated
+                and not capacity
+                and _unless_later(_SUFFICIENT, _MORE_WANTED, masked)
+            )
         ):
             signals.append("sufficiency")
             return (CAPACITY, UPGRADE)
@@ -1265,9 +1329,9 @@ class NetworkFeatures:
         sized = (
             capacity
             and not headroom
-            and all(_SIZE.match(m[0] + " ") for m in _CAPACITY.finditer(asked))
+            and all(_size_said(m[0] + " ", anchored=True) for m in _CAPACITY.finditer(asked))
             and _LEFT.search(asked) is None
-            and _SIZE.search(asked) is not None
+            and _size_said(asked)
         )
         # a named link's capacity or bandwidth, in any words, with no word of its room, of its
         # total or of traffic to fit ("the capacity of <link>, needed for sign-off", "<link>
@@ -1292,7 +1356,7 @@ class NetworkFeatures:
             and "_" not in asked  # a skill named says which
             # (room in any of the capacity check's own words: "is there capacity for it")
             and all(
-                _SIZE.match(m[0] + " ") or _CHECK_SIZE.fullmatch(m[0])
+                _size_said(m[0] + " ", anchored=True) or _CHECK_SIZE.fullmatch(m[0])
                 for m in _CAPACITY.finditer(asked)
             )
         )

@@ -317,7 +317,7 @@ class Found:
 
 
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,15}(?:\.\d{1,9})?)(?:\s?(k)(?![a-z]))?(?!\w|\.\d)", re.I)
-_PERCENT_MARK = re.compile(r"\s*(?:%|per\s?cent\b|pct\b|percent(?:age)?\b)", re.I)
+_PERCENT_MARK = re.compile(r"(?<!\s)\s*+(?:%|per\s?cent\b|pct\b|percent(?:age)?\b)", re.I)
 
 
 def _finite(value: float) -> float | None:

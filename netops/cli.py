@@ -173,6 +173,6 @@ def _network_deployment() -> Deployment:
 
 def main() -> None:
     """Console-script entry point (``netagent``)."""
-    from netops.deployment import IDENTITY
+    from netops.identity import IDENTITY
 
     run(_network_deployment, factory=FACTORY, identity=IDENTITY)

@@ -22,9 +22,9 @@ from agent.ports import (
     ToolEnvironment,
     ToolPort,
 )
-from agent.registry.identity import AgentIdentity
 from agent.settings import Settings
 from db.migrate import INVENTORY as INVENTORY_HISTORY
+from netops.identity import IDENTITY as IDENTITY  # re-exported: the card names it
 
 if TYPE_CHECKING:
     import asyncio
@@ -37,17 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-IDENTITY = AgentIdentity(
-    name="NetOps Agent",
-    description=(
-        "A reference network-management agent: schema-governed skills over a simulated "
-        "network inventory (sites, devices, interfaces, links and their utilization)."
-    ),
-    organization="netops-agent",
-    slug="netops-agent",
-    command="netagent",
-    tagline="a reference A2A network-management agent.",
-)
 SKILLS_DIR = Path(skills.__file__).resolve().parent
 INVENTORY = "inventory"
 """The inventory tool's name in manifests and its tokens' audience."""

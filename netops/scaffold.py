@@ -376,7 +376,7 @@ def new_skill(skill_id: str, skills_dir: Path, tests_dir: Path, **options: Any) 
     """``netagent new-skill`` as a function: ``skills_dir`` is imported as the ``skills``
     package (tests extend its path with a copy); ``options`` as the core's ``new_skill``."""
     from netops.cli import FACTORY
-    from netops.deployment import IDENTITY
+    from netops.identity import IDENTITY
 
     return scaffold_skill(
         skill_id,

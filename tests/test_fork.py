@@ -81,7 +81,13 @@ def bare_environment(target: Path) -> Path:
 
 def environment(copy: Path, bin_dir: Path, home: Path, port: int) -> dict[str, str]:
     """The copy's code first, the bare environment's ``python`` on the PATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "NETAGENT_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        # the copy's tests start a PostgreSQL cluster of their own: this run's workers' database
+        # names (gw0, gw1, ...) would collide in a shared one
+        if not k.startswith(("PYTEST_", "NETAGENT_", "NETOPS_TEST_"))
+    }
     env.update(
         PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}",
         PYTHONPATH=str(copy),

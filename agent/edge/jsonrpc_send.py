@@ -20,6 +20,7 @@ tests/integration/test_jsonrpc_send.py holds the two ways' answers equal, reques
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -64,6 +65,12 @@ def version_accepted(headers: dict[str, str]) -> bool:
         return Version(str(actual)).major == _EXPECTED.major
     except InvalidVersion:
         return False
+
+
+OFF_LOOP_BODY = 64 * 1024
+"""A body larger than this is parsed in a worker thread: a message near the body limit takes
+a tenth of a second of JSON and protobuf parsing, which on the event loop would stall every
+other caller (the thread gives the loop the interpreter between its steps)."""
 
 
 def _plain_send(body: bytes) -> tuple[str, str | int, dict[str, Any]] | None:
@@ -120,14 +127,13 @@ class SendMessageRoute:
             body = await request.body()  # kept by the request: the SDK reads it again if need be
         except Exception:  # a disconnect or the size limit: the SDK answers it its own way
             return await self._sdk(request)
-        plain = _plain_send(body)
-        if plain is None:
+        if len(body) > OFF_LOOP_BODY:  # parsing it would hold the event loop for other callers
+            read = await asyncio.to_thread(self._read, body)
+        else:
+            read = self._read(body)
+        if read is None:
             return await self._sdk(request)
-        method, request_id, params = plain
-        try:
-            message = self._parse(params, SendMessageRequest(), ignore_unknown_fields=True)
-        except Exception:
-            return await self._sdk(request)
+        method, request_id, message = read
         context = self._builder.build(request)
         if not version_accepted(context.state.get("headers", {})):
             return await self._sdk(request)
@@ -156,6 +162,18 @@ class SendMessageRoute:
         )
         # JSONRPC20Response(result=..., _id=...).data, member for member and in its order
         return JSONResponse({"result": self._print(response), "id": request_id, "jsonrpc": "2.0"})
+
+    def _read(self, body: bytes) -> tuple[str, str | int, SendMessageRequest] | None:
+        """(method, id, request) of a single well-formed send, else None (the SDK decides)."""
+        plain = _plain_send(body)
+        if plain is None:
+            return None
+        method, request_id, params = plain
+        try:
+            message = self._parse(params, SendMessageRequest(), ignore_unknown_fields=True)
+        except Exception:
+            return None
+        return method, request_id, message
 
     async def _stream(
         self, message: SendMessageRequest, context: Any, request_id: str | int

@@ -14,7 +14,7 @@ custom parsers) keeps Typer's.
 Typer exposes no public hook for a parameter's conversion, so this sets the parameter's
 ``_runtime_param`` (``typer.core._TyperParameter.get_runtime_param`` builds it lazily and keeps
 it there). If a Typer release moves it, nothing is changed and Typer converts as before;
-``tests/core/test_cli_coercion.py`` then fails on the cost (a plain command imports pydantic
+``tests/unit/test_cli_coercion.py`` then fails on the cost (a plain command imports pydantic
 again), not on behaviour.
 """
 

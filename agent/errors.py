@@ -34,6 +34,7 @@ module that defines it and any second base in parentheses:
     - CompositionRefusedError                    agent.client.errors
     - RemoteTaskError                            agent.client.errors
     - CredentialRefusedError                     agent.client.errors
+  + StaleTaskError                               agent.storage.settlement
   + InventoryError (ValueError)                  db.errors
   + _ExceededError                               agent.edge.limits
   + _FallbackError                               agent.edge.proto_parse

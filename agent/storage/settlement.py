@@ -22,6 +22,7 @@ from a2a.server.tasks import TaskStore
 from a2a.types import Artifact, Task, TaskState
 from google.protobuf import json_format
 
+from agent.errors import NetagentError
 from agent.storage.audit import AuditLog, AuditRecord
 from agent.storage.bindings import Binding, BindingStore
 
@@ -45,7 +46,7 @@ TASK_CHANNEL = "netagent_task"
 (``BatchStatements.notify``); the cancel relay's connection listens to it."""
 
 
-class StaleTaskError(Exception):
+class StaleTaskError(NetagentError):
     """A settlement refused because the stored task is not in a state it may replace: the task
     has ended, or (a transition) another request moved it first. Nothing of it was written."""
 

@@ -69,9 +69,15 @@ def _scaffold(folders: tuple[Path, Path], skill_id: str, **options: object) -> N
     )
 
 
-def test_the_skills_package_is_found_by_what_python_imports() -> None:
+def test_the_skills_package_is_found_by_what_python_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert skills_package(ROOT / "examples" / "invoices" / "skills") == PACKAGE
-    assert skills_package(ROOT / "skills") == "skills"
+    top = tmp_path / "my_skills"
+    top.mkdir()
+    (top / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert skills_package(top) == "my_skills"
 
 
 def test_a_folder_python_cannot_import_is_refused(tmp_path: Path) -> None:

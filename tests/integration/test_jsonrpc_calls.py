@@ -1,6 +1,6 @@
 """Our JSON-RPC calls (agent/client/jsonrpc_calls.py) and the a2a-sdk's client against our agent.
 
-tests/core/client/test_jsonrpc_calls.py holds the two to the same outcome on every kind of
+tests/unit/test_jsonrpc_calls.py holds the two to the same outcome on every kind of
 answer a scripted server gives; here both call our agent, on each backend, and a JSON-RPC
 ``netagent describe`` is checked to import no SDK client at all (the point of ours).
 """

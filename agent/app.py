@@ -61,6 +61,7 @@ from agent.ports import Deployment, ToolEnvironment
 from agent.registry.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
 from agent.registry.loader import Registry, load_registry
 from agent.registry.policy import entitled
+from agent.routing.data import RoutingData
 from agent.routing.model_cache import ModelCache, default_directory
 from agent.routing.router import Router
 from agent.security.auth import SigningKey, TokenVerifier, load_or_create_signing_key
@@ -329,6 +330,7 @@ def create_app(
         threshold=settings.route_threshold,
         features=deployment.routing_features,
         cache=ModelCache(settings.model_cache or default_directory()),
+        data=RoutingData.load(deployment.routing_data),
     )
     observer = task_observer(settings, tracer_provider, deployment.identity.slug)
     executor = SkillExecutor(

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.registry.manifest import Manifest, thawed
+from agent.routing.data import RoutingData
 from agent.routing.features import FeatureProvider, expanded
 from agent.routing.model_cache import ModelCache, training_key
 
@@ -65,11 +66,23 @@ def out_of_scope_texts(path: Path = OUT_OF_SCOPE_FILE) -> list[str]:
 
 @dataclass(frozen=True)
 class Prediction:
-    """The best candidate and how sure the model is; ``skill_id`` None means out of scope."""
+    """The best candidate and how sure the model is; ``skill_id`` None means out of scope
+    (then ``reason`` names the deployment's reason why nothing fits, when one was learned)."""
 
     skill_id: str | None
     confidence: float
     ranking: tuple[tuple[str, float], ...]
+    reason: str | None = None
+
+
+def nothing_fits_label(reason: str) -> str:
+    """The class of the requests no skill fits for ``reason`` (``RoutingData.nothing_fits``)."""
+    return f"{OUT_OF_SCOPE}:{reason}"
+
+
+def _reason_of(label: str) -> str | None:
+    prefix = f"{OUT_OF_SCOPE}:"
+    return label[len(prefix) :] if label.startswith(prefix) else None
 
 
 def _pipeline() -> Pipeline:
@@ -271,10 +284,15 @@ class SkillClassifier:
         out_of_scope: Sequence[str],
         features: FeatureProvider | None = None,
         cache: ModelCache | None = None,
+        nothing_fits: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self._features = features
         self._examples = {k: [self._read(t) for t in v] for k, v in examples.items()}
         self._out_of_scope = [self._read(t) for t in out_of_scope]
+        self._nothing_fits = {
+            nothing_fits_label(reason): [self._read(t) for t in texts]
+            for reason, texts in sorted((nothing_fits or {}).items())
+        }
         self._cache = cache
         self._model: FastModel | None = None
         self._lock = threading.Lock()
@@ -290,10 +308,15 @@ class SkillClassifier:
         manifests: Iterable[Manifest],
         features: FeatureProvider | None = None,
         cache: ModelCache | None = None,
+        data: RoutingData | None = None,
     ) -> SkillClassifier:
-        """Train data from the registry's routable manifests."""
-        examples = {m.id: training_texts(m) for m in manifests}
-        return cls(examples, out_of_scope_texts(), features, cache)
+        """Train data from the registry's routable manifests and the deployment's data."""
+        data = data or RoutingData()
+        examples = {
+            m.id: training_texts(m) + list(data.utterances.get(m.id, ())) for m in manifests
+        }
+        nothing_fits = {reason: entry.texts for reason, entry in data.nothing_fits.items()}
+        return cls(examples, out_of_scope_texts(), features, cache, nothing_fits)
 
     @property
     def known(self) -> frozenset[str]:
@@ -308,6 +331,9 @@ class SkillClassifier:
     def training_set(self) -> tuple[list[str], list[str]]:
         """Texts and their labels, in a fixed order (the cache's key is computed over them)."""
         texts, labels = list(self._out_of_scope), [OUT_OF_SCOPE] * len(self._out_of_scope)
+        for label, reason_texts in self._nothing_fits.items():
+            texts += reason_texts
+            labels += [label] * len(reason_texts)
         for skill_id in sorted(self._examples):
             texts += self._examples[skill_id]
             labels += [skill_id] * len(self._examples[skill_id])
@@ -332,7 +358,12 @@ class SkillClassifier:
         cached = self._cache.load(key) if self._cache is not None else None
         if cached is not None:
             return FastModel(cached)
-        pipeline.fit(texts, labels)
+        # One BLAS thread: the solver's products are small, and threads that wait for work
+        # spin, taking the other cores from the requests (six times the CPU of one thread).
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            pipeline.fit(texts, labels)
         if self._cache is not None:
             self._cache.store(key, pipeline)
         return FastModel(pipeline)
@@ -353,4 +384,6 @@ class SkillClassifier:
         ranked = sorted(zip(model.labels, probabilities, strict=True), key=_by_probability)
         ranking = tuple(pair for pair in ranked if pair[0] in allowed)
         best, confidence = ranked[0]
-        return Prediction(best if best in allowed else None, confidence, ranking)
+        if best in allowed:
+            return Prediction(best, confidence, ranking)
+        return Prediction(None, confidence, ranking, _reason_of(best))

@@ -29,6 +29,7 @@ from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State, thawed
 from agent.registry.policy import entitled, visible
 from agent.routing.classifier import SkillClassifier, normalize
+from agent.routing.data import RoutingData
 from agent.routing.descriptions import DescriptionIndex, manifest_text, stem, tokens
 from agent.routing.extractors import MAX_TEXT
 from agent.routing.features import NO_FEATURES, FeatureProvider, TextFeatures, expanded
@@ -451,6 +452,7 @@ class Router:
         threshold: float = DEFAULT_THRESHOLD,
         features: FeatureProvider | None = None,
         cache: ModelCache | None = None,
+        data: RoutingData | None = None,
     ) -> None:
         self._registry = registry
         self._ids = frozenset(c.id for c in registry)
@@ -458,8 +460,9 @@ class Router:
         self._features = features
         routable = [c for c in registry if c.interface is not None]
         self._classifier = classifier or SkillClassifier.from_manifests(
-            [c.manifest for c in routable], features, cache
+            [c.manifest for c in routable], features, cache, data
         )
+        self._notes = {r: entry.note for r, entry in (data or RoutingData()).nothing_fits.items()}
         self._descriptions = DescriptionIndex(
             {
                 c.id: manifest_text(
@@ -594,6 +597,10 @@ class Router:
         features = self.text_features(text)
         read = expanded(text, features)
         prediction = self._classifier.predict(read, candidates, expand=False)
+        if prediction.reason is not None and not features.note:
+            # what the deployment's data says of requests like this one ("no skill makes
+            # changes"), said when the router asks back
+            features = replace(features, note=self._notes.get(prediction.reason, ""))
         probabilities = dict(prediction.ranking)
         descriptions = self._descriptions.scores(read, candidates)
         scores = []

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from agent.registry.loader import load_registry
+from agent.routing.data import RoutingData
 from agent.routing import classifier
 from tests.routing.test_heldout import copies, entries, normalized
 
@@ -29,6 +30,11 @@ SETS = {
     "invoices": ROOT / "examples" / "invoices" / "skills",
 }
 """Each set and the skills folder of the deployment it is written for."""
+ROUTING_DATA = {
+    ROOT / "skills": ROOT / "netops" / "routing.json",
+    ROOT / "examples" / "invoices" / "skills": ROOT / "examples" / "invoices" / "routing.json",
+}
+"""Each deployment's routing data (``Deployment.routing_data``), by its skills folder."""
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -42,6 +48,9 @@ def _training(skills_dir: Path) -> frozenset[str]:
     for manifest in load_registry(skills_dir).manifests:
         texts += classifier.training_texts(manifest)
         texts += manifest.aliases
+    data = RoutingData.load(ROUTING_DATA[skills_dir])
+    texts += [t for utterances in data.utterances.values() for t in utterances]
+    texts += [t for reason in data.nothing_fits.values() for t in reason.texts]
     return frozenset(n for n in map(normalized, texts) if n)
 
 

@@ -1888,9 +1888,7 @@ def test_round_25_the_one_ask_still_runs(router: Router, text: str, skill: str) 
     assert_chosen(router, text, skill)
 
 
-@pytest.mark.parametrize(
-    "text", ["check the tok1 links", "how are the lon1 links"]
-)
+@pytest.mark.parametrize("text", ["check the tok1 links", "how are the lon1 links"])
 def test_round_25_a_sites_links_looked_at_still_ask_which(router: Router, text: str) -> None:
     assert_asks_back(router, text)
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from agent.registry.loader import load_registry
-from agent.routing.data import RoutingData
 from agent.routing import classifier
+from agent.routing.data import RoutingData
 from tests.routing.test_heldout import copies, entries, normalized
 
 HERE = Path(__file__).resolve().parent

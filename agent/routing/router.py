@@ -77,6 +77,10 @@ is a thing named with nothing the domain recognizes asked of it (``need numbers 
 for the quarterly deck``: the domain saw a thing, and voted for no skill)."""
 UNSUPPORTED_DESCRIPTION = 0.05
 """A description-layer confidence below this is no support."""
+NOTHING_FITS_SURE = 0.75
+"""The classifier's confidence in one of the deployment's nothing-fits reasons at which the
+router says that reason's note and offers what the caller can do (below it, a short text the
+data only half recognizes, "details on <firewall>", is asked about as any other)."""
 DESCRIBES_NOTHING = 0.5
 """``describe_skill``'s score is scaled by this when the text names no skill to describe (an
 "interface" of a thing is the trade's word, not a skill interface)."""
@@ -588,7 +592,9 @@ class Router:
             return NO_FEATURES
 
     def score(self, text: str, candidates: Sequence[str]) -> tuple[list[Score], TextFeatures]:
-        """Every candidate's combined score for ``text``, best first.
+        """Every candidate's combined score for ``text``, best first, and the domain's features
+        (with ``nothing_fits``, when the classifier's best class is one of the deployment's
+        reasons nothing fits, and that reason's note).
 
         ``1 - (1 - classifier)(1 - DESCRIPTION_WEIGHT x description)(1 - vote)`` (a noisy-or of
         the three kinds of evidence), times ``1 + vote`` for a negative vote.
@@ -597,10 +603,11 @@ class Router:
         features = self.text_features(text)
         read = expanded(text, features)
         prediction = self._classifier.predict(read, candidates, expand=False)
-        if prediction.reason is not None and not features.note:
+        if prediction.reason is not None and prediction.confidence >= NOTHING_FITS_SURE:
             # what the deployment's data says of requests like this one ("no skill makes
             # changes"), said when the router asks back
-            features = replace(features, note=self._notes.get(prediction.reason, ""))
+            note = features.note or self._notes.get(prediction.reason, "")
+            features = replace(features, note=note, nothing_fits=prediction.reason)
         probabilities = dict(prediction.ranking)
         descriptions = self._descriptions.scores(read, candidates)
         scores = []
@@ -770,7 +777,7 @@ class Router:
             # Nothing of any skill found in the text ("what's the weather in London?", "hello,
             # what can you do?"): no candidate is close to a best that is noise, so the caller
             # is told what it can ask for instead of offered the noise's winner.
-            matched = not (
+            matched = features.nothing_fits is None and not (
                 unsupported
                 and not features.signals
                 and not features.asks

@@ -1218,9 +1218,18 @@ def test_a_text_that_matches_nothing_is_told_what_the_caller_can_ask(
     assert all(f"{c}" in question for c in offered)
 
 
-@pytest.mark.parametrize(
-    "text", ["check acme-lnk-00002", "is acme-lnk-00015 ok?", "latency on acme-lnk-00002?"]
-)
+def test_a_metric_no_skill_observes_is_said_so_with_what_the_caller_can_do(
+    router: Router,
+) -> None:
+    """Latency is observed by no skill: the caller is told so (the deployment's note), and
+    offered every skill it may use, not the ones that read other metrics of the link."""
+    decision = route(router, "latency on acme-lnk-00002?")
+    assert decision.action is Action.CLARIFY and not decision.matched
+    assert "not a metric this agent observes" in decision.note
+    assert {c.id for c in decision.candidates} >= {"lookup_inventory", "check_link_capacity"}
+
+
+@pytest.mark.parametrize("text", ["check acme-lnk-00002", "is acme-lnk-00015 ok?"])
 def test_a_vague_text_about_the_network_is_matched_and_offers_the_close_ones(
     router: Router, text: str
 ) -> None:
@@ -1973,7 +1982,6 @@ def test_round_27_things_weighed_by_no_measure_ask_back(router: Router, text: st
             "any information about acme-lnk-00080?",
             {"check_link_capacity", "evaluate_resource_condition", "lookup_inventory"},
         ),
-        ("details on the fra2 firewall", {"evaluate_resource_condition", "lookup_inventory"}),
     ],
 )
 def test_round_27_information_of_no_kind_offers_the_checks_that_read_it(

@@ -42,7 +42,6 @@ from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.console import CONSOLE_API_PREFIX, mount_console
 from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
-from agent.edge.first_request import FirstRequestMiddleware, WarmUp
 from agent.edge.grpc_binding import GovernedGrpcHandler, GrpcServer
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.jsonrpc_send import SendMessageRoute
@@ -62,6 +61,8 @@ from agent.ports import Deployment, ToolEnvironment
 from agent.registry.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
 from agent.registry.loader import Registry, load_registry
 from agent.registry.policy import entitled
+from agent.routing.data import RoutingData
+from agent.routing.model_cache import ModelCache, default_directory
 from agent.routing.router import Router
 from agent.security.auth import SigningKey, TokenVerifier, load_or_create_signing_key
 from agent.security.credentials import (
@@ -268,24 +269,16 @@ def build_runtime(
     return AgentRuntime(settings, registry, engine, key, cards, tool_key, DatabaseAuditLog(engine))
 
 
-def _trained(warming: asyncio.Future[None], state: dict[str, str]) -> None:
-    """The classifier's background training ended: collect the start-up's garbage and freeze
-    what is left, or say it failed (a text request then trains again in
-    ``Router.route_async``). ``state`` is what ``/healthz`` reports: a load test, or an
-    orchestrator, waits for ``ready``.
+def _settled(state: dict[str, str]) -> None:
+    """Start-up is over: collect its garbage and freeze what is left. ``state`` is what
+    ``/healthz`` reports.
 
-    Everything built at start-up (registry, validators, cards, what the warm-up imported)
-    and the classifier live as long as the process: out of the collector's sight, a full
-    collection walks only what requests allocate (a full walk of it is the tail of the latency
-    under load, bench.perf). Collected here, it is off the way to the first card, once, before
-    ``/healthz`` says ``ready``."""
+    Everything built at start-up (registry, validators, cards, the classifier) lives as long
+    as the process: out of the collector's sight, a full collection walks only what requests
+    allocate (a full walk of it is the tail of the latency under load, bench.perf)."""
     gc.collect()
     gc.freeze()
-    if not warming.cancelled() and (error := warming.exception()) is not None:
-        log.error("router: training the classifier failed: %s", error, exc_info=error)
-        state["classifier"] = "failed"
-    else:
-        state["classifier"] = "ready"
+    state["classifier"] = "ready"
 
 
 def create_app(
@@ -336,6 +329,8 @@ def create_app(
         runtime.registry,
         threshold=settings.route_threshold,
         features=deployment.routing_features,
+        cache=ModelCache(settings.model_cache or default_directory()),
+        data=RoutingData.load(deployment.routing_data),
     )
     observer = task_observer(settings, tracer_provider, deployment.identity.slug)
     executor = SkillExecutor(
@@ -392,8 +387,7 @@ def create_app(
         else None
     )
 
-    health = {"classifier": "training"}  # /healthz, until the background training ends
-    warm_up = WarmUp()  # begun by the first request (FirstRequestMiddleware, outermost)
+    health = {"classifier": "training"}  # /healthz: "ready" once the lifespan has trained it
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -416,29 +410,15 @@ def create_app(
             await service.start(settings, runtime.engine)
         if grpc_server is not None:  # in this event loop, beside uvicorn's HTTP server
             await grpc_server.start()
-        warming: list[asyncio.Future[None]] = []
-
-        def begin() -> None:
-            # Once the app serves (its first request, or a second after this: WarmUp): the
-            # classifier trains in a worker thread, and the MCP SDK is imported in another.
-            # The cards, and every request that names its skill (a Data Part, a binding),
-            # need no classifier; a text request arriving before training ends waits for it
-            # (Router.route_async: the classifier's lock), it does not fail. Importing
-            # scikit-learn and training is the slowest part of a start; begun here, it does not
-            # stand between a restart and its first card.
-            training = asyncio.get_running_loop().run_in_executor(None, router.warm)
-            training.add_done_callback(lambda done: _trained(done, health))
-            warming.append(training)
-            mcp.start()  # /mcp waits for it
-
-        warm_up.arm(begin)
+        # No request waits for the classifier: it is trained, or read from its cache
+        # (agent/routing/model_cache.py), before the listener accepts a connection.
+        await asyncio.to_thread(router.warm)
+        _settled(health)
+        mcp.start()  # imports the MCP SDK in a worker thread; /mcp waits for it
         try:
             yield
         finally:
-            warm_up.disarm()
             await mcp.stop()
-            if warming:  # a thread cannot be cancelled; at most a second
-                await asyncio.wait(warming)
             if grpc_server is not None:
                 await grpc_server.stop()
             for service in reversed(services):
@@ -541,7 +521,6 @@ def create_app(
             jsonrpc_path=JSONRPC_PATH,
             rest_path=REST_PATH,
         )
-    app.add_middleware(FirstRequestMiddleware, warm_up=warm_up)  # outermost of all
     return app
 
 

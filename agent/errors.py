@@ -38,7 +38,6 @@ module that defines it and any second base in parentheses:
   + InventoryError (ValueError)                  db.errors
   + _ExceededError                               agent.edge.limits
   + _FallbackError                               agent.edge.proto_parse
-  + _UntrainedError                              agent.routing.router
   + _FalseSchemaError (ValidationError)          agent.interfaces.draft2020
   + _UnsupportedError                            agent.interfaces.fast_check
 

@@ -147,6 +147,9 @@ class Deployment:
     demo_callers: Sequence[DemoCaller] = ()
     routing_features: FeatureProvider | None = None
     """Domain knowledge the text router reads as features (``agent/routing/features.py``)."""
+    routing_data: Path | None = None
+    """Example requests per skill and requests no skill fits, as data the router trains on
+    (``agent/routing/data.py``)."""
     scaffold: SkillTemplate | None = None
     """The template ``new-skill`` writes new skills from; None: the core's domain-free one."""
 

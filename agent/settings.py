@@ -115,6 +115,9 @@ class Settings:
     conformance: bool = False
     body_timeout: float = 30.0
     """Seconds a client has to send a whole request body (NETAGENT_BODY_TIMEOUT); then 408."""
+    model_cache: Path | None = None
+    """Where trained routing models are kept (NETAGENT_MODEL_CACHE); None: the user's cache
+    directory (``agent/routing/model_cache.py``)."""
 
     @property
     def resolved_database_url(self) -> str:
@@ -226,6 +229,7 @@ VARIABLES: Mapping[str, tuple[str, Reader]] = {
     "cluster": ("NETAGENT_CLUSTER", flag),
     "conformance": ("NETAGENT_CONFORMANCE", flag),
     "body_timeout": ("NETAGENT_BODY_TIMEOUT", partial(number, kind=float, positive=True)),
+    "model_cache": ("NETAGENT_MODEL_CACHE", _path),
 }
 """Every field but ``limits`` (``Limits.from_env``: NETAGENT_MAX_*), with its variable and
 reader; defaults are the dataclass's, so each is written once. ``cluster`` defaults to None,

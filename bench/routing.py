@@ -37,6 +37,7 @@ from typing import Any
 
 from agent.ports import Deployment
 from agent.registry.loader import load_registry
+from agent.routing.data import RoutingData
 from agent.routing.router import Action, Decision, Router
 from agent.security.principal import Principal
 from tests.a2a_helpers import text_message
@@ -217,7 +218,11 @@ def main() -> None:
     started = time.perf_counter()
     deployment = load_deployment(args.deployment)
     caller = caller_of(deployment)
-    router = Router(load_registry(deployment.skills_dir), features=deployment.routing_features)
+    router = Router(
+        load_registry(deployment.skills_dir),
+        features=deployment.routing_features,
+        data=RoutingData.load(deployment.routing_data),
+    )
     router.warm()
     print(f"registry + classifier training: {(time.perf_counter() - started) * 1000:.0f} ms")
     candidates = {c.id for c in router.candidates(caller)}

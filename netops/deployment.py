@@ -174,5 +174,6 @@ def network_deployment() -> Deployment:
         services=_services,
         demo_callers=DEMO_CALLERS,
         routing_features=_NetworkLexicon(),
+        routing_data=Path(__file__).resolve().parent / "routing.json",
         scaffold=_InventoryTemplate(),
     )

@@ -369,7 +369,8 @@ def start_agent(
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    # (a start with no trained model in the cache trains it first: seconds, more under load)
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if server.started:
             try:

@@ -3,14 +3,12 @@
 Importing the MCP SDK is about a quarter of importing the application (``mcp`` and
 ``mcp_types``: their pydantic models), and nothing on the way to the first served card needs
 it: the cards, the A2A bindings and the console do not. So ``create_app`` mounts this endpoint,
-which imports ``agent.mcp.server`` (and the SDK with it) in a worker thread once the app serves
-(the lifespan's warm-up, ``agent/edge/first_request.py``), builds the projection and the
-Streamable HTTP session manager on the event loop, and runs the manager until the lifespan
-stops it. A request that arrives before it is built waits
-for it, as a text request waits for the classifier (``Router.route_async``): it is answered,
-late, not refused. If building fails (a broken install), that is logged and every MCP request
-is answered 503 with a JSON-RPC internal error (the reason is in the log); the other bindings
-serve on.
+which imports ``agent.mcp.server`` (and the SDK with it) in a worker thread when the lifespan
+starts it, builds the projection and the Streamable HTTP session manager on the event loop,
+and runs the manager until the lifespan stops it. A request that arrives before it is built
+waits for it: it is answered, late, not refused. If building fails (a broken install), that is
+logged and every MCP request is answered 503 with a JSON-RPC internal error (the reason is in
+the log); the other bindings serve on.
 
 The endpoint is stateless and answers with JSON, so it takes POST only: any other method is
 405 with ``Allow: POST`` (the SDK would open a server stream on GET that nothing ever writes
@@ -73,7 +71,7 @@ class McpEndpoint:
 
     def start(self) -> None:
         """Begin building in the background, on this event loop, unless it has begun: the
-        lifespan's warm-up calls it once the app serves, ``projection()`` if it comes first.
+        lifespan calls it as it starts, ``projection()`` if it comes first.
         Each lifespan builds its own session manager, which runs once."""
         if self._task is not None:
             return
@@ -121,7 +119,7 @@ class McpEndpoint:
 
     async def projection(self) -> McpProjection:
         """The projection, once built (``netagent mcp`` serves it over stdio, and has no
-        HTTP request to begin the warm-up: this begins the build if it has not begun)."""
+        lifespan: this begins the build if it has not begun)."""
         self.start()
         failure = await self._built()
         if failure is not None:

@@ -1,10 +1,10 @@
 """Pick a skill from free text, among the candidates a caller may use, or admit uncertainty.
 
 TF-IDF over words and character n-grams (robust to typos and abbreviations) feeding a
-logistic regression, trained at start-up from the manifests (name, description, tags,
-examples, routing utterances) plus an out-of-scope class of generic text. One model per
-distinct candidate set, built on first use and cached; a model only knows its candidates, so
-it can never return a skill outside them.
+logistic regression, trained before the agent serves from the manifests (name, description,
+tags, examples, routing utterances) plus an out-of-scope class of generic text. One model for
+the whole registry, kept on disk by the digest of its training set (``model_cache``); a
+prediction ranks only the caller's candidates, so it can never return a skill outside them.
 
 Training texts are read through the deployment's feature provider (``agent.routing.features``)
 as messages are, so a domain synonym counts as its canonical word in both. Prediction does not
@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.registry.manifest import Manifest, thawed
+from agent.routing.data import RoutingData
 from agent.routing.features import FeatureProvider, expanded
+from agent.routing.model_cache import ModelCache, training_key
 
 if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
@@ -64,11 +66,23 @@ def out_of_scope_texts(path: Path = OUT_OF_SCOPE_FILE) -> list[str]:
 
 @dataclass(frozen=True)
 class Prediction:
-    """The best candidate and how sure the model is; ``skill_id`` None means out of scope."""
+    """The best candidate and how sure the model is; ``skill_id`` None means out of scope
+    (then ``reason`` names the deployment's reason why nothing fits, when one was learned)."""
 
     skill_id: str | None
     confidence: float
     ranking: tuple[tuple[str, float], ...]
+    reason: str | None = None
+
+
+def nothing_fits_label(reason: str) -> str:
+    """The class of the requests no skill fits for ``reason`` (``RoutingData.nothing_fits``)."""
+    return f"{OUT_OF_SCOPE}:{reason}"
+
+
+def _reason_of(label: str) -> str | None:
+    prefix = f"{OUT_OF_SCOPE}:"
+    return label[len(prefix) :] if label.startswith(prefix) else None
 
 
 def _pipeline() -> Pipeline:
@@ -93,6 +107,13 @@ def _pipeline() -> Pipeline:
     return Pipeline([("features", features), ("model", model)])
 
 
+def _signature(pipeline: Pipeline) -> str:
+    """How ``pipeline`` trains, for the cache's key: its parameters and the library's release."""
+    import sklearn
+
+    return f"{sklearn.__version__} {pipeline!r}"
+
+
 class FastModel:
     """A fitted pipeline's ``predict_proba`` for one text, without scikit-learn's overhead.
 
@@ -113,6 +134,7 @@ class FastModel:
         import numpy  # with scikit-learn, off the way to the first card
 
         np = self._np = numpy
+        self.pipeline = pipeline  # what it reads, as fitted (the cache keeps this)
         union = pipeline.named_steps["features"]
         model = pipeline.named_steps["model"]
         self.classes_ = model.classes_
@@ -248,18 +270,31 @@ def _by_probability(pair: tuple[str, float]) -> tuple[float, str]:
 
 
 class SkillClassifier:
-    """A cache of models, one per candidate set."""
+    """One model over every routable skill and the out-of-scope class, trained once.
+
+    A caller's candidates are a subset of the skills; the model still weighs them all, so a
+    request for a skill the caller may not use gives its mass to that skill, not to the
+    nearest one the caller may use: the router then asks back instead of running the wrong
+    skill. Trained (or read from :class:`ModelCache`) once, before the agent serves.
+    """
 
     def __init__(
         self,
         examples: Mapping[str, Sequence[str]],
         out_of_scope: Sequence[str],
         features: FeatureProvider | None = None,
+        cache: ModelCache | None = None,
+        nothing_fits: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self._features = features
         self._examples = {k: [self._read(t) for t in v] for k, v in examples.items()}
         self._out_of_scope = [self._read(t) for t in out_of_scope]
-        self._models: dict[frozenset[str], FastModel] = {}
+        self._nothing_fits = {
+            nothing_fits_label(reason): [self._read(t) for t in texts]
+            for reason, texts in sorted((nothing_fits or {}).items())
+        }
+        self._cache = cache
+        self._model: FastModel | None = None
         self._lock = threading.Lock()
 
     def _read(self, text: str) -> str:
@@ -269,50 +304,86 @@ class SkillClassifier:
 
     @classmethod
     def from_manifests(
-        cls, manifests: Iterable[Manifest], features: FeatureProvider | None = None
+        cls,
+        manifests: Iterable[Manifest],
+        features: FeatureProvider | None = None,
+        cache: ModelCache | None = None,
+        data: RoutingData | None = None,
     ) -> SkillClassifier:
-        """Train data from the registry's routable manifests."""
-        return cls({m.id: training_texts(m) for m in manifests}, out_of_scope_texts(), features)
+        """Train data from the registry's routable manifests and the deployment's data."""
+        data = data or RoutingData()
+        examples = {
+            m.id: training_texts(m) + list(data.utterances.get(m.id, ())) for m in manifests
+        }
+        nothing_fits = {reason: entry.texts for reason, entry in data.nothing_fits.items()}
+        return cls(examples, out_of_scope_texts(), features, cache, nothing_fits)
 
     @property
     def known(self) -> frozenset[str]:
         """Skill ids the classifier has training data for."""
         return frozenset(self._examples)
 
-    def trained(self, candidates: Iterable[str]) -> bool:
-        """Whether predicting among ``candidates`` needs no training first."""
-        allowed = frozenset(candidates) & self.known
-        return not allowed or allowed in self._models
+    @property
+    def ready(self) -> bool:
+        """Whether the model is trained (or loaded): predicting needs no training first."""
+        return self._model is not None
 
-    def model_for(self, candidates: frozenset[str]) -> FastModel:
-        """The model for exactly these candidates (trained once, then reused)."""
-        model = self._models.get(candidates)
-        if model is not None:
-            return model
-        with self._lock:
-            model = self._models.get(candidates)
-            if model is None:
-                texts, labels = list(self._out_of_scope), [OUT_OF_SCOPE] * len(self._out_of_scope)
-                for skill_id in sorted(candidates):
-                    texts += self._examples[skill_id]
-                    labels += [skill_id] * len(self._examples[skill_id])
-                model = FastModel(_pipeline().fit(texts, labels))
-                self._models[candidates] = model
+    def training_set(self) -> tuple[list[str], list[str]]:
+        """Texts and their labels, in a fixed order (the cache's key is computed over them)."""
+        texts, labels = list(self._out_of_scope), [OUT_OF_SCOPE] * len(self._out_of_scope)
+        for label, reason_texts in self._nothing_fits.items():
+            texts += reason_texts
+            labels += [label] * len(reason_texts)
+        for skill_id in sorted(self._examples):
+            texts += self._examples[skill_id]
+            labels += [skill_id] * len(self._examples[skill_id])
+        return texts, labels
+
+    def model(self) -> FastModel:
+        """The model: trained, or read from the cache, on first use (then kept)."""
+        model = self._model
+        if model is None:
+            with self._lock:
+                model = self._model
+                if model is None:
+                    model = self._model = self._load_or_fit()
         return model
+
+    def _load_or_fit(self) -> FastModel:
+        texts, labels = self.training_set()
+        if len(set(labels)) < 2:  # one skill and no out-of-scope text: nothing to tell apart
+            raise ValueError("the classifier needs at least two classes to train")
+        pipeline = _pipeline()
+        key = training_key(texts, labels, _signature(pipeline))
+        cached = self._cache.load(key) if self._cache is not None else None
+        if cached is not None:
+            return FastModel(cached)
+        # One BLAS thread: the solver's products are small, and threads that wait for work
+        # spin, taking the other cores from the requests (six times the CPU of one thread).
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            pipeline.fit(texts, labels)
+        if self._cache is not None:
+            self._cache.store(key, pipeline)
+        return FastModel(pipeline)
 
     def predict(self, text: str, candidates: Iterable[str], *, expand: bool = True) -> Prediction:
         """Rank the candidates for ``text``; unknown candidates are ignored.
 
-        ``expand=False``: ``text`` was already read through the feature provider (the router).
+        ``skill_id`` is the most probable class when it is a candidate, else None (out of
+        scope, or a skill the caller may not use); ``ranking`` holds the candidates only, with
+        their probabilities among all classes. ``expand=False``: ``text`` was already read
+        through the feature provider (the router).
         """
         allowed = frozenset(candidates) & self.known
         if not allowed or not text.strip():
             return Prediction(None, 0.0, ())
-        model = self.model_for(allowed)
+        model = self.model()
         probabilities = model.probabilities(self._read(text) if expand else normalize(text))
         ranked = sorted(zip(model.labels, probabilities, strict=True), key=_by_probability)
-        ranking = tuple(pair for pair in ranked if pair[0] != OUT_OF_SCOPE)
+        ranking = tuple(pair for pair in ranked if pair[0] in allowed)
         best, confidence = ranked[0]
-        if best == OUT_OF_SCOPE:
-            return Prediction(None, confidence, ranking)
-        return Prediction(best, confidence, ranking)
+        if best in allowed:
+            return Prediction(best, confidence, ranking)
+        return Prediction(None, confidence, ranking, _reason_of(best))

@@ -41,6 +41,9 @@ class TextFeatures:
     signals: tuple[str, ...] = ()
     asks: tuple[str, ...] = ()
     note: str = ""
+    nothing_fits: str | None = None
+    """Set by the router, not a provider: the deployment's reason nothing fits the text, when
+    its classifier learned one from the routing data (``agent/routing/data.py``)."""
 
 
 NO_FEATURES = TextFeatures()

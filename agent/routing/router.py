@@ -17,7 +17,6 @@ import asyncio
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import lru_cache
@@ -25,15 +24,16 @@ from typing import Any
 
 from a2a.types import ContentTypeNotSupportedError, Message
 
-from agent.errors import NetagentError
 from agent.interfaces import DESCRIBE_SKILL_ID, ErrorCode, SkillError, error_details
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State, thawed
 from agent.registry.policy import entitled, visible
 from agent.routing.classifier import SkillClassifier, normalize
+from agent.routing.data import RoutingData
 from agent.routing.descriptions import DescriptionIndex, manifest_text, stem, tokens
 from agent.routing.extractors import MAX_TEXT
 from agent.routing.features import NO_FEATURES, FeatureProvider, TextFeatures, expanded
+from agent.routing.model_cache import ModelCache
 from agent.routing.skill_request import SkillRequest, data_parts, explicit_request, plain_json
 from agent.security.principal import Principal
 from agent.settings import DEFAULT_ROUTE_THRESHOLD
@@ -77,6 +77,10 @@ is a thing named with nothing the domain recognizes asked of it (``need numbers 
 for the quarterly deck``: the domain saw a thing, and voted for no skill)."""
 UNSUPPORTED_DESCRIPTION = 0.05
 """A description-layer confidence below this is no support."""
+NOTHING_FITS_SURE = 0.75
+"""The classifier's confidence in one of the deployment's nothing-fits reasons at which the
+router says that reason's note and offers what the caller can do (below it, a short text the
+data only half recognizes, "details on <firewall>", is asked about as any other)."""
 DESCRIBES_NOTHING = 0.5
 """``describe_skill``'s score is scaled by this when the text names no skill to describe (an
 "interface" of a thing is the trade's word, not a skill interface)."""
@@ -442,17 +446,6 @@ def missing_fields(capability: Capability, arguments: dict[str, Any]) -> list[di
     return missing
 
 
-_DEFER_TRAINING: ContextVar[bool] = ContextVar("netagent_defer_training", default=False)
-
-
-class _UntrainedError(NetagentError):
-    """The classifier has no model for these candidates yet (see ``Router.route_async``)."""
-
-    def __init__(self, candidates: frozenset[str]) -> None:
-        super().__init__(sorted(candidates))
-        self.candidates = candidates
-
-
 class Router:
     """Decides, per message, which capability runs, or what to ask the caller."""
 
@@ -462,6 +455,8 @@ class Router:
         classifier: SkillClassifier | None = None,
         threshold: float = DEFAULT_THRESHOLD,
         features: FeatureProvider | None = None,
+        cache: ModelCache | None = None,
+        data: RoutingData | None = None,
     ) -> None:
         self._registry = registry
         self._ids = frozenset(c.id for c in registry)
@@ -469,8 +464,9 @@ class Router:
         self._features = features
         routable = [c for c in registry if c.interface is not None]
         self._classifier = classifier or SkillClassifier.from_manifests(
-            [c.manifest for c in routable], features
+            [c.manifest for c in routable], features, cache, data
         )
+        self._notes = {r: entry.note for r, entry in (data or RoutingData()).nothing_fits.items()}
         self._descriptions = DescriptionIndex(
             {
                 c.id: manifest_text(
@@ -483,28 +479,17 @@ class Router:
         self.threshold = threshold
 
     def warm(self) -> None:
-        """Train the model for the widest candidate set now rather than on the first message."""
-        ids = [c.id for c in self._registry if c.interface is not None and c.handler is not None]
-        if len(ids) > 1:
-            self._classifier.model_for(frozenset(ids) & self._classifier.known)
+        """Train the classifier (or read it from its cache) now, before the agent serves."""
+        if self._classifier.known:
+            self._classifier.model()
 
     async def route_async(
         self, message: Message | None, principal: Principal, binding: Binding | None = None
     ) -> Decision:
-        """As ``route``; but the model for a candidate set met for the first time (a caller
-        with other scopes than any before) is trained in a worker thread, not on the event
-        loop, which it would otherwise hold for a second or more, stalling every request. A
-        long text is routed in a worker thread altogether (``OFF_LOOP_TEXT``)."""
+        """As ``route``; a long text is routed in a worker thread (``OFF_LOOP_TEXT``), so that
+        reading it never holds the event loop."""
         if _text_length(message) > OFF_LOOP_TEXT:
             return await asyncio.to_thread(self.route, message, principal, binding)
-        token = _DEFER_TRAINING.set(True)
-        try:
-            return self.route(message, principal, binding)
-        except _UntrainedError as untrained:
-            candidates = untrained.candidates
-        finally:
-            _DEFER_TRAINING.reset(token)
-        await asyncio.to_thread(self._classifier.model_for, candidates)
         return self.route(message, principal, binding)
 
     @property
@@ -607,7 +592,9 @@ class Router:
             return NO_FEATURES
 
     def score(self, text: str, candidates: Sequence[str]) -> tuple[list[Score], TextFeatures]:
-        """Every candidate's combined score for ``text``, best first.
+        """Every candidate's combined score for ``text``, best first, and the domain's features
+        (with ``nothing_fits``, when the classifier's best class is one of the deployment's
+        reasons nothing fits, and that reason's note).
 
         ``1 - (1 - classifier)(1 - DESCRIPTION_WEIGHT x description)(1 - vote)`` (a noisy-or of
         the three kinds of evidence), times ``1 + vote`` for a negative vote.
@@ -616,6 +603,11 @@ class Router:
         features = self.text_features(text)
         read = expanded(text, features)
         prediction = self._classifier.predict(read, candidates, expand=False)
+        if prediction.reason is not None and prediction.confidence >= NOTHING_FITS_SURE:
+            # what the deployment's data says of requests like this one ("no skill makes
+            # changes"), said when the router asks back
+            note = features.note or self._notes.get(prediction.reason, "")
+            features = replace(features, note=note, nothing_fits=prediction.reason)
         probabilities = dict(prediction.ranking)
         descriptions = self._descriptions.scores(read, candidates)
         scores = []
@@ -633,8 +625,6 @@ class Router:
     def _classify(
         self, message: Message, text: str, fitting: Sequence[Capability], principal: Principal
     ) -> Decision:
-        if _DEFER_TRAINING.get() and not self._classifier.trained(c.id for c in fitting):
-            raise _UntrainedError(frozenset(c.id for c in fitting) & self._classifier.known)
         by_id = {c.id: c for c in fitting}
         read = spelled_out((text or _data_as_text(message))[:MAX_ROUTE_TEXT], self._ids)
         scores, features = self.score(read, list(by_id))
@@ -787,7 +777,7 @@ class Router:
             # Nothing of any skill found in the text ("what's the weather in London?", "hello,
             # what can you do?"): no candidate is close to a best that is noise, so the caller
             # is told what it can ask for instead of offered the noise's winner.
-            matched = not (
+            matched = features.nothing_fits is None and not (
                 unsupported
                 and not features.signals
                 and not features.asks

@@ -24,6 +24,8 @@ IDENTITY = AgentIdentity(
     tagline="an A2A agent that reconciles supplier invoices.",
 )
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
+ROUTING_DATA = Path(__file__).resolve().parent / "routing.json"
+"""Example requests and requests no skill fits, which the router learns from (no routing code)."""
 LEDGER = "ledger"
 DEMO_CALLERS = (
     DemoCaller("ann", "acme", ("recon.run", "invoices.read", "vendors.read")),
@@ -47,4 +49,5 @@ def invoice_deployment() -> Deployment:
         skills_dir=SKILLS_DIR,
         tools=(ToolPort(LEDGER, LEDGER, connect_ledger),),
         demo_callers=DEMO_CALLERS,
+        routing_data=ROUTING_DATA,
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.registry.loader import load_registry
+from agent.routing.data import RoutingData
 from agent.routing.router import Action, Router
 from agent.security.principal import Principal
 from netops.deployment import SKILLS_DIR, network_deployment
@@ -32,7 +33,12 @@ EVERYTHING = Principal(
 @pytest.fixture(scope="module")
 def router(tmp_path_factory: pytest.TempPathFactory) -> Router:
     demo = copy_demo_skills(SKILLS_DIR, tmp_path_factory.mktemp("demo") / "skills")
-    return Router(load_registry(demo), features=network_deployment().routing_features)
+    deployment = network_deployment()
+    return Router(
+        load_registry(demo),
+        features=deployment.routing_features,
+        data=RoutingData.load(deployment.routing_data),
+    )
 
 
 def routed_to(router: Router, text: str) -> str:

@@ -31,7 +31,8 @@ from hypothesis import strategies as st
 from agent.registry.loader import load_registry
 from agent.registry.manifest import State
 from agent.routing import classifier
-from netops.deployment import SKILLS_DIR
+from agent.routing.data import RoutingData
+from netops.deployment import SKILLS_DIR, network_deployment
 from tests.registry_view import DEMO_SKILLS
 
 HERE = Path(__file__).resolve().parent
@@ -171,6 +172,9 @@ def training_texts() -> frozenset[str]:
         texts += strings(raw.get("routing", {}))
         texts += strings(raw.get("skill", {}).get("examples", []))
     texts += classifier.out_of_scope_texts()
+    data = RoutingData.load(network_deployment().routing_data)
+    texts += [t for utterances in data.utterances.values() for t in utterances]
+    texts += [t for reason in data.nothing_fits.values() for t in reason.texts]
     for path in sorted(classifier.OUT_OF_SCOPE_FILE.parent.rglob("*")):
         if path.is_file():
             texts += path.read_text(encoding="utf-8").splitlines()

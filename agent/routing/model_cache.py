@@ -1,0 +1,77 @@
+"""Trained routing models on disk, keyed by what they were trained on.
+
+Training the classifier takes a few seconds (scikit-learn's import included); reading a trained
+model back takes a fraction of that. A model is stored under the SHA-256 of its training texts,
+labels, pipeline and scikit-learn version, so a changed manifest, utterance, synonym or
+library release trains anew, and replicas or restarts with the same skills share one file.
+
+The files are pickles, which run code when read: the directory must be writable only by the
+agent's own user (the default, under the user's cache directory, is). A file that cannot be
+read back (truncated, another library version) is ignored and replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import pickle
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def default_directory() -> Path:
+    """``$XDG_CACHE_HOME/netagent/models``, or ``~/.cache/netagent/models``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "netagent" / "models"
+
+
+def training_key(texts: Sequence[str], labels: Sequence[str], signature: str) -> str:
+    """The digest that names a model: its training set and how it is trained."""
+    payload = json.dumps([signature, list(texts), list(labels)], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class ModelCache:
+    """A directory of trained models, one file per training key."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def path(self, key: str) -> Path:
+        """Where the model of ``key`` lives."""
+        return self.directory / f"{key}.pickle"
+
+    def load(self, key: str) -> Any | None:
+        """The model stored under ``key``, or None (absent, or unreadable)."""
+        path = self.path(key)
+        try:
+            with path.open("rb") as file:
+                return pickle.load(file)
+        except FileNotFoundError:
+            return None
+        except Exception as error:  # a damaged or foreign file: train again, replace it
+            log.warning("routing: ignoring the cached model %s: %s", path.name, error)
+            return None
+
+    def store(self, key: str, model: Any) -> None:
+        """Keep ``model`` under ``key``, whole or not at all (a reader never sees half a file);
+        a cache that cannot be written costs the next start a training, nothing else."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
+        except OSError as error:
+            log.warning("routing: could not keep the trained model: %s", error)
+            return
+        try:
+            with os.fdopen(handle, "wb") as file:
+                pickle.dump(model, file, protocol=pickle.HIGHEST_PROTOCOL)
+            Path(temporary).replace(self.path(key))
+        except OSError as error:
+            log.warning("routing: could not keep the trained model: %s", error)
+            Path(temporary).unlink(missing_ok=True)

@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 import httpx
@@ -34,10 +34,12 @@ from a2a.utils.signing import (
 from jwt import PyJWK, PyJWKSet
 
 from agent.errors import SecurityError
-from agent.security.auth import EXTERNAL_ALGORITHMS, SIGNING_ALGORITHM, SigningKey
+
+if TYPE_CHECKING:  # the client side reads no setting: agent.security.auth is the server's
+    from agent.security.auth import SigningKey
 
 JWKS_PATH: Final = "/.well-known/jwks.json"
-VERIFY_ALGORITHMS: Final = EXTERNAL_ALGORITHMS
+VERIFY_ALGORITHMS: Final = ("ES256", "ES384", "RS256", "PS256", "EdDSA")
 """Asymmetric algorithms only: never ``none``, never an HMAC keyed with a public key."""
 MAX_SIGNATURES: Final = 8
 MAX_JWKS_BYTES: Final = 64 * 1024
@@ -61,6 +63,8 @@ class CardSigner:
     whoever asks for it, is not)."""
 
     def __init__(self, key: SigningKey, jwks_url: str) -> None:
+        from agent.security.auth import SIGNING_ALGORITHM
+
         private = jwt.algorithms.ECAlgorithm.to_jwk(key.private_key, as_dict=True)
         self.kid = key.kid
         self.jwks_url = jwks_url

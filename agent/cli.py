@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from agent.registry.identity import AgentIdentity
     from agent.registry.loader import Registry
     from agent.registry.manifest import Manifest
+    from agent.security.card_signatures import SignatureCheck
     from agent.settings import Settings
     from agent.storage.audit import AuditLog
     from agent.storage.history import MigrationHistory
@@ -1126,20 +1127,21 @@ def describe_command(
     digest, trusted schema."""
     chosen = _binding(binding)
     from agent.client import GovernedClient, SkillNotAdvertisedError
-    from agent.devtools.statuses import PASS
+    from agent.devtools.statuses import NOT_APPLICABLE, PASS
 
-    async def run() -> tuple[AgentCard, str, VerifiedInterface]:
+    async def run() -> tuple[AgentCard, SignatureCheck, VerifiedInterface]:
         async with GovernedClient(
             url, token=bearer, binding=chosen, require_signature=require_signature
         ) as client:
             advertised = await client.fetch_card()
             try:
-                return advertised.card, str(advertised.signature), await client.describe(skill)
+                return advertised.card, advertised.signature, await client.describe(skill)
             except SkillNotAdvertisedError as exc:
                 raise await _explained(client, skill, exc) from None
 
     card, signature, interface = _run_client(run(), as_json, bearer)
-    checks = _describe_checks(interface, card, chosen, signature)
+    checks = _describe_checks(interface, card, chosen, str(signature))
+    unsigned = "card signature" if not signature.signed else None
     if as_json:
         payload = {
             "target": url,
@@ -1149,7 +1151,10 @@ def describe_command(
             "skill_id": interface.skill_id,
             "skill_version": interface.skill_version,
             "interface_digest": interface.interface_digest,
-            "checks": [{"check": c, "status": PASS, "detail": d} for c, d in checks],
+            "checks": [
+                {"check": c, "status": NOT_APPLICABLE if c == unsigned else PASS, "detail": d}
+                for c, d in checks
+            ],
             "skill_interface": interface.document,
         }
         print(json.dumps(payload, indent=2))

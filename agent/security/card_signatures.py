@@ -50,11 +50,11 @@ class CardSignatureError(SecurityError):
     """A card's signature did not verify, or a signature was required and the card had none."""
 
 
-def _unsigned_digest(card: AgentCard) -> bytes:
-    unsigned = AgentCard()
-    unsigned.CopyFrom(card)
-    unsigned.ClearField("signatures")
-    return hashlib.sha256(unsigned.SerializeToString(deterministic=True)).digest()
+def _unsigned(card: AgentCard) -> AgentCard:
+    copy = AgentCard()
+    copy.CopyFrom(card)
+    copy.ClearField("signatures")
+    return copy
 
 
 class CardSigner:
@@ -76,13 +76,11 @@ class CardSigner:
 
     def __call__(self, card: AgentCard) -> AgentCard:
         """The card with this agent's signature (and no other); ``card`` is not changed."""
-        digest = _unsigned_digest(card)
+        unsigned = _unsigned(card)
+        digest = hashlib.sha256(unsigned.SerializeToString(deterministic=True)).digest()
         signed = self._signed.get(digest)
         if signed is None:
-            signed = AgentCard()
-            signed.CopyFrom(card)
-            signed.ClearField("signatures")
-            self._sign(signed)
+            signed = self._sign(unsigned)
             if len(self._signed) < MAX_CACHED:
                 self._signed[digest] = signed
         return signed

@@ -1376,6 +1376,7 @@ def chain_command(
     limit: Annotated[int, typer.Option(help="list: at most this many, newest first.")] = 100,
     as_json: AsJson = False,
     database_url: DatabaseUrl = None,
+    require_signature: RequireSignature = False,
 ) -> None:
     """Feed one skill's output to another only if the schemas match; `chain list` shows links.
 
@@ -1408,7 +1409,9 @@ def chain_command(
     arguments = _arguments(args)
 
     async def run(store: Correlations) -> ChainResult:
-        async with GovernedClient(target, token=bearer, binding=chosen) as client:
+        async with GovernedClient(
+            target, token=bearer, binding=chosen, require_signature=require_signature
+        ) as client:
             return await chain(client, upstream, arguments, client, downstream, store, workflow)
 
     async def on_engine(engine: AsyncEngine) -> ChainResult:

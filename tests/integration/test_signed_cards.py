@@ -459,6 +459,30 @@ def test_netagent_check_says_so_and_exits_non_zero(proxy, tampering, tmp_path: P
     assert "isnotsigned" in shown(unsigned.stdout), unsigned.stdout
 
 
+@pytest.mark.parametrize("command", ["describe", "invoke", "chain"])
+def test_the_client_commands_refuse_such_a_card_locally(
+    proxy, tampering, tmp_path: Path, command: str
+) -> None:
+    front, _ = proxy
+    args = {
+        "describe": ["describe", front.url, "lookup_inventory"],
+        "invoke": ["invoke", front.url, "lookup_inventory", "--args", "{}"],
+        "chain": ["chain", front.url, "--from", "lookup_inventory", "--args", "{}"],
+    }[command]
+    if command == "chain":
+        args += ["--to", "describe_skill"]
+    with tampered(front, tampering["wrong kid"]):
+        refused = run_netagent(tmp_path, *args, "--json")
+    assert refused.code == 3, refused.stdout  # a local refusal: nothing was sent on that card
+    error = json.loads(refused.stdout.splitlines()[-1])["error"]
+    assert (error["where"], error["code"]) == ("local", "interface_invalid"), error
+    assert "has no valid signature" in error["message"] and "is not in" in error["message"]
+    with tampered(front, lambda card: {k: v for k, v in card.items() if k != "signatures"}):
+        unsigned = run_netagent(tmp_path, *args, "--json", "--require-signature")
+    assert unsigned.code == 3, unsigned.stdout
+    assert "is not signed" in json.loads(unsigned.stdout.splitlines()[-1])["error"]["message"]
+
+
 def shown(stdout: str) -> str:
     """The table's text without its spacing and borders (it folds long cells over lines)."""
     return "".join(stdout.split()).replace("│", "")

@@ -187,8 +187,13 @@ async def check_agent(
     whose signature fails (or, with ``require_signature``, an unsigned card) ends the run."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with http_client(headers=headers, timeout=timeout) as http:
-        checker = _Checker(base_url.rstrip("/"), binding, http, authenticated=bool(token))
-        checker.signatures = CardVerifier(http, require_signature=require_signature)
+        checker = _Checker(
+            base_url.rstrip("/"),
+            binding,
+            http,
+            authenticated=bool(token),
+            require_signature=require_signature,
+        )
         await checker.run()
         return checker.report
 
@@ -232,7 +237,13 @@ def is_json_pointer(value: Any) -> bool:
 
 class _Checker:
     def __init__(
-        self, base_url: str, binding: str, http: httpx.AsyncClient, *, authenticated: bool
+        self,
+        base_url: str,
+        binding: str,
+        http: httpx.AsyncClient,
+        *,
+        authenticated: bool,
+        require_signature: bool = False,
     ) -> None:
         self.base_url = base_url
         self.binding = binding
@@ -241,7 +252,7 @@ class _Checker:
         self.report = Report(base_url, binding, authenticated)
         self.card = AgentCard()
         self.activation = [EXTENSION_URI]
-        self.signatures = CardVerifier(http)
+        self.signatures = CardVerifier(http, require_signature=require_signature)
 
     # -- recording --------------------------------------------------------------------------
 

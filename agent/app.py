@@ -65,6 +65,7 @@ from agent.routing.data import RoutingData
 from agent.routing.model_cache import ModelCache, default_directory
 from agent.routing.router import Router
 from agent.security.auth import SigningKey, TokenVerifier, load_or_create_signing_key
+from agent.security.card_signatures import JWKS_PATH, CardSigner
 from agent.security.credentials import (
     AGENT_SUBJECT,
     TOOL_ISSUER,
@@ -265,6 +266,7 @@ def build_runtime(
         extra_extensions,
         deployment.identity,
         grpc_url=settings.resolved_grpc_url,
+        signer=CardSigner(tool_key, settings.resolved_public_url.rstrip("/") + JWKS_PATH),
     )
     return AgentRuntime(settings, registry, engine, key, cards, tool_key, DatabaseAuditLog(engine))
 
@@ -455,7 +457,7 @@ def create_app(
 
     jwks = {"keys": [runtime.tool_key.public_jwk]}
 
-    @app.get("/.well-known/jwks.json", include_in_schema=False)
+    @app.get(JWKS_PATH, include_in_schema=False)
     async def jwks_route() -> JSONResponse:
         return JSONResponse(jwks, headers={"Cache-Control": CARD_CACHE_CONTROL})
 

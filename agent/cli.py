@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from agent.registry.identity import AgentIdentity
     from agent.registry.loader import Registry
     from agent.registry.manifest import Manifest
+    from agent.security.card_signatures import SignatureCheck
     from agent.settings import Settings
     from agent.storage.audit import AuditLog
     from agent.storage.history import MigrationHistory
@@ -674,6 +675,13 @@ BindingOption = Annotated[
     str, typer.Option("--binding", help="A2A binding: JSONRPC, HTTP+JSON or GRPC (any case).")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+RequireSignature = Annotated[
+    bool,
+    typer.Option(
+        "--require-signature",
+        help="Refuse an unsigned agent card (a signed one is always verified).",
+    ),
+]
 Arguments = Annotated[str, typer.Option("--args", help="The skill's arguments: JSON, or @file.")]
 
 
@@ -944,7 +952,7 @@ def _print_checks(checks: list[tuple[str, str]]) -> None:
 
 
 def _describe_checks(
-    interface: VerifiedInterface, card: AgentCard, binding: str
+    interface: VerifiedInterface, card: AgentCard, binding: str, signature: str
 ) -> list[tuple[str, str]]:
     """What GovernedClient.describe verified (draft steps 1-6), as (check, detail) rows."""
     from agent.interfaces import INTERFACE_VERSION, trusted_schema
@@ -957,6 +965,7 @@ def _describe_checks(
             f"{interface.card_url} ({card.name} {card.version}); "
             f"{binding} at {interface.interface_url}",
         ),
+        ("card signature", signature),
         (
             "advertised",
             f"{interface.skill_id} {interface.skill_version} {interface.interface_digest}; "
@@ -1112,22 +1121,27 @@ def describe_command(
     bearer: Bearer = None,
     binding: BindingOption = "JSONRPC",
     as_json: AsJson = False,
+    require_signature: RequireSignature = False,
 ) -> None:
-    """Fetch a skill's interface and verify it: card, three-way digest, trusted schema."""
+    """Fetch a skill's interface and verify it: card (and its signature, if signed), three-way
+    digest, trusted schema."""
     chosen = _binding(binding)
     from agent.client import GovernedClient, SkillNotAdvertisedError
-    from agent.devtools.statuses import PASS
+    from agent.devtools.statuses import NOT_APPLICABLE, PASS
 
-    async def run() -> tuple[AgentCard, VerifiedInterface]:
-        async with GovernedClient(url, token=bearer, binding=chosen) as client:
+    async def run() -> tuple[AgentCard, SignatureCheck, VerifiedInterface]:
+        async with GovernedClient(
+            url, token=bearer, binding=chosen, require_signature=require_signature
+        ) as client:
             advertised = await client.fetch_card()
             try:
-                return advertised.card, await client.describe(skill)
+                return advertised.card, advertised.signature, await client.describe(skill)
             except SkillNotAdvertisedError as exc:
                 raise await _explained(client, skill, exc) from None
 
-    card, interface = _run_client(run(), as_json, bearer)
-    checks = _describe_checks(interface, card, chosen)
+    card, signature, interface = _run_client(run(), as_json, bearer)
+    checks = _describe_checks(interface, card, chosen, str(signature))
+    unsigned = "card signature" if not signature.signed else None
     if as_json:
         payload = {
             "target": url,
@@ -1137,7 +1151,10 @@ def describe_command(
             "skill_id": interface.skill_id,
             "skill_version": interface.skill_version,
             "interface_digest": interface.interface_digest,
-            "checks": [{"check": c, "status": PASS, "detail": d} for c, d in checks],
+            "checks": [
+                {"check": c, "status": NOT_APPLICABLE if c == unsigned else PASS, "detail": d}
+                for c, d in checks
+            ],
             "skill_interface": interface.document,
         }
         print(json.dumps(payload, indent=2))
@@ -1162,6 +1179,7 @@ def invoke_command(
         typer.Option("--records", help="Print every supporting record, not only their count."),
     ] = False,
     as_json: AsJson = False,
+    require_signature: RequireSignature = False,
 ) -> None:
     """Invoke a skill the governed way: describe, verify, validate input, send, validate.
 
@@ -1194,7 +1212,9 @@ def invoke_command(
         )
 
     async def run() -> Invocation:
-        async with GovernedClient(url, token=bearer, binding=chosen) as client:
+        async with GovernedClient(
+            url, token=bearer, binding=chosen, require_signature=require_signature
+        ) as client:
             try:
                 if not stream:
                     return await client.invoke(skill, arguments)
@@ -1356,6 +1376,7 @@ def chain_command(
     limit: Annotated[int, typer.Option(help="list: at most this many, newest first.")] = 100,
     as_json: AsJson = False,
     database_url: DatabaseUrl = None,
+    require_signature: RequireSignature = False,
 ) -> None:
     """Feed one skill's output to another only if the schemas match; `chain list` shows links.
 
@@ -1388,7 +1409,9 @@ def chain_command(
     arguments = _arguments(args)
 
     async def run(store: Correlations) -> ChainResult:
-        async with GovernedClient(target, token=bearer, binding=chosen) as client:
+        async with GovernedClient(
+            target, token=bearer, binding=chosen, require_signature=require_signature
+        ) as client:
             return await chain(client, upstream, arguments, client, downstream, store, workflow)
 
     async def on_engine(engine: AsyncEngine) -> ChainResult:
@@ -1463,14 +1486,20 @@ def check_command(
     json_file: Annotated[
         Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
     ] = None,
+    require_signature: RequireSignature = False,
 ) -> None:
-    """Check any A2A agent against the schema-interface procedure (exit 1 if a check fails)."""
+    """Check any A2A agent against the schema-interface procedure (exit 1 if a check fails).
+
+    A signed card is verified against the JWKS on the card's own origin; a card whose
+    signature fails is not used."""
     from rich.table import Table
 
     chosen = _binding(binding)
     from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
 
-    report = _run_checking(check_agent(url, token=bearer, binding=chosen))
+    report = _run_checking(
+        check_agent(url, token=bearer, binding=chosen, require_signature=require_signature)
+    )
     caller = "with --token" if bearer else "anonymous"
     table = Table(title=f"schema-interface conformance of {url} ({chosen}, {caller})")
     for column in ("subject", "check", "result", "reason"):

@@ -22,6 +22,7 @@ module that defines it and any second base in parentheses:
   + SecurityError                                agent.errors
     - TokenError                                 agent.security.auth
     - IssuerUnavailableError                     agent.security.auth
+    - CardSignatureError                         agent.security.card_signatures
     - ExchangeError                              agent.security.credentials
     - ToolRefusedError (PermissionError)         agent.server.skill_context
     - TopologyRefusedError                       agent.console.topology
@@ -29,6 +30,7 @@ module that defines it and any second base in parentheses:
     - GovernedClientError                        agent.client.errors
       . SkillNotAdvertisedError                  agent.client.errors
       . InterfaceInvalidError                    agent.client.errors
+      . CardSignatureRefusedError                agent.client.errors
       . InputInvalidError                        agent.client.errors
       . OutputInvalidError                       agent.client.errors
     - CompositionRefusedError                    agent.client.errors

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from agent.client.compose import ChainResult, chain, composition_differences
     from agent.client.correlation import Correlations, CorrelationStore, FileCorrelationStore
     from agent.client.errors import (
+        CardSignatureRefusedError,
         CompositionRefusedError,
         CredentialRefusedError,
         GovernedClientError,
@@ -40,6 +41,7 @@ _MODULES = {
     "CorrelationStore": "agent.client.correlation",
     "Correlations": "agent.client.correlation",
     "FileCorrelationStore": "agent.client.correlation",
+    "CardSignatureRefusedError": "agent.client.errors",
     "CompositionRefusedError": "agent.client.errors",
     "CredentialRefusedError": "agent.client.errors",
     "GovernedClientError": "agent.client.errors",
@@ -63,6 +65,7 @@ if not TYPE_CHECKING:  # type checkers read the imports above (a misspelt name s
 
 __all__ = [
     "BINDINGS",
+    "CardSignatureRefusedError",
     "ChainResult",
     "ClientStats",
     "CompositionRefusedError",

@@ -7,6 +7,8 @@ RemoteTaskError carrying the task's own state and error object.
 * GovernedClientError(code, message, details)        local, per the draft's client steps
   - SkillNotAdvertisedError   step 2: the card does not advertise describe_skill or the skill
   - InterfaceInvalidError     steps 3-6: describe failed, digests differ, document invalid
+  - CardSignatureRefusedError step 1: the card's signature does not verify (or is missing
+                              and required)
   - InputInvalidError         step 7: arguments fail input_schema (nothing is sent)
   - OutputInvalidError        step 10: the result or a record fails its schema
 * CompositionRefusedError                            references differ: no direct composition
@@ -42,6 +44,13 @@ class SkillNotAdvertisedError(GovernedClientError):
 
 class InterfaceInvalidError(GovernedClientError):
     """Steps 3-6: the interface document cannot be trusted."""
+
+    code = ErrorCode.INTERFACE_INVALID
+
+
+class CardSignatureRefusedError(GovernedClientError):
+    """Step 1: the card's signature did not verify, or the card has none and the client
+    requires one; nothing was sent on that card."""
 
     code = ErrorCode.INTERFACE_INVALID
 

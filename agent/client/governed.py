@@ -34,6 +34,7 @@ from agent.client.cache import InterfaceCache, VerifiedInterface
 from agent.client.calls import Calls, open_calls, service_parameters
 from agent.client.errors import (
     REFUSED_STATUSES,
+    CardSignatureRefusedError,
     InputInvalidError,
     InterfaceInvalidError,
     OutputInvalidError,
@@ -52,6 +53,12 @@ from agent.interfaces import (
 )
 from agent.outbound import outbound_client
 from agent.routing.skill_request import plain_json
+from agent.security.card_signatures import (
+    UNSIGNED,
+    CardSignatureError,
+    CardVerifier,
+    SignatureCheck,
+)
 
 CARD_PATH = "/.well-known/agent-card.json"
 JSON = "application/json"
@@ -101,6 +108,8 @@ class _Advertised:
     card_url: str
     interface_url: str
     bindings: dict[str, tuple[str, str]] = field(default_factory=dict)
+    signature: SignatureCheck = UNSIGNED
+    """What the verification of the card's signature found (the extended card's, if read)."""
 
 
 def _extension_params(card: AgentCard) -> dict[str, Any] | None:
@@ -112,7 +121,11 @@ def _extension_params(card: AgentCard) -> dict[str, Any] | None:
 
 
 class GovernedClient:
-    """An async client for one target agent, over one A2A binding."""
+    """An async client for one target agent, over one A2A binding.
+
+    A signed card is used only when its signature verifies (``CardVerifier``: keys from the
+    card's own origin); ``require_signature`` refuses an unsigned card too.
+    """
 
     def __init__(
         self,
@@ -122,6 +135,7 @@ class GovernedClient:
         binding: str = "JSONRPC",
         cache: InterfaceCache | None = None,
         http: httpx.AsyncClient | None = None,
+        require_signature: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.card_url = self.base_url + CARD_PATH
@@ -132,6 +146,7 @@ class GovernedClient:
         self._token = token
         self._own_http = http is None
         self._http = http or http_client(timeout=30)
+        self._signatures = CardVerifier(self._http, require_signature=require_signature)
         self._result_handlers: dict[str, list[ResultHandler]] = {}
         self._record_handlers: dict[str, list[RecordHandler]] = {}
 
@@ -170,15 +185,17 @@ class GovernedClient:
             card = ParseDict(response.json(), AgentCard(), ignore_unknown_fields=True)
         except (httpx.HTTPError, ValueError, ParseError) as exc:
             raise InterfaceInvalidError(f"agent card unavailable at {self.card_url}") from exc
+        signature = await self._verified(card)
         if self._token and card.capabilities.extended_agent_card:
             async with self._calls(card, streaming=False) as calls:
                 card = await calls.get_extended_agent_card(GetExtendedAgentCardRequest())
+            signature = await self._verified(card)
         interface_url = next(
             (i.url for i in card.supported_interfaces if i.protocol_binding == self.binding), None
         )
         if interface_url is None:
             raise SkillNotAdvertisedError(f"the card offers no {self.binding} interface")
-        advertised = _Advertised(card, self.card_url, interface_url)
+        advertised = _Advertised(card, self.card_url, interface_url, signature=signature)
         params = _extension_params(card)
         if params and params.get("interface_version") == INTERFACE_VERSION:
             for binding in params.get("skills", []):
@@ -192,6 +209,13 @@ class GovernedClient:
                         str(binding.get("interface_digest")),
                     )
         return advertised
+
+    async def _verified(self, card: AgentCard) -> SignatureCheck:
+        """Step 1's last part: a signed card is used only if its signature verifies."""
+        try:
+            return await self._signatures.verify(card, self.card_url)
+        except CardSignatureError as exc:
+            raise CardSignatureRefusedError(str(exc)) from None
 
     @staticmethod
     def selected(advertised: _Advertised, skill_id: str) -> tuple[str, str]:

@@ -70,6 +70,7 @@ from agent.interfaces import (
     verify_reference,
 )
 from agent.routing.skill_request import plain_json
+from agent.security.card_signatures import CardSignatureError, CardVerifier
 
 AGENT: Final = "(agent)"
 CARD_PATH: Final = "/.well-known/agent-card.json"
@@ -94,8 +95,10 @@ skill."""
 
 # The check names, in the order a report lists them for one subject.
 CARD = "card fetched"
+CARD_SIGNATURE = "card signature"
 CARD_INTERFACE = "binding offered"
 EXTENDED_CARD = "extended card"
+EXTENDED_SIGNATURE = "extended card signature"
 EXTENSION = "extension advertised"
 VERSION = "interface_version"
 BINDINGS = "bindings well-formed"
@@ -178,11 +181,19 @@ async def check_agent(
     token: str | None = None,
     binding: str = "JSONRPC",
     timeout: float = 30.0,
+    require_signature: bool = False,
 ) -> Report:
-    """Run every check against the agent at ``base_url`` as the bearer of ``token``."""
+    """Run every check against the agent at ``base_url`` as the bearer of ``token``; a card
+    whose signature fails (or, with ``require_signature``, an unsigned card) ends the run."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with http_client(headers=headers, timeout=timeout) as http:
-        checker = _Checker(base_url.rstrip("/"), binding, http, authenticated=bool(token))
+        checker = _Checker(
+            base_url.rstrip("/"),
+            binding,
+            http,
+            authenticated=bool(token),
+            require_signature=require_signature,
+        )
         await checker.run()
         return checker.report
 
@@ -226,7 +237,13 @@ def is_json_pointer(value: Any) -> bool:
 
 class _Checker:
     def __init__(
-        self, base_url: str, binding: str, http: httpx.AsyncClient, *, authenticated: bool
+        self,
+        base_url: str,
+        binding: str,
+        http: httpx.AsyncClient,
+        *,
+        authenticated: bool,
+        require_signature: bool = False,
     ) -> None:
         self.base_url = base_url
         self.binding = binding
@@ -235,6 +252,7 @@ class _Checker:
         self.report = Report(base_url, binding, authenticated)
         self.card = AgentCard()
         self.activation = [EXTENSION_URI]
+        self.signatures = CardVerifier(http, require_signature=require_signature)
 
     # -- recording --------------------------------------------------------------------------
 
@@ -295,6 +313,8 @@ class _Checker:
             self._add(AGENT, CARD, FAIL, f"GET {url}: not an A2A agent card ({_short(exc)})")
             return False
         self._add(AGENT, CARD, PASS, f"{card.name!r} version {card.version} from {url}")
+        if not await self._signature(card, CARD_SIGNATURE):
+            return False
         self.card = card
         interface = self._interface_url()
         if interface is None:
@@ -321,10 +341,26 @@ class _Checker:
             PASS,
             f"{len(extended.skills)} skill(s) for this caller (public card: {len(card.skills)})",
         )
+        if not await self._signature(extended, EXTENDED_SIGNATURE):
+            return False
         self.card = extended
         if self._interface_url() is None:
             self._add(AGENT, CARD_INTERFACE, FAIL, f"the extended card has no {self.binding}")
             return False
+        return True
+
+    async def _signature(self, card: AgentCard, name: str) -> bool:
+        """Whether the card may be used: its signature verifies, or it has none and none is
+        required (then the check is n/a)."""
+        try:
+            check = await self.signatures.verify(card, self.base_url + CARD_PATH)
+        except CardSignatureError as exc:
+            self._add(AGENT, name, FAIL, f"{exc}: the card is not used")
+            return False
+        if check.signed:
+            self._add(AGENT, name, PASS, str(check))
+        else:
+            self._add(AGENT, name, NOT_APPLICABLE, "not signed (--require-signature refuses it)")
         return True
 
     def _interface_url(self) -> str | None:

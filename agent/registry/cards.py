@@ -115,7 +115,13 @@ def card_version(skills: Iterable[AgentSkill], extension: AgentExtension) -> str
 
 
 class CardFactory:
-    """Builds the public card once and each distinct caller's extended card once."""
+    """Builds the public card once and each distinct caller's extended card once.
+
+    With a ``signer`` (``agent.security.card_signatures.CardSigner``) every card it hands out
+    is signed; the signer keeps one signature per distinct content, so callers whose extended
+    cards list the same skills share it. Without one (``netagent card``, the snapshot) the
+    cards are unsigned: a signature differs on every signing and would make them unstable.
+    """
 
     def __init__(
         self,
@@ -124,8 +130,10 @@ class CardFactory:
         extra_extensions: Iterable[AgentExtension] = (),
         identity: AgentIdentity | None = None,
         grpc_url: str | None = None,
+        signer: Callable[[AgentCard], AgentCard] | None = None,
     ) -> None:
         self._registry = registry
+        self._signer = signer
         self._grpc_url = grpc_url
         self._identity = identity or AgentIdentity()
         self._base_url = base_url.rstrip("/")
@@ -138,6 +146,10 @@ class CardFactory:
         self._extended: dict[tuple[str | None, frozenset[str], bool], AgentCard] = {}
 
     def _build(self, include: Callable[[Manifest], bool]) -> AgentCard:
+        card = self._unsigned(include)
+        return card if self._signer is None else self._signer(card)
+
+    def _unsigned(self, include: Callable[[Manifest], bool]) -> AgentCard:
         listed = [c for c in self._registry if include(c.manifest)]
         skills = [_skill_block(c.manifest) for c in listed]
         extension = _extension(listed)

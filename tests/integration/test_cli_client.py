@@ -117,6 +117,7 @@ def test_describe_json_reports_the_checks_and_the_document(agent, home, binding)
     assert described["skill_version"] == "1.0"
     assert [c["check"] for c in described["checks"]] == [
         "card fetched",
+        "card signature",
         "advertised",
         "describe_skill",
         "three-way digest",
@@ -124,6 +125,7 @@ def test_describe_json_reports_the_checks_and_the_document(agent, home, binding)
         "embedded digests",
     ]
     assert {c["status"] for c in described["checks"]} == {"pass"}
+    assert described["checks"][1]["detail"].startswith("signature verified (kid ")
     document = described["skill_interface"]
     assert digest_of(document) == described["interface_digest"]
     assert list(document["supporting_record_schemas"]) == ["resource-observation"]

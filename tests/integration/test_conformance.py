@@ -125,6 +125,9 @@ def test_our_agent_conforms_for_every_caller(agent, tmp_path, binding, who) -> N
         for name in SKILL_CHECKS[:5]:
             assert checks[(skill, name)]["status"] == PASS, checks[(skill, name)]
     assert checks[(AGENT, "required extension enforced")]["status"] == NOT_APPLICABLE
+    assert (
+        checks[(AGENT, "card signature")]["status"] == PASS
+    )  # tests/integration/test_signed_cards.py
     assert checks[("describe_skill", "probe: interface_mismatch")]["status"] == NOT_APPLICABLE
     assert checks[("describe_skill", "probe: input_invalid")]["status"] == PASS
     probes = [checks[("lookup_inventory", p)] for p in SKILL_CHECKS[5:]]
@@ -138,6 +141,7 @@ def test_our_agent_conforms_for_every_caller(agent, tmp_path, binding, who) -> N
         assert {p["status"] for p in probes} == {PASS}
         assert report["counts"][SKIP] == 0
         assert checks[(AGENT, "extended card")]["status"] == PASS
+        assert checks[(AGENT, "extended card signature")]["status"] == PASS
 
 
 async def test_probes_report_what_was_sent_and_what_came_back(agent) -> None:
@@ -314,8 +318,12 @@ def test_an_agents_words_are_printed_as_text(tmp_path, text: str) -> None:
     with _card_server(card) as url:
         run, report = check(tmp_path, url)
     assert run.returncode == 1, run.stdout + run.stderr
-    fetched, offered = report["checks"]
-    assert (fetched["status"], offered["status"]) == (PASS, FAIL)
+    fetched, signature, offered = report["checks"]
+    assert (fetched["status"], signature["status"], offered["status"]) == (
+        PASS,
+        NOT_APPLICABLE,
+        FAIL,
+    )
     assert text in fetched["reason"]
     shown = " ".join(run.stdout.split())  # the table folds long cells over lines
     assert text.replace(" ", "") in shown.replace(" ", "").replace("│", "")

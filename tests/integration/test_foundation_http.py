@@ -79,6 +79,8 @@ def test_public_card_equals_the_committed_snapshot(agent: RunningAgent, http: ht
             agent.grpc_target, SNAPSHOT_GRPC_URL
         )
     )
+    signatures = served.pop("signatures")  # tests/integration/test_signed_cards.py checks them
+    assert len(signatures) == 1
     assert served == json.loads(Path(SNAPSHOT).read_text())
 
 

@@ -20,6 +20,7 @@ import pytest
 import uvicorn
 
 from agent.app import create_app
+from agent.client import GovernedClient
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
 from examples.invoices.deployment import DEMO_CALLERS, invoice_deployment
@@ -91,6 +92,22 @@ def test_the_cards_introduce_the_invoice_agent_and_each_caller_sees_their_skills
     assert skill_ids(extended["ann"]) == everything
     assert skill_ids(extended["ben"]) == everything - {"reconcile_invoice"}
     assert skill_ids(extended["gina"]) == everything
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_every_card_is_signed_with_the_invoice_agents_key(
+    invoices: InvoiceAgent, binding: str
+) -> None:
+    """The core signs whatever deployment it serves: the public card and each caller's
+    extended card verify against the invoice agent's own JWKS."""
+    for subject in (None, *CALLERS):
+        token = invoices.token(subject) if subject else None
+        async with GovernedClient(
+            invoices.base_url, token=token, binding=binding, require_signature=True
+        ) as client:
+            signature = (await client.fetch_card()).signature
+        assert signature.signed
+        assert signature.jku == f"{invoices.base_url}/.well-known/jwks.json"
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

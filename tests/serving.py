@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import subprocess
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -54,3 +58,29 @@ def _wait(url: str, process: subprocess.Popen[bytes], log_path: Path, timeout_s:
             pass
         time.sleep(0.25)
     pytest.fail(f"netagent serve did not answer within {timeout_s} s:\n{log_path.read_text()}")
+
+
+@contextmanager
+def json_server(document: Any) -> Iterator[str]:
+    """A plain HTTP server on loopback answering every GET with ``document`` as JSON (another
+    agent's card, another origin's keys); yields its base URL."""
+    body = json.dumps(document).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -7,13 +7,10 @@ advertising digests its documents do not have must fail exactly the checks that 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import http.server
 import json
 import os
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +33,7 @@ from tests.a2a_helpers import BINDINGS
 from tests.conftest import RunningAgent, free_port, start_agent
 from tests.integration.conftest import TEST_REQUIRED_EXTENSION
 from tests.registry_view import card_ids, demo_only
+from tests.serving import json_server
 
 ROOT = Path(__file__).resolve().parents[2]
 NETAGENT = ROOT / ".venv" / "bin" / "netagent"
@@ -286,36 +284,10 @@ HOSTILE_TEXT = [
 command with a traceback) nor as emoji."""
 
 
-@contextlib.contextmanager
-def _card_server(card: dict[str, Any]) -> Iterator[str]:
-    """Any agent: here one whose card says what it likes (its name, here)."""
-    body = json.dumps(card).encode()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.mark.parametrize("text", HOSTILE_TEXT)
 def test_an_agents_words_are_printed_as_text(tmp_path, text: str) -> None:
     card = {"name": f"agent {text} end", "version": text, "supportedInterfaces": []}
-    with _card_server(card) as url:
+    with json_server(card) as url:
         run, report = check(tmp_path, url)
     assert run.returncode == 1, run.stdout + run.stderr
     fetched, signature, offered = report["checks"]

@@ -38,6 +38,7 @@ from agent.security.auth import load_or_create_signing_key
 from tests.a2a_helpers import make_client
 from tests.cli_process import run_netagent
 from tests.conftest import RunningAgent, start_agent
+from tests.serving import json_server
 
 JWKS_PATH = "/.well-known/jwks.json"
 CARD_PATH = "/.well-known/agent-card.json"
@@ -249,26 +250,8 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Proxy, Run
 @contextlib.contextmanager
 def jwks_server(document: dict[str, Any]) -> Iterator[str]:
     """Another origin serving the attacker's keys."""
-    body = json.dumps(document).encode()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{JWKS_PATH}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with json_server(document) as base:
+        yield f"{base}{JWKS_PATH}"
 
 
 ATTACKER = ec.generate_private_key(ec.SECP256R1())

@@ -217,7 +217,7 @@ async def prepare_storage(
     A SQLite file that records every history at its head (a restart) is not handed to Alembic,
     which would find nothing to do after importing itself and reading every revision's script.
     """
-    async with exclusively(engine, "prepare-storage"):
+    async with exclusively(engine, f"{deployment.identity.slug}:prepare-storage"):
         url = settings.resolved_database_url
         current = at_heads(url, deployment.histories())
         if not current:

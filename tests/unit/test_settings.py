@@ -109,7 +109,7 @@ def test_a_flag_that_is_no_word_is_refused_naming_the_words(
 
 def test_the_defaults_are_the_documented_ones() -> None:
     defaults = Settings.from_env({})
-    assert (defaults.seed_on_start, defaults.live_telemetry, defaults.metrics) == (True,) * 3
+    assert (defaults.seed_on_start, defaults.metrics) == (True,) * 2
     assert (defaults.otel, defaults.conformance, defaults.cluster) == (False, False, None)
     assert defaults.route_threshold == DEFAULT_THRESHOLD == 0.6
 

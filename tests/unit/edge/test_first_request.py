@@ -55,8 +55,8 @@ async def test_disarmed_it_never_begins() -> None:
 
 
 def _app(home: Path) -> Any:
-    settings = Settings(home=home, live_telemetry=False, seed_on_start=False, grpc_port=0)
-    return create_app(settings)
+    settings = Settings(home=home, seed_on_start=False, grpc_port=0)
+    return create_app(settings, live_telemetry=False)
 
 
 async def test_the_app_warms_up_at_its_first_request(tmp_path: Path) -> None:

@@ -522,8 +522,7 @@ def create_app(
         rest_path=REST_PATH,
         error_domain=brand.error_domain,
     )
-    topology = deployment.topology(runtime.engine) if deployment.topology is not None else None
-    mount_console(app, runtime, topology=topology, clock=clock, identity=brand)
+    mount_console(app, runtime, topology=deployment.topology, clock=clock, identity=brand)
     app.add_middleware(  # outermost: bounds every body (size, time) before anything reads it
         BodyLimitMiddleware,
         limits=settings.limits,

@@ -5,7 +5,7 @@ library's error, a bug). A class keeps a standard base beside its family where c
 that base (``except ValueError`` still catches a ``ValueError`` of a family). None subclasses an
 a2a-sdk error: the SDK maps its errors by exact class. The core's hierarchy, each class with the
 module that defines it and any second base in parentheses (a deployment draws its own classes under
-these in its errors module's docstring, as the network's ``db/errors.py`` does):
+these in the docstring of its own errors module):
 
 * NetagentError                                  agent.errors
   + ConfigurationError                           agent.errors

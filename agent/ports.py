@@ -77,6 +77,29 @@ TopologyFactory = Callable[["AsyncEngine"], "TopologySource"]
 
 
 @dataclass(frozen=True)
+class TopologyView:
+    """The console's topology page, in the deployment's words.
+
+    The core draws the graph a :class:`TopologySource` returns (groups of nodes, edges, an
+    edge's series): the overview, one group's view, the edges table and an edge's chart, at
+    ``/console/<path>``. What those are called (warehouses, shelves and aisles, say) is
+    the deployment's, so the page's template is too: it extends the core's ``base.html`` and
+    renders the context ``agent/console/routes.py`` (``Console.topology_page``) gives it.
+    """
+
+    source: TopologyFactory
+    path: str
+    """One lower-case word, the page's path below ``/console`` (the console's front page) and
+    the ``operation`` of the audit row each view of it writes (tool ``console``)."""
+    label: str
+    """The page's name in the console's navigation."""
+    templates: Path
+    """The folder holding ``template`` (searched after the core's own templates)."""
+    template: str
+    """The page's template file; a name the core's templates do not use."""
+
+
+@dataclass(frozen=True)
 class DemoCaller:
     """An identity the agent prints a ready token for on start-up (embedded issuer only)."""
 
@@ -142,7 +165,8 @@ class Deployment:
     always runs ``migrate`` first."""
     seed: StorageHook | None = None
     """Fill an empty database with demo data (NETAGENT_SEED); must leave existing data alone."""
-    topology: TopologyFactory | None = None
+    topology: TopologyView | None = None
+    """The console's topology page; None: the console has none (its front page is the skills)."""
     services: Callable[[], Sequence[Service]] = field(default=lambda: ())
     demo_callers: Sequence[DemoCaller] = ()
     routing_features: FeatureProvider | None = None

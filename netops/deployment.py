@@ -24,6 +24,7 @@ from agent.ports import (
     ToolClientFactory,
     ToolEnvironment,
     ToolPort,
+    TopologyView,
 )
 from agent.settings import Settings
 from db.migrate import INVENTORY as INVENTORY_HISTORY
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SKILLS_DIR = Path(skills.__file__).resolve().parent
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 INVENTORY = "inventory"
 """The inventory tool's name in manifests and its tokens' audience."""
 LIVE_TELEMETRY_SECONDS = 300
@@ -152,6 +154,16 @@ def _topology(engine: AsyncEngine) -> TopologySource:
     return InventoryTopology(engine)
 
 
+NETWORK_VIEW = TopologyView(
+    source=_topology,
+    path="network",
+    label="Network",
+    templates=TEMPLATES_DIR,
+    template="network.html",
+)
+"""The console's network page: sites, devices and links, each link's utilization over time."""
+
+
 def _services(live_telemetry: bool) -> Callable[[], Sequence[Service]]:
     return lambda: [LiveTelemetry(live_telemetry)]
 
@@ -189,7 +201,7 @@ def network_deployment(live_telemetry: bool | None = None) -> Deployment:
         migrate=migrate_inventory,
         migrated=(INVENTORY_HISTORY,),
         seed=seed_demo_inventory,
-        topology=_topology,
+        topology=NETWORK_VIEW,
         services=_services(live_telemetry),
         demo_callers=DEMO_CALLERS,
         routing_features=_NetworkLexicon(),

@@ -358,7 +358,13 @@ def create_app(
         writer=writer,
         limits=settings.limits,
         conformance=(
-            load_registry(CONFORMANCE_SKILLS_DIR, builtin=False) if settings.conformance else None
+            load_registry(
+                CONFORMANCE_SKILLS_DIR,
+                builtin=False,
+                words_from=settings.skills_dir or deployment.skills_dir,
+            )
+            if settings.conformance
+            else None
         ),
         relay=relay,
         replica=lease.replica if lease is not None else uuid.uuid4().hex,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from agent.console.topology import TopologySource
+    from agent.console.topology import TopologyView
     from agent.registry.identity import AgentIdentity
     from agent.routing.features import FeatureProvider
     from agent.security.credentials import ToolTokenVerifier
@@ -71,33 +71,6 @@ class Service(Protocol):
 
 StorageHook = Callable[["Settings", "AsyncEngine"], Awaitable[None]]
 """Work on the deployment's own tables (migrate, seed), run under the start-up lock."""
-
-TopologyFactory = Callable[["AsyncEngine"], "TopologySource"]
-"""Builds the console's topology view over the deployment's data."""
-
-
-@dataclass(frozen=True)
-class TopologyView:
-    """The console's topology page, in the deployment's words.
-
-    The core draws the graph a :class:`TopologySource` returns (groups of nodes, edges, an
-    edge's series): the overview, one group's view, the edges table and an edge's chart, at
-    ``/console/<path>``. What those are called (warehouses, shelves and aisles, say) is
-    the deployment's, so the page's template is too: it extends the core's ``base.html`` and
-    renders the context ``agent/console/routes.py`` (``Console.topology_page``) gives it.
-    """
-
-    source: TopologyFactory
-    path: str
-    """One lower-case word, the page's path below ``/console`` (the console's front page) and
-    the ``operation`` of the audit row each view of it writes (tool ``console``)."""
-    label: str
-    """The page's name in the console's navigation."""
-    templates: Path
-    """The folder holding ``template`` (searched after the core's own templates)."""
-    template: str
-    """The page's template file; a name the core's templates do not use."""
-
 
 @dataclass(frozen=True)
 class DemoCaller:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import skills
 from agent.config import flag
+from agent.console.topology import TopologyView
 from agent.ports import (
     DemoCaller,
     Deployment,
@@ -24,7 +25,6 @@ from agent.ports import (
     ToolClientFactory,
     ToolEnvironment,
     ToolPort,
-    TopologyView,
 )
 from agent.settings import Settings
 from db.migrate import INVENTORY as INVENTORY_HISTORY

@@ -18,7 +18,7 @@ from agent.registry.identity import AgentIdentity
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from agent.ports import TopologyView
+    from agent.console.topology import TopologyView
 
 __all__ = ["CONSOLE_API_PREFIX", "PREFIX", "mount_console"]
 

@@ -45,6 +45,7 @@ from agent.console.topology import (
     Edge,
     TopologyRefusedError,
     TopologySource,
+    TopologyView,
     group_of,
     link_page,
     load_class,
@@ -55,7 +56,6 @@ from agent.console.topology import (
 from agent.edge.limits import check_json
 from agent.edge.strings import queryable
 from agent.interfaces import EXTENSION_URI, error_details
-from agent.ports import TopologyView
 from agent.registry.cards import JSONRPC_PATH, CardFactory, card_to_json
 from agent.registry.loader import Capability, Registry
 from agent.registry.policy import entitled, visible

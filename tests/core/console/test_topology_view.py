@@ -15,8 +15,7 @@ from starlette.testclient import TestClient
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent.console.routes import CORE_PAGES, Console
-from agent.console.topology import EdgeDetail, Graph, Group, Node
-from agent.ports import TopologyView
+from agent.console.topology import EdgeDetail, Graph, Group, Node, TopologyView
 from agent.security.principal import Principal, PrincipalUser
 from agent.storage.audit_memory import InMemoryAuditLog
 

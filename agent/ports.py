@@ -72,6 +72,7 @@ class Service(Protocol):
 StorageHook = Callable[["Settings", "AsyncEngine"], Awaitable[None]]
 """Work on the deployment's own tables (migrate, seed), run under the start-up lock."""
 
+
 @dataclass(frozen=True)
 class DemoCaller:
     """An identity the agent prints a ready token for on start-up (embedded issuer only)."""

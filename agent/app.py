@@ -219,7 +219,7 @@ async def prepare_storage(
     A SQLite file that records every history at its head (a restart) is not handed to Alembic,
     which would find nothing to do after importing itself and reading every revision's script.
     """
-    async with exclusively(engine, "prepare-storage"):
+    async with exclusively(engine, f"{deployment.identity.slug}:prepare-storage"):
         url = settings.resolved_database_url
         current = at_heads(url, deployment.histories())
         if not current:
@@ -355,7 +355,13 @@ def create_app(
         writer=writer,
         limits=settings.limits,
         conformance=(
-            load_registry(CONFORMANCE_SKILLS_DIR, builtin=False) if settings.conformance else None
+            load_registry(
+                CONFORMANCE_SKILLS_DIR,
+                builtin=False,
+                words_from=settings.skills_dir or deployment.skills_dir,
+            )
+            if settings.conformance
+            else None
         ),
         relay=relay,
         replica=lease.replica if lease is not None else uuid.uuid4().hex,
@@ -504,8 +510,7 @@ def create_app(
         rest_path=REST_PATH,
         error_domain=brand.error_domain,
     )
-    topology = deployment.topology(runtime.engine) if deployment.topology is not None else None
-    mount_console(app, runtime, topology=topology, clock=clock, identity=brand)
+    mount_console(app, runtime, topology=deployment.topology, clock=clock, identity=brand)
     app.add_middleware(  # outermost: bounds every body (size, time) before anything reads it
         BodyLimitMiddleware,
         limits=settings.limits,

@@ -284,7 +284,9 @@ def mcp_command(
     async def serve_mcp() -> None:
         async with application.router.lifespan_context(application):
             projection = await application.state.mcp.projection()
-            await serve_stdio(projection, verdict, runtime.cards.public_card.name)
+            await serve_stdio(
+                projection, verdict, runtime.cards.public_card.name, runtime.cards.release
+            )
 
     anyio.run(serve_mcp)
 

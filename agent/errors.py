@@ -3,13 +3,13 @@
 ``except NetagentError`` catches anything this project raises on purpose and nothing it does not (a
 library's error, a bug). A class keeps a standard base beside its family where callers catch it by
 that base (``except ValueError`` still catches a ``ValueError`` of a family). None subclasses an
-a2a-sdk error: the SDK maps its errors by exact class. The whole hierarchy, each class with the
-module that defines it and any second base in parentheses:
+a2a-sdk error: the SDK maps its errors by exact class. The core's hierarchy, each class with the
+module that defines it and any second base in parentheses (a deployment draws its own classes under
+these in the docstring of its own errors module):
 
 * NetagentError                                  agent.errors
   + ConfigurationError                           agent.errors
     - RegistryError                              agent.registry.manifests
-    - SeedError (RuntimeError)                   db.simulator
     - ScaffoldError                              agent.devtools.scaffold
     - UnknownRevisionError                       agent.storage.history
     - NotInstalledError (LookupError)            agent.installed
@@ -37,7 +37,6 @@ module that defines it and any second base in parentheses:
     - RemoteTaskError                            agent.client.errors
     - CredentialRefusedError                     agent.client.errors
   + StaleTaskError                               agent.storage.settlement
-  + InventoryError (ValueError)                  db.errors
   + _ExceededError                               agent.edge.limits
   + _FallbackError                               agent.edge.proto_parse
   + _FalseSchemaError (ValidationError)          agent.interfaces.draft2020

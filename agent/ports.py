@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-    from agent.console.topology import TopologySource
+    from agent.console.topology import TopologyView
     from agent.registry.identity import AgentIdentity
     from agent.routing.features import FeatureProvider
     from agent.security.credentials import ToolTokenVerifier
@@ -71,9 +71,6 @@ class Service(Protocol):
 
 StorageHook = Callable[["Settings", "AsyncEngine"], Awaitable[None]]
 """Work on the deployment's own tables (migrate, seed), run under the start-up lock."""
-
-TopologyFactory = Callable[["AsyncEngine"], "TopologySource"]
-"""Builds the console's topology view over the deployment's data."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +139,8 @@ class Deployment:
     always runs ``migrate`` first."""
     seed: StorageHook | None = None
     """Fill an empty database with demo data (NETAGENT_SEED); must leave existing data alone."""
-    topology: TopologyFactory | None = None
+    topology: TopologyView | None = None
+    """The console's topology page; None: the console has none (its front page is the skills)."""
     services: Callable[[], Sequence[Service]] = field(default=lambda: ())
     demo_callers: Sequence[DemoCaller] = ()
     routing_features: FeatureProvider | None = None

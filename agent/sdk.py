@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         Series,
         TopologyRefusedError,
         TopologySource,
+        TopologyView,
     )
     from agent.errors import ConfigurationError, NetagentError
     from agent.interfaces import ErrorCode, SkillError
@@ -63,6 +64,7 @@ _ON_FIRST_USE = {
     "Series": "agent.console.topology",
     "TopologyRefusedError": "agent.console.topology",
     "TopologySource": "agent.console.topology",
+    "TopologyView": "agent.console.topology",
     "ConfigurationError": "agent.errors",
     "NetagentError": "agent.errors",
     "ErrorCode": "agent.interfaces",
@@ -130,6 +132,7 @@ __all__ = [
     "ToolTokenVerifier",
     "TopologyRefusedError",
     "TopologySource",
+    "TopologyView",
     "UTCDateTime",
     "VerifiedTokens",
     "async_url",

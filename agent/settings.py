@@ -103,7 +103,6 @@ class Settings:
     log_level: str = "info"
     route_threshold: float = DEFAULT_ROUTE_THRESHOLD
     limits: Limits = field(default_factory=Limits)
-    live_telemetry: bool = True
     token_exchange_url: str | None = None
     agent_credential: str | None = None
     tool_issuer: str | None = None
@@ -218,7 +217,6 @@ VARIABLES: Mapping[str, tuple[str, Reader]] = {
     "seed_on_start": ("NETAGENT_SEED", flag),
     "log_level": ("NETAGENT_LOG_LEVEL", text),
     "route_threshold": ("NETAGENT_ROUTE_THRESHOLD", partial(number, kind=float)),
-    "live_telemetry": ("NETAGENT_LIVE_TELEMETRY", flag),
     "token_exchange_url": ("NETAGENT_TOKEN_EXCHANGE_URL", text),
     "agent_credential": ("NETAGENT_AGENT_CREDENTIAL", text),
     "tool_issuer": ("NETAGENT_TOOL_ISSUER", text),

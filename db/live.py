@@ -25,6 +25,9 @@ from db.telemetry import NORMAL_MAX_RATIO
 
 DAY = timedelta(days=1)
 MAX_DAYS_CATCH_UP = 7
+LOCK_NAMESPACE = "netops-agent"
+"""The network agent's advisory-lock namespace (its slug, ``netops/identity.py``): the replay's
+lock key must not change between releases, whose replicas share it while they run side by side."""
 
 LINK_COLUMNS = (
     "link_id",
@@ -61,7 +64,8 @@ async def _replay(
 ) -> int:
     added = 0
     async with engine.begin() as connection:
-        if not await claim_for_transaction(connection, f"replay:{model.__tablename__}"):
+        lock = f"{LOCK_NAMESPACE}:replay:{model.__tablename__}"
+        if not await claim_for_transaction(connection, lock):
             return 0  # another replica is replaying right now; its rows serve us too
         latest = await connection.scalar(select(func.max(model.observed_at)))
         if latest is None or latest >= now:

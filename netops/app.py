@@ -11,6 +11,8 @@ from agent.settings import Settings
 from netops.deployment import network_deployment
 
 
-def create_app(settings: Settings, **options: Any) -> FastAPI:
-    """``agent.app.create_app(settings, network_deployment(), **options)``."""
-    return create_core_app(settings, network_deployment(), **options)
+def create_app(
+    settings: Settings, *, live_telemetry: bool | None = None, **options: Any
+) -> FastAPI:
+    """``agent.app.create_app(settings, network_deployment(live_telemetry), **options)``."""
+    return create_core_app(settings, network_deployment(live_telemetry), **options)

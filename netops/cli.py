@@ -168,7 +168,10 @@ def _network_deployment() -> Deployment:
     """The deployment, imported when a command first needs it (``--help`` does not)."""
     from netops.deployment import network_deployment
 
-    return network_deployment()
+    try:
+        return network_deployment()
+    except ValueError as exc:  # NETAGENT_LIVE_TELEMETRY, read as the core's settings are
+        raise fail(f"settings: {exc}") from None
 
 
 def main() -> None:

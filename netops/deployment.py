@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import skills
+from agent.config import flag
+from agent.console.topology import TopologyView
 from agent.ports import (
     DemoCaller,
     Deployment,
@@ -28,6 +32,7 @@ from netops.identity import IDENTITY as IDENTITY  # re-exported: the card names 
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Callable, Sequence
 
     from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -38,9 +43,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SKILLS_DIR = Path(skills.__file__).resolve().parent
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 INVENTORY = "inventory"
 """The inventory tool's name in manifests and its tokens' audience."""
 LIVE_TELEMETRY_SECONDS = 300
+LIVE_TELEMETRY_VARIABLE = "NETAGENT_LIVE_TELEMETRY"
 
 DEMO_CALLERS = (
     DemoCaller("alice", "acme", ("inventory.read", "assurance.read", "capacity.read")),
@@ -76,18 +83,25 @@ async def seed_demo_inventory(settings: Settings, engine: AsyncEngine) -> None:
         log.info("seeded demo inventory: %s", report)
 
 
+def live_telemetry_from(environ: Mapping[str, str]) -> bool:
+    """NETAGENT_LIVE_TELEMETRY, read as the core reads its switches (on when unset or blank);
+    a value that is no flag word is a ValueError naming the variable and the words."""
+    return flag(environ, LIVE_TELEMETRY_VARIABLE, True)
+
+
 class LiveTelemetry:
     """Demo only: extend the simulated series up to now, at start and every few minutes."""
 
-    def __init__(self, every_seconds: float = LIVE_TELEMETRY_SECONDS) -> None:
+    def __init__(self, enabled: bool, every_seconds: float = LIVE_TELEMETRY_SECONDS) -> None:
+        self._enabled = enabled
         self._every = every_seconds
         self._task: asyncio.Task[None] | None = None
 
     async def start(self, settings: Settings, engine: AsyncEngine) -> None:
-        """Runs only when NETAGENT_LIVE_TELEMETRY is on."""
+        """Runs only when enabled (NETAGENT_LIVE_TELEMETRY, unless the deployment was given)."""
         import asyncio  # in the methods: the CLI's offline commands import this module too
 
-        if settings.live_telemetry:
+        if self._enabled:
             self._task = asyncio.create_task(self._loop(engine))
 
     async def stop(self) -> None:
@@ -140,8 +154,18 @@ def _topology(engine: AsyncEngine) -> TopologySource:
     return InventoryTopology(engine)
 
 
-def _services() -> list[Service]:
-    return [LiveTelemetry()]
+NETWORK_VIEW = TopologyView(
+    source=_topology,
+    path="network",
+    label="Network",
+    templates=TEMPLATES_DIR,
+    template="network.html",
+)
+"""The console's network page: sites, devices and links, each link's utilization over time."""
+
+
+def _services(live_telemetry: bool) -> Callable[[], Sequence[Service]]:
+    return lambda: [LiveTelemetry(live_telemetry)]
 
 
 class _InventoryTemplate:
@@ -161,8 +185,15 @@ class _InventoryTemplate:
         return InventoryTemplate().render(request)
 
 
-def network_deployment() -> Deployment:
-    """The network agent's parts, for ``agent.app.create_app`` and the ``netagent`` CLI."""
+def network_deployment(live_telemetry: bool | None = None) -> Deployment:
+    """The network agent's parts, for ``agent.app.create_app`` and the ``netagent`` CLI.
+
+    ``live_telemetry``: whether the simulated series are kept current while the agent serves;
+    None reads NETAGENT_LIVE_TELEMETRY (on when unset; a value that is no flag word is a
+    ValueError, as a core setting's is).
+    """
+    if live_telemetry is None:
+        live_telemetry = live_telemetry_from(os.environ)
     return Deployment(
         identity=IDENTITY,
         skills_dir=SKILLS_DIR,
@@ -170,8 +201,8 @@ def network_deployment() -> Deployment:
         migrate=migrate_inventory,
         migrated=(INVENTORY_HISTORY,),
         seed=seed_demo_inventory,
-        topology=_topology,
-        services=_services,
+        topology=NETWORK_VIEW,
+        services=_services(live_telemetry),
         demo_callers=DEMO_CALLERS,
         routing_features=_NetworkLexicon(),
         routing_data=Path(__file__).resolve().parent / "routing.json",

@@ -18,4 +18,5 @@ IDENTITY = AgentIdentity(
     slug="netops-agent",
     command="netagent",
     tagline="a reference A2A network-management agent.",
+    distribution="netops-agent",
 )

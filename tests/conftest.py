@@ -349,7 +349,6 @@ def start_agent(
         port=port,
         database_url=database_url,
         seed_on_start=False,
-        live_telemetry=False,  # the clock stands still at FIXED_NOW; no live samples
         grpc_port=free_port() if grpc else 0,
         **(settings_overrides or {}),
     )
@@ -362,7 +361,8 @@ def start_agent(
     if deployment is None:
         from netops.deployment import network_deployment
 
-        deployment = network_deployment()
+        # the clock stands still at FIXED_NOW: no live samples
+        deployment = network_deployment(live_telemetry=False)
     app = create_app(settings, deployment, registry=registry, clock=clock, **app_options)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)

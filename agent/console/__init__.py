@@ -1,7 +1,8 @@
 """A read-only operator console at /console, served by the agent itself (docs/console.md).
 
 Generic: it shows cards, interface documents, tasks and the audit trail of any registry; the
-topology view comes from a domain :class:`~agent.console.topology.TopologySource` passed in.
+topology page comes from the deployment (:class:`~agent.ports.TopologyView`: a
+:class:`~agent.console.topology.TopologySource` and the page's words).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from agent.registry.identity import AgentIdentity
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from agent.console.topology import TopologySource
+    from agent.console.topology import TopologyView
 
 __all__ = ["CONSOLE_API_PREFIX", "PREFIX", "mount_console"]
 
@@ -26,7 +27,7 @@ def mount_console(
     app: FastAPI,
     runtime: Any,
     *,
-    topology: TopologySource | None = None,
+    topology: TopologyView | None = None,
     clock: Callable[[], datetime] | None = None,
     identity: AgentIdentity | None = None,
 ) -> None:
@@ -49,13 +50,13 @@ def mount_console(
         runtime.registry,
         runtime.cards,
         runtime.audit,
-        topology,
+        topology.source(runtime.engine) if topology is not None else None,
         clock or (lambda: datetime.now(UTC)),
         runtime.settings.limits,
+        view=topology,
     )
     identity = identity or AgentIdentity()
     console.templates.env.globals["brand"] = identity.slug
-    console.templates.env.globals["has_topology"] = topology is not None
     app.mount(PREFIX, Starlette(routes=console.routes()))
     app.add_middleware(ConsoleSessionMiddleware)
     docs = find_docs()

@@ -45,6 +45,7 @@ from agent.console.topology import (
     Edge,
     TopologyRefusedError,
     TopologySource,
+    TopologyView,
     group_of,
     link_page,
     load_class,
@@ -68,7 +69,10 @@ AUDIT_SCOPE = "audit.read"
 """Holders see their whole tenant's audit trail; everyone else only their own rows."""
 AUDIT_LIMIT = 200
 CONSOLE_TOOL = "console"
-"""The audit rows the console writes itself (one per network page view)."""
+"""The audit rows the console writes itself (one per topology page view)."""
+CORE_PAGES = frozenset({"login", "logout", "skills", "try", "tasks", "audit", "api", "static"})
+"""The console's own paths: a deployment's topology page takes another."""
+_PAGE_PATH = re.compile(r"[a-z][a-z0-9-]{0,31}", re.ASCII)
 TASK_PAGE_SIZE = 50
 FIT_LIMIT = 30
 """Up to this many sites the overview is scaled to the page; past it, it keeps its size (its
@@ -258,24 +262,40 @@ class Console:
         topology: TopologySource | None,
         clock: Callable[[], datetime],
         limits: Limits | None = None,
+        *,
+        view: TopologyView | None = None,
     ) -> None:
+        """``topology`` and ``view`` come together (``view.source`` built ``topology``): the
+        page's data, and its path, name and template (the deployment's words)."""
+        if (topology is None) != (view is None):
+            raise ValueError("the console's topology needs its view, and the view its topology")
+        if view is not None and (view.path in CORE_PAGES or not _PAGE_PATH.fullmatch(view.path)):
+            raise ValueError(f"the topology page's path {view.path!r} is the console's or no word")
         self.limits = limits or Limits()
         self.registry = registry
         self.cards = cards
         self.audit = audit
         self.topology = topology
+        self.view = view
         self.clock = clock
-        self.templates = Jinja2Templates(directory=str(HERE / "templates"))
+        folders = [HERE / "templates", *([view.templates] if view is not None else [])]
+        self.templates = Jinja2Templates(directory=folders)
+        self.templates.env.globals["topology_page"] = (
+            (view.path, view.label) if view is not None else None
+        )
 
     # ------------------------------------------------------------------ helpers
 
-    def _page(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
+    def _page(
+        self, request: Request, name: str, status: int = 200, *, view: str = "", **context: Any
+    ) -> Response:
+        """``view``: the page's path, for the navigation (default: the template's name)."""
         principal = principal_of(request.scope.get("user"))
         context |= {
             "principal": principal,
             "scopes": sorted(principal.scopes),
             "prefix": PREFIX,
-            "view": name.removesuffix(".html"),
+            "view": view or name.removesuffix(".html"),
         }
         response = self.templates.TemplateResponse(request, name, context, status_code=status)
         return _secure_headers(response)
@@ -325,18 +345,21 @@ class Console:
         return _secure_headers(response)
 
     async def home(self, request: Request) -> Response:
-        """The topology view is the console's front page; the skills, for a domain without one."""
-        front = "network" if self.topology is not None else "skills"
+        """The topology page is the console's front page; the skills, for a domain without one."""
+        front = self.view.path if self.view is not None else "skills"
         return RedirectResponse(f"{PREFIX}/{front}", status_code=303)
 
-    # ------------------------------------------------------------------- network
+    # ------------------------------------------------------------------ topology
 
-    async def network(self, request: Request) -> Response:
-        """The overview (groups and bundles) or one group's view, the links table, and the
-        selected link's capacity and utilization chart."""
+    def _topology_page(self, request: Request, status: int = 200, **context: Any) -> Response:
+        assert self.view is not None  # the route exists only with a view
+        return self._page(request, self.view.template, status, view=self.view.path, **context)
+
+    async def topology_page(self, request: Request) -> Response:
+        """The overview (groups and bundles) or one group's view, the edges table, and the
+        selected edge's capacity and chart of its series (the deployment's template words them)."""
+        assert self.topology is not None and self.view is not None
         principal = self._principal(request)
-        if self.topology is None:
-            return self._page(request, "network.html", refused="No network view is configured.")
         now = self.clock()
         params = request.query_params
         window = params.get("window", DEFAULT_WINDOW)
@@ -353,14 +376,14 @@ class Console:
         plain = page_text.isascii() and page_text.isdigit() and len(page_text) <= 9
         page_number = int(page_text) if plain else 1
         if not all(map(queryable, (link_id, site_id, peer_id, text))):
-            return self._page(request, "network.html", status=400, refused=UNQUERYABLE)
+            return self._topology_page(request, status=400, refused=UNQUERYABLE)
         try:
             graph = await self.topology.graph(principal, now)
             detail = None
             if link_id:
                 detail = await self.topology.edge(principal, link_id, now - WINDOWS[window], now)
         except TopologyRefusedError as exc:
-            return self._page(request, "network.html", status=403, refused=str(exc))
+            return self._topology_page(request, status=403, refused=str(exc))
         site = site_view(graph, site_id) if site_id else None
         missing = bool(link_id and detail is None) or bool(site_id and site is None)
         await self.audit.write(
@@ -368,7 +391,7 @@ class Console:
                 principal=principal.subject,
                 tenant=principal.tenant,
                 tool=CONSOLE_TOOL,
-                operation="network",
+                operation=self.view.path,
                 decision="deny" if missing else "allow",
                 reason="not found in the caller's tenant" if missing else "ok",
                 resource_ids=tuple(i for i in (site_id, link_id) if i),
@@ -390,10 +413,12 @@ class Console:
             "link": link_id,
         }
 
+        path = self.view.path
+
         def here(fragment: str = "", **changes: Any) -> str:
             merged = {k: v for k, v in (state | changes).items() if v not in ("", None, 1)}
             query = urlencode(merged)
-            return f"{PREFIX}/network" + (f"?{query}" if query else "") + fragment
+            return f"{PREFIX}/{path}" + (f"?{query}" if query else "") + fragment
 
         chart = None
         if detail is not None and detail.series:
@@ -404,9 +429,8 @@ class Console:
                 "until": now.strftime("%Y-%m-%d %H:%M UTC"),
                 "peak": max((p[1] for s in detail.series for p in s.points), default=0.0),
             }
-        return self._page(
+        return self._topology_page(
             request,
-            "network.html",
             status=404 if missing else 200,
             graph=graph,
             drawing=None if site is not None else overview(graph),
@@ -630,7 +654,7 @@ class Console:
         whole_tenant = AUDIT_SCOPE in principal.scopes
         who = params.get("principal", "").strip() if whole_tenant else principal.subject
         since = _since(since_text, datetime.now(UTC)) if since_text else None
-        # The console records every network page view; they would bury everything else, so
+        # The console records every topology page view; they would bury everything else, so
         # the page leaves them out unless asked (a task filter shows its rows whatever tool).
         views = params.get("views") == "1"
         problem = (
@@ -677,11 +701,14 @@ class Console:
 
     def routes(self) -> list[Route | Mount]:
         """The console's routing table, relative to its mount point."""
+        topology = []
+        if self.view is not None:
+            topology = [Route(f"/{self.view.path}", self.topology_page, methods=["GET"])]
         return [
             Route("/", self.home, methods=["GET"]),
             Route("/login", self.login_page, methods=["GET"]),
             Route("/login", self.login, methods=["POST"]),
-            Route("/network", self.network, methods=["GET"]),
+            *topology,
             Route("/skills", self.skills, methods=["GET"]),
             Route("/try", self.try_page, methods=["GET"]),
             Route("/tasks", self.tasks, methods=["GET"]),

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from agent.errors import SecurityError
 from agent.security.principal import Principal
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 WINDOWS: dict[str, timedelta] = {
     "1h": timedelta(hours=1),
@@ -106,6 +110,30 @@ class TopologySource(Protocol):
     ) -> EdgeDetail | None:
         """One edge of the caller's (None when absent or not the caller's), with its series."""
         ...
+
+
+@dataclass(frozen=True)
+class TopologyView:
+    """The console's topology page, in the deployment's words.
+
+    The core draws the graph a :class:`TopologySource` returns (groups of nodes, edges, an
+    edge's series): the overview, one group's view, the edges table and an edge's chart, at
+    ``/console/<path>``. What those are called (warehouses, shelves and aisles, say) is
+    the deployment's, so the page's template is too: it extends the core's ``base.html`` and
+    renders the context ``agent/console/routes.py`` (``Console.topology_page``) gives it.
+    A deployment hands it to the core as ``Deployment.topology`` (``agent/ports.py``).
+    """
+
+    source: Callable[[AsyncEngine], TopologySource]
+    path: str
+    """One lower-case word, the page's path below ``/console`` (the console's front page) and
+    the ``operation`` of the audit row each view of it writes (tool ``console``)."""
+    label: str
+    """The page's name in the console's navigation."""
+    templates: Path
+    """The folder holding ``template`` (searched after the core's own templates)."""
+    template: str
+    """The page's template file; a name the core's templates do not use."""
 
 
 # ------------------------------------------------------------------------------- layout

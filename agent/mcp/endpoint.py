@@ -96,7 +96,9 @@ class McpEndpoint:
 
             projection = McpProjection(self._registry, self._cards, self._handler)
             manager, app = http_endpoint(
-                build_server(projection, http_caller, self._cards.public_card.name)
+                build_server(
+                    projection, http_caller, self._cards.public_card.name, self._cards.release
+                )
             )
         except Exception as exc:
             log.error("mcp: cannot build the endpoint: %s", exc, exc_info=exc)

@@ -35,7 +35,6 @@ from starlette.requests import Request
 from agent.mcp import wire_errors
 from agent.mcp.endpoint import MCP_PATH
 from agent.mcp.projection import McpProjection
-from agent.registry.cards import agent_version
 from agent.security.principal import ANONYMOUS, Principal, principal_of
 
 __all__ = [
@@ -75,8 +74,11 @@ def fixed_caller(principal: Principal) -> CallerOf:
     return caller
 
 
-def build_server(projection: McpProjection, caller: CallerOf, name: str) -> Server[Any]:
-    """The MCP server: ``tools/list`` and ``tools/call``, for whoever ``caller`` says."""
+def build_server(
+    projection: McpProjection, caller: CallerOf, name: str, version: str
+) -> Server[Any]:
+    """The MCP server: ``tools/list`` and ``tools/call``, for whoever ``caller`` says; ``name``
+    and ``version`` are the agent's (its card's name, its release)."""
 
     async def list_tools(
         context: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -93,7 +95,7 @@ def build_server(projection: McpProjection, caller: CallerOf, name: str) -> Serv
 
     server: Server[Any] = Server(
         name,
-        version=agent_version(),
+        version=version,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -108,11 +110,13 @@ def http_endpoint(server: Server[Any]) -> tuple[StreamableHTTPSessionManager, An
     return manager, StreamableHTTPASGIApp(manager)
 
 
-async def serve_stdio(projection: McpProjection, principal: Principal, name: str) -> None:
+async def serve_stdio(
+    projection: McpProjection, principal: Principal, name: str, version: str
+) -> None:
     """One MCP connection on this process's stdin and stdout, as ``principal``, until EOF."""
     from mcp.server.stdio import stdio_server
 
-    server = build_server(projection, fixed_caller(principal), name)
+    server = build_server(projection, fixed_caller(principal), name, version)
     async with stdio_server() as (read, write), write, anyio.create_task_group() as tasks:
         to_server, server_read = anyio.create_memory_object_stream[SessionMessage | Exception]()
         server_write, from_server = anyio.create_memory_object_stream[SessionMessage]()

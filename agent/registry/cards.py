@@ -52,12 +52,15 @@ PROTOCOL_VERSION = "1.0"
 
 
 @functools.cache
-def agent_version() -> str:
-    """The installed distribution's version; the card version builds on it. Read once: it
-    does not change while the process runs, and an extended card is built at a new caller's
-    first request (each reading lists the ``sys.path`` folders)."""
+def agent_version(distribution: str | None) -> str:
+    """The deployment's installed distribution's version (``AgentIdentity.distribution``); the
+    card version builds on it. Read once: it does not change while the process runs, and an
+    extended card is built at a new caller's first request (each reading lists the ``sys.path``
+    folders)."""
+    if distribution is None:
+        return "0.0.0"
     try:
-        return version("netops-agent")
+        return version(distribution)
     except NotInstalledError:
         return "0.0.0"
 
@@ -107,11 +110,12 @@ def _extension(capabilities: Iterable[Capability]) -> AgentExtension:
     )
 
 
-def card_version(skills: Iterable[AgentSkill], extension: AgentExtension) -> str:
-    """Derived from what the card lists, so every change of the skill list changes it."""
+def card_version(skills: Iterable[AgentSkill], extension: AgentExtension, release: str) -> str:
+    """Derived from what the card lists, so every change of the skill list changes it;
+    ``release`` (the distribution's version) before it."""
     listed = [MessageToDict(s) for s in skills] + [MessageToDict(extension)]
     fingerprint = hashlib.sha256(json.dumps(listed, sort_keys=True).encode()).hexdigest()[:12]
-    return f"{agent_version()}+skills.{fingerprint}"
+    return f"{release}+skills.{fingerprint}"
 
 
 class CardFactory:
@@ -136,6 +140,8 @@ class CardFactory:
         self._signer = signer
         self._grpc_url = grpc_url
         self._identity = identity or AgentIdentity()
+        self.release = agent_version(self._identity.distribution)
+        """The deployment's release: the card's version begins with it, the MCP server's is it."""
         self._base_url = base_url.rstrip("/")
         self._extra_extensions = list(extra_extensions)
         self._has_extended = any(
@@ -156,7 +162,7 @@ class CardFactory:
         return AgentCard(
             name=self._identity.name,
             description=self._identity.description,
-            version=card_version(skills, extension),
+            version=card_version(skills, extension, self.release),
             provider=AgentProvider(organization=self._identity.organization, url=self._base_url),
             supported_interfaces=[
                 AgentInterface(

@@ -25,6 +25,9 @@ class AgentIdentity:
     """How people run the deployment's command line (the landing page and the CLI's help)."""
     tagline: str = "a schema-governed A2A agent."
     """The command line's one-line help, after the slug."""
+    distribution: str | None = None
+    """The installed distribution (its name as pip knows it) whose version begins the card's
+    version and names the MCP server's; None, or a distribution not installed: ``0.0.0``."""
 
     @property
     def agent_subject(self) -> str:

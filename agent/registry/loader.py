@@ -21,10 +21,12 @@ from agent.registry.manifests import (
     MANIFEST_FILE,
     ManifestCheck,
     RegistryError,
+    builtin_words,
     checked_json,
     cross_reference_problems,
     manifest_paths,
     read_json,
+    read_manifest,
     remembered_passes,
 )
 
@@ -190,13 +192,18 @@ def _bound(capabilities: list[Capability]) -> list[Capability]:
     return bound
 
 
-def load_registry(skills_dir: Path, *, builtin: bool = True) -> Registry:
+def load_registry(
+    skills_dir: Path, *, builtin: bool = True, words_from: Path | None = None
+) -> Registry:
     """Read, validate and freeze every manifest below ``skills_dir`` and the core's built-in
-    skills (``agent/builtin``: describe_skill); the first problem stops it."""
+    skills (``agent/builtin``: describe_skill); the first problem stops it. The core's skills
+    are in the words of the deployment whose skills folder is ``words_from`` (default:
+    ``skills_dir``; ``agent/registry/builtin_words.py``)."""
     root, paths = manifest_paths(skills_dir, builtin)
+    words = builtin_words(words_from or root)
     with remembered_passes(root):
         # a generator: each manifest's handler is imported before the next file is read
-        capabilities = [_load_capability(path, data) for path, data in checked_json(paths)]
+        capabilities = [_load_capability(path, data) for path, data in checked_json(paths, words)]
     problems = _cross_reference_problems(capabilities, root)
     if problems:
         raise RegistryError(problems[0])
@@ -212,6 +219,7 @@ def validate_registry(
     """
     try:
         root, paths = manifest_paths(skills_dir, builtin)
+        words = builtin_words(root)
     except RegistryError as exc:
         return None, [str(exc)]
     capabilities: list[Capability] = []
@@ -220,7 +228,7 @@ def validate_registry(
         check = ManifestCheck()
         for path in paths:
             try:
-                data = read_json(path, str(path))
+                data = read_manifest(path, words)
             except RegistryError as exc:
                 problems.append(str(exc))
                 continue

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from agent import schema_memo
 from agent.errors import ConfigurationError
+from agent.registry.builtin_words import CORE_SKILLS_DIR, WORDS_FILE, BuiltinWords, is_core_manifest
 from agent.registry.manifest import Manifest, State
 
-BUILTIN_SKILLS_DIR = Path(__file__).resolve().parents[1] / "builtin"
+BUILTIN_SKILLS_DIR = CORE_SKILLS_DIR
 """The core's own skills (describe_skill), loaded beside every deployment's."""
 MANIFEST_FILE = "manifest.json"
 MANIFEST_SCHEMA = (
@@ -85,6 +86,24 @@ def remembered_passes(root: Path) -> AbstractContextManager[None]:
     """Checks passed in an earlier process, kept beside the skills' bytecode
     (``agent/schema_memo.py``): the metaschema checks were most of a registry load."""
     return schema_memo.remembered(root)
+
+
+def builtin_words(skills_dir: Path) -> BuiltinWords:
+    """The words ``skills_dir``'s deployment gives the core's skills (``builtin.json``, if it
+    has one: ``agent/registry/builtin_words.py``); a file that is wrong is a RegistryError."""
+    path = skills_dir / WORDS_FILE
+    if not path.is_file():
+        return BuiltinWords()
+    try:
+        return BuiltinWords.from_json(read_json(path, str(path)))
+    except ValueError as exc:
+        raise RegistryError(f"{path}: {exc}") from None
+
+
+def read_manifest(path: Path, words: BuiltinWords) -> Any:
+    """One manifest's JSON; a core skill's in the deployment's ``words``."""
+    data = read_json(path, str(path))
+    return words.word(data) if is_core_manifest(path) else data
 
 
 def _pointer(error: ValidationError) -> str:
@@ -166,12 +185,13 @@ def cross_reference_problems(manifests: Iterable[Manifest], root: Path) -> list[
     return problems
 
 
-def checked_json(paths: Iterable[Path]) -> Iterator[tuple[Path, Any]]:
-    """Each manifest file's JSON once it passed the manifest schema and its folder's checks,
-    in ``paths``' order; the first problem raises, before the next file is read."""
+def checked_json(paths: Iterable[Path], words: BuiltinWords) -> Iterator[tuple[Path, Any]]:
+    """Each manifest file's JSON (a core skill's in ``words``) once it passed the manifest
+    schema and its folder's checks, in ``paths``' order; the first problem raises, before the
+    next file is read."""
     check = ManifestCheck()
     for path in paths:
-        data = read_json(path, str(path))
+        data = read_manifest(path, words)
         problems = check.problems(path, data)
         if problems:
             raise RegistryError(problems[0])
@@ -185,8 +205,11 @@ def read_manifests(skills_dir: Path, *, builtin: bool = True) -> dict[str, Manif
     stops it. A handler that cannot be imported, or a schema that is not one, is not found
     here: ``load_registry`` (and ``netagent validate``) find those."""
     root, paths = manifest_paths(skills_dir, builtin)
+    words = builtin_words(root)
     with remembered_passes(root):
-        manifests = [Manifest.from_json(data, path.parent) for path, data in checked_json(paths)]
+        manifests = [
+            Manifest.from_json(data, path.parent) for path, data in checked_json(paths, words)
+        ]
     problems = cross_reference_problems(manifests, root)
     if problems:
         raise RegistryError(problems[0])

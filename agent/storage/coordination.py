@@ -18,8 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 
 def lock_key(name: str) -> int:
-    """A stable signed 64-bit key per name (advisory locks are keyed by bigint)."""
-    return zlib.crc32(f"netops-agent:{name}".encode()) - 2**31
+    """A stable signed 64-bit key per name (advisory locks are keyed by bigint).
+
+    A name starts with its owner's namespace, the deployment's slug (``<slug>:prepare-storage``):
+    the key must stay the same from one release to the next, since replicas of two releases
+    share the lock while they run side by side.
+    """
+    return zlib.crc32(name.encode()) - 2**31
 
 
 def _is_postgresql(engine: AsyncEngine) -> bool:

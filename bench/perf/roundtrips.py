@@ -34,11 +34,9 @@ async def _count() -> None:
 
     with tempfile.TemporaryDirectory(prefix="netagent-roundtrips-") as tmp:
         home = Path(tmp)
-        settings = Settings(
-            home=home, database_url=_DATABASE_URL, live_telemetry=False, log_level="warning"
-        )
+        settings = Settings(home=home, database_url=_DATABASE_URL, log_level="warning")
         bearers = tokens(home, "paula", 1)
-        app = create_app(settings)
+        app = create_app(settings, live_telemetry=False)
         engine = app.state.runtime.engine
         statements: Counter[str] = Counter()
         commits = [0]

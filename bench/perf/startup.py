@@ -100,7 +100,7 @@ def components() -> list[tuple[str, float]]:
         from netops.app import create_app
 
         with tempfile.TemporaryDirectory(prefix="netagent-startup-") as tmp:
-            create_app(Settings(home=Path(tmp), live_telemetry=False, seed_on_start=False))
+            create_app(Settings(home=Path(tmp), seed_on_start=False), live_telemetry=False)
 
     _timed(results, "create_app() (registry again, keys, routes)", app)
     return results

@@ -1,5 +1,6 @@
-"""One error root: every exception class the project defines descends from it, and the tree
-drawn in ``agent/errors.py``'s docstring is exactly the classes as they are."""
+"""One error root: every exception class the project defines descends from it, and the trees
+drawn in ``agent/errors.py``'s docstring (the core's) and ``db/errors.py``'s (the network
+deployment's) are exactly the classes as they are."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from jsonschema.exceptions import ValidationError, best_match
 
 import agent.errors
+import db.errors
 from agent.errors import NetagentError
 from agent.interfaces.validation import compile_validator
 
@@ -65,8 +67,12 @@ class Drawn:
     also: tuple[str, ...]
 
 
-def _drawing() -> dict[str, Drawn]:
-    doc = agent.errors.__doc__ or ""
+DRAWINGS = (agent.errors, db.errors)
+"""The core's drawing, and the network deployment's of its own classes under the core's."""
+
+
+def _drawn(doc: str) -> dict[str, Drawn]:
+    """One docstring's tree, by class name."""
     drawn: dict[str, Drawn] = {}
     path: list[str] = []  # the names on the way down to the current line
     for line in doc.splitlines():
@@ -79,6 +85,16 @@ def _drawing() -> dict[str, Drawn]:
         assert match["name"] not in drawn, f"{match['name']} is drawn twice"
         drawn[match["name"]] = Drawn(path[-1] if path else None, match["module"], also)
         path.append(match["name"])
+    return drawn
+
+
+def _drawing() -> dict[str, Drawn]:
+    """Every drawing's classes; a class two of them show (a family a deployment draws under)
+    must be drawn alike in both."""
+    drawn: dict[str, Drawn] = {}
+    for module in DRAWINGS:
+        for name, where in _drawn(module.__doc__ or "").items():
+            assert drawn.setdefault(name, where) == where, f"{name} is drawn in two places"
     return drawn
 
 

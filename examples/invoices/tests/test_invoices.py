@@ -268,3 +268,8 @@ def test_the_landing_page_and_the_console_carry_the_invoice_brand(
         follow_redirects=False,
     )
     assert front.headers["location"] == "/console/skills"
+    no_view = httpx.get(
+        f"{invoices.base_url}/console/network",
+        headers={"Authorization": f"Bearer {invoices.token('ann')}"},
+    )
+    assert no_view.status_code == 404  # the network's page is the network deployment's

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +271,18 @@ def test_card_version_is_stable_for_an_identical_registry(
     assert copy.public_card.version.startswith("0.1.0+skills.")
     alice = identity("alice")
     assert copy.extended_card(alice).version == factory.extended_card(alice).version
+
+
+@pytest.mark.parametrize("distribution", [None, "no-such-distribution"])
+def test_the_release_is_the_identitys_distributions(
+    registry: Registry, factory: CardFactory, distribution: str | None
+) -> None:
+    """The network agent's card begins with its distribution's version; an identity naming
+    none, or one not installed (a fork run from its folder), begins with 0.0.0."""
+    fork = CardFactory(registry, BASE, identity=replace(IDENTITY, distribution=distribution))
+    assert factory.public_card.version.startswith(version("netops-agent") + "+skills.")
+    assert fork.public_card.version.startswith("0.0.0+skills.")
+    assert fork.release == "0.0.0"
 
 
 def test_card_version_changes_with_a_public_skill(tmp_path: Path, factory: CardFactory) -> None:

@@ -43,6 +43,7 @@ SETTLED = frozenset(
         TaskState.TASK_STATE_AUTH_REQUIRED,
     }
 )
+PARKED = frozenset({TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED})
 TERMINAL = frozenset(
     {
         TaskState.TASK_STATE_COMPLETED,
@@ -96,7 +97,9 @@ def apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
 class TaskRun(EventQueue):
     """See the module docstring. ``runner``: commit the task's first state, naming this
     process as its runner, before anyone sees it (streaming, returnImmediately); None for a
-    blocking send, whose id reaches no one before the run settles."""
+    blocking send, whose id reaches no one before the run settles. ``may_park``: False for
+    a new task not admitted under ``max_parked_tasks`` (agent/server/bounds.py), whose
+    input-required or auth-required status is refused (the executor ends it FAILED)."""
 
     def __init__(
         self,
@@ -105,8 +108,10 @@ class TaskRun(EventQueue):
         *,
         task: Task | None = None,
         runner: Runner | None = None,
+        may_park: bool = True,
     ) -> None:
         self.owner = owner
+        self.may_park = may_park
         self._task = task
         self.reply: Message | None = None
         self.final: TaskStatusUpdateEvent | None = None
@@ -184,6 +189,8 @@ class TaskRun(EventQueue):
         if task is None:  # an executor that sends updates before its task: nothing to apply
             raise RuntimeError("task update before the task")
         if isinstance(event, TaskStatusUpdateEvent):
+            if not self.may_park and event.status.state in PARKED:
+                raise RuntimeError("a run not counted under max_parked_tasks tried to park")
             apply_status(task, event)
             if event.status.state in SETTLED:
                 self.final = event

@@ -118,6 +118,7 @@ class TaskRun(EventQueue):
         self.audit: list[AuditRecord] = []
         self.binding: Binding | None = None
         self.escaped = runner is not None and task is not None
+        self._new = task is None  # its task is made here: stored only once it escapes or settles
         self.accepted = asyncio.Event()
         self.done = asyncio.Event()
         self.runner: asyncio.Task[None] | None = None
@@ -310,7 +311,8 @@ class TaskRun(EventQueue):
 
     def settlement(self, audit: list[AuditRecord]) -> Settlement | None:
         """The settled write: the task as it ends (sparse artifacts as they are: the row
-        prints them), its audit rows, its binding."""
+        prints them), its audit rows, its binding; the task's first write if no state of it
+        was written before (nothing escaped: a blocking send's new task)."""
         if self._task is None:
             return None
         return Settlement(
@@ -320,6 +322,7 @@ class TaskRun(EventQueue):
             binding=self.binding,
             printed=dict(self.wire_artifacts),  # (never changed: the answer only prints them)
             sparse=frozenset(self._sparse),
+            first_write=self._new and not self.escaped,
         )
 
     def ended_elsewhere(self, task: Task) -> None:

@@ -34,8 +34,9 @@ def refusal(limit: str, maximum: int, text: str) -> InvalidParamsError:
 
 
 def check_parked(parked: int, limits: Limits) -> None:
-    """A new task from a caller who already has ``max_parked_tasks`` waiting is refused:
-    each would otherwise be kept (and its history) until someone answers it."""
+    """A new task that would wait for input, from a caller who already has
+    ``max_parked_tasks`` waiting, is refused: each would otherwise be kept (and its history)
+    until someone answers it."""
     if parked >= limits.max_parked_tasks:
         raise refusal(
             "max_parked_tasks",
@@ -46,13 +47,16 @@ def check_parked(parked: int, limits: Limits) -> None:
 
 
 class NewRuns:
-    """New tasks started in this process, per caller: with the caller's parked tasks in the
-    database, what ``max_parked_tasks`` counts.
+    """New tasks started in this process that may park, per caller: with the caller's parked
+    tasks in the database, what ``max_parked_tasks`` counts.
 
+    Only a run that may park is admitted here (and pays the database's count): the request
+    handler knows before the task exists whether it can (agent/server/request_handler.py,
+    ``may_park``), and a run that cannot never parks (agent/server/task_run.py fails it).
     Sends made at once must not all pass a count none of them is in yet. So the count is the
     database's (a run that parks is written there before it stops being counted here), plus
-    every new run of the caller that was running when the database was asked or started
-    since; and the run starts with no await after the check.
+    every new run of the caller that may park and was running when the database was asked or
+    started since; and the run starts with no await after the check.
     """
 
     def __init__(self) -> None:

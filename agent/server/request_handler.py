@@ -138,6 +138,8 @@ _CURSOR_NS = range(-62_135_596_800 * 10**9, 253_402_300_800 * 10**9)
 # A cancel for a task another replica runs: how long to wait for that replica to cancel it.
 RELAY_WAIT_SECONDS = 5.0
 RELAY_POLL_SECONDS = 0.1
+_UNPARKED = frozenset({Action.RUN, Action.REFUSE})
+"""Routes whose run ends terminal, never waiting for input."""
 # A subscription that no change would wake (replicas whose relay lost its connection) follows
 # the store at this pace.
 REMOTE_POLL_SECONDS = 0.2
@@ -258,6 +260,14 @@ def _check_output_modes(params: SendMessageRequest, capability: Capability) -> N
         message=f"{capability.id} produces {', '.join(sorted(producible))}; "
         f"none is in acceptedOutputModes"
     )
+
+
+def _may_park(context: ServerCallContext) -> bool:
+    """Whether a new task's run may end waiting for input: the router asked which skill or
+    which arguments, or the route is not the router's (a conformance scenario). A run the
+    router sent to a skill, or refused, ends terminal (agent/server/executor.py)."""
+    decision = context.state.get(ROUTE_STATE_KEY)
+    return not (isinstance(decision, Decision) and decision.action in _UNPARKED)
 
 
 def _owner(context: ServerCallContext) -> str:
@@ -470,10 +480,12 @@ class GovernedRequestHandler(RequestHandler):
             except BaseException:
                 release()
                 raise
+        # A new task that may park is counted under max_parked_tasks; one that cannot, not.
+        parked = self._parked if stored is None and _may_park(context) else None
         try:
-            if stored is None and self._parked is not None:  # (then no await until it runs)
-                await self._new_runs.admit(_owner(context), self._parked.count, self._limits)
-            run = self._launch(params, context, stored, escapes, release)
+            if parked is not None:  # (then no await until it runs)
+                await self._new_runs.admit(_owner(context), parked.count, self._limits)
+            run = self._launch(params, context, stored, escapes, release, parks=parked is not None)
         except BaseException:
             if release is not None:
                 release()
@@ -552,14 +564,19 @@ class GovernedRequestHandler(RequestHandler):
         stored: Task | None,
         escapes: bool,
         release: Callable[[], None] | None,
+        *,
+        parks: bool,
     ) -> TaskRun:
+        """``parks``: a new task admitted under ``max_parked_tasks``, counted while it runs; a
+        new task not admitted (its bound checked, it could not park) is failed if it tries."""
         message = params.message
         runner = self._runner(context) if escapes or stored is not None else None
         if stored is None:
             message.task_id = random_id()
             if not message.context_id:
                 message.context_id = random_id()
-            run = TaskRun(_owner(context), self._writer, runner=runner)
+            may_park = parks or self._parked is None
+            run = TaskRun(_owner(context), self._writer, runner=runner, may_park=may_park)
         else:  # claimed: durable and visible as WORKING (its bindings are written at once)
             run = TaskRun(_owner(context), self._writer, task=stored, runner=runner)
         request = RequestContext(
@@ -574,7 +591,7 @@ class GovernedRequestHandler(RequestHandler):
             self._drive(run, request, message.task_id, release)
         )
         run.runner.add_done_callback(_retrieved)
-        if stored is None:
+        if parks:
             self._new_runs.track(run.owner, run.runner)
         return run
 

@@ -43,6 +43,7 @@ SETTLED = frozenset(
         TaskState.TASK_STATE_AUTH_REQUIRED,
     }
 )
+PARKED = frozenset({TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED})
 TERMINAL = frozenset(
     {
         TaskState.TASK_STATE_COMPLETED,
@@ -96,7 +97,9 @@ def apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
 class TaskRun(EventQueue):
     """See the module docstring. ``runner``: commit the task's first state, naming this
     process as its runner, before anyone sees it (streaming, returnImmediately); None for a
-    blocking send, whose id reaches no one before the run settles."""
+    blocking send, whose id reaches no one before the run settles. ``may_park``: False for
+    a new task not admitted under ``max_parked_tasks`` (agent/server/bounds.py), whose
+    input-required or auth-required status is refused (the executor ends it FAILED)."""
 
     def __init__(
         self,
@@ -105,14 +108,17 @@ class TaskRun(EventQueue):
         *,
         task: Task | None = None,
         runner: Runner | None = None,
+        may_park: bool = True,
     ) -> None:
         self.owner = owner
+        self.may_park = may_park
         self._task = task
         self.reply: Message | None = None
         self.final: TaskStatusUpdateEvent | None = None
         self.audit: list[AuditRecord] = []
         self.binding: Binding | None = None
         self.escaped = runner is not None and task is not None
+        self._new = task is None  # its task is made here: stored only once it escapes or settles
         self.accepted = asyncio.Event()
         self.done = asyncio.Event()
         self.runner: asyncio.Task[None] | None = None
@@ -184,6 +190,8 @@ class TaskRun(EventQueue):
         if task is None:  # an executor that sends updates before its task: nothing to apply
             raise RuntimeError("task update before the task")
         if isinstance(event, TaskStatusUpdateEvent):
+            if not self.may_park and event.status.state in PARKED:
+                raise RuntimeError("a run not counted under max_parked_tasks tried to park")
             apply_status(task, event)
             if event.status.state in SETTLED:
                 self.final = event
@@ -303,7 +311,8 @@ class TaskRun(EventQueue):
 
     def settlement(self, audit: list[AuditRecord]) -> Settlement | None:
         """The settled write: the task as it ends (sparse artifacts as they are: the row
-        prints them), its audit rows, its binding."""
+        prints them), its audit rows, its binding; the task's first write if no state of it
+        was written before (nothing escaped: a blocking send's new task)."""
         if self._task is None:
             return None
         return Settlement(
@@ -313,6 +322,7 @@ class TaskRun(EventQueue):
             binding=self.binding,
             printed=dict(self.wire_artifacts),  # (never changed: the answer only prints them)
             sparse=frozenset(self._sparse),
+            first_write=self._new and not self.escaped,
         )
 
     def ended_elsewhere(self, task: Task) -> None:

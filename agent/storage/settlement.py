@@ -77,6 +77,9 @@ class Settlement:
     they are instead of walking their Structs again (``UpsertDatabaseTaskStore.row``).
     ``sparse``: ids of artifacts of ``task`` that are only there by id and name (no one read
     their Struct while the task ran); their whole form is in ``printed`` (``whole_task``).
+    ``first_write``: the task's first write, its id new and seen by no one (a blocking send's
+    new task): no runner row of it exists, so a settled one deletes none, and no one on any
+    replica waits on its changes, so none is told of it (``TASK_CHANNEL``): statements less.
 
     A stored task in a terminal state is never replaced: a settlement whose task it would
     replace is refused whole (none of its rows is written; its ``commit`` raises
@@ -95,6 +98,7 @@ class Settlement:
     printed: Mapping[str, dict[str, Any]] = field(default_factory=dict)
     sparse: frozenset[str] = frozenset()
     expect: frozenset[int] | None = None
+    first_write: bool = False
 
     def may_replace(self, stored: Task | None) -> bool:
         """Whether this settlement's task may replace ``stored`` (the owner's task, or None)."""

@@ -12,7 +12,8 @@ settlements one after another:
   theirs) starts a second layer, written by a second statement: PostgreSQL refuses an upsert
   that touches one row twice.
 - runner rows follow the last settlement of each task whose task row was written (RETURNING
-  says which were; a row of another owner is not, and neither is its runner row).
+  says which were; a row of another owner is not, and neither is its runner row); a task's
+  first write (``Settlement.first_write``) has no runner row to delete.
 - bindings: ``put`` replaces whoever wrote before, so the last one per task is written.
 - audit rows: all of them, in order (append-only).
 
@@ -118,9 +119,10 @@ def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Ste
                 written.update(run.indices)
             else:
                 unwritten.append(run)
-    if written and statements.notify is not None:
-        changed = sorted({task.id for i in written if (task := batch[i].task) is not None})
-        yield statements.notify, {"ids": changed}, False
+    if statements.notify is not None:
+        changed = _seen(batch, written)
+        if changed:
+            yield statements.notify, {"ids": changed}, False
     if unwritten:  # the owner's own row, left alone: it has ended (another owner's: ignored)
         rows = [_task_row(statements.tasks, batch[run.indices[-1]]) for run in unwritten]
         ended = yield statements.tasks.owned(rows), {}, True
@@ -129,6 +131,12 @@ def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Ste
                 refused.update(run.indices)
     yield from _side_rows(statements, batch, written, refused, now)
     return refused
+
+
+def _seen(batch: Sequence[Settlement], written: set[int]) -> list[str]:
+    """The written tasks someone may wait on: all but first writes (their ids are unseen)."""
+    seen = {s.task.id for i in written if (s := batch[i]).task is not None and not s.first_write}
+    return sorted(seen)
 
 
 def _transition_steps(statements: BatchStatements, settlement: Settlement) -> Steps:
@@ -183,7 +191,8 @@ def _runner_rows(
         task, runner = settlement.task, settlement.runner
         assert task is not None
         if task.status.state not in RUNNING_STATES:
-            last[task.id] = None
+            if not settlement.first_write:  # (a task's first write has no runner row)
+                last[task.id] = None
         elif runner is not None:
             last[task.id] = {
                 "task_id": task.id,

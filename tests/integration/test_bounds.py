@@ -260,6 +260,40 @@ async def test_sends_at_once_cannot_pass_max_parked_tasks_together(
     assert len(listed["tasks"]) == len(accepted)
 
 
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_at_max_parked_tasks_a_send_routed_to_a_skill_still_runs(
+    bounded: RunningAgent, binding: str
+) -> None:
+    """The bound counts tasks waiting for input: a send the router takes to a skill ends
+    terminal and never waits, so it runs (uncounted) at the bound, alone or with sends that
+    would park made at once, of which the bound still lets none past."""
+    token = _caller(bounded)
+    for _ in range(MAX_PARKED):
+        await park(bounded, token, binding)
+    ran = await send(bounded, token, binding, _describe())
+    assert ran.result is not None, ran
+    assert ran.result["status"]["state"] == "TASK_STATE_COMPLETED", ran.result["status"]
+    mixed = [_describe() if n % 2 else _message("hello there") for n in range(4 * MAX_PARKED)]
+    answers = await asyncio.gather(*(send(bounded, token, binding, m) for m in mixed))
+    for message, answer in zip(mixed, answers, strict=True):
+        if "data" in message["parts"][0]:
+            assert answer.result is not None, answer
+            assert answer.result["status"]["state"] == "TASK_STATE_COMPLETED", answer.result
+        else:
+            assert answer.limit == "max_parked_tasks", answer
+    listed = (await rpc(bounded, token, "ListTasks", {"pageSize": 100}))["result"]
+    states = [task["status"]["state"] for task in listed["tasks"]]
+    assert states.count(PARKED) == MAX_PARKED, states
+
+
+def _describe() -> dict[str, Any]:
+    """A message the router takes to a skill (describe_skill), which completes."""
+    message = _message("")
+    data = {"skill": "describe_skill", "arguments": {"skill_id": "describe_skill"}}
+    message["parts"] = [{"mediaType": "application/json", "data": data}]
+    return message
+
+
 # -- a task's history --------------------------------------------------------------------------
 
 

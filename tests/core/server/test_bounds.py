@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import (
     InvalidParamsError,
     ListTasksResponse,
@@ -18,11 +19,16 @@ from a2a.types import (
     Task,
     TaskState,
     TaskStatus,
+    TaskStatusUpdateEvent,
 )
 from a2a.utils.task import decode_list_tasks_cursor
 
 from agent.server.bounds import NewRuns, check_history, cursor_of, fit_page
+from agent.server.task_run import TaskRun
 from agent.settings import Limits, Settings
+from agent.storage.audit_memory import InMemoryAuditLog
+from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.settlement import StoreTaskWriter
 
 BOUNDS = {
     "max_parked_tasks": "NETAGENT_MAX_PARKED_TASKS",
@@ -137,3 +143,38 @@ async def test_new_runs_started_while_the_database_is_asked_are_counted() -> Non
 
 async def _zero(owner: str) -> int:
     return 0
+
+
+@pytest.mark.parametrize(
+    "state",
+    [TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED],
+    ids=["input-required", "auth-required"],
+)
+async def test_a_new_run_not_counted_under_max_parked_tasks_cannot_park(state: int) -> None:
+    """A new task the handler did not count (its route runs a skill, which ends terminal)
+    is refused a parked status: else it would wait for input past the bound, uncounted.
+    One that was counted parks."""
+    uncounted, counted = _run(may_park=False), _run(may_park=True)
+    with pytest.raises(RuntimeError, match="max_parked_tasks"):
+        await uncounted.enqueue_event(_status(state))
+    assert uncounted.final is None
+    assert uncounted.task is not None
+    assert uncounted.task.status.state == TaskState.TASK_STATE_WORKING
+    await counted.enqueue_event(_status(state))
+    assert counted.final is not None and counted.final.status.state == state
+    await uncounted.enqueue_event(_status(TaskState.TASK_STATE_COMPLETED))  # its end is its own
+    assert uncounted.final is not None
+
+
+def _run(*, may_park: bool) -> TaskRun:
+    writer = StoreTaskWriter(InMemoryTaskStore(), InMemoryAuditLog(), InMemoryBindingStore())
+    task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.TASK_STATE_WORKING))
+    return TaskRun("o", writer, task=task, may_park=may_park)
+
+
+def _status(state: int) -> TaskStatusUpdateEvent:
+    return TaskStatusUpdateEvent(
+        task_id="t",
+        context_id="c",
+        status=TaskStatus(state=state),  # type: ignore[arg-type]  # the SDK's enum annotation
+    )

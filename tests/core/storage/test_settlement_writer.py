@@ -10,13 +10,14 @@ never touched, the runner row follows the task's state, a bad settlement fails o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import sqlite3
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from agent.storage.settlement import (
     TaskWriter,
     WriterStats,
 )
+from agent.storage.settlement_batch import BatchStatements, batch_steps
 from agent.storage.tables import principal_audit, task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
 from tests.conftest import postgres_database
@@ -334,6 +336,46 @@ async def test_runner_row_while_running_deleted_once_settled(
         writer.commit(Settlement(ALICE, task("t-2", WORKING), runner=RUNNER)),
     )
     assert set(await runners(stores.engine)) == {"t-2"}
+
+
+async def test_a_first_write_deletes_no_runner_row_and_lands_as_any_other(
+    kind: tuple[str, str], engine_for: Callable[[], AsyncEngine]
+) -> None:
+    """A blocking send's new task is written once, settled (``first_write``): it has no
+    runner row, so its batch sends no DELETE of one, and no one waits on its id, so no
+    replica is notified; the rows are those the same settlement gives without the hint,
+    alone or batched with others' states."""
+    hinted, plain = stores_on(engine_for()), stores_on(engine_for())
+    statements = BatchStatements(hinted.tasks, kind[0], notify=True)
+    for first_write in (True, False):
+        sent = _statements(statements, [replace(settled("t-1"), first_write=first_write)])
+        assert (statements.runner_delete in sent) is not first_write, sent
+        if statements.notify is not None:  # (PostgreSQL)
+            assert (statements.notify in sent) is not first_write, sent
+    plan = [settled(f"t-{n}", n) for n in range(6)]
+    plan.append(Settlement(ALICE, task("t-9", WORKING), runner=RUNNER))  # another's runner row
+    for stores, hint in ((hinted, True), (plain, False)):
+        writer = make_writer(kind, stores)
+        await writer.start()
+        batch = [replace(s, first_write=hint and s.runner is None) for s in plan]
+        await asyncio.wait_for(asyncio.gather(*(writer.commit(s) for s in batch)), WAIT)
+        await writer.stop()
+    ids = [f"t-{n}" for n in (*range(6), 9)]
+    assert await snapshot(hinted, ids) == await snapshot(plain, ids)
+    assert set((await snapshot(hinted, ids))["runners"]) == {"t-9"}
+
+
+def _statements(statements: BatchStatements, batch: list[Settlement]) -> list[Any]:
+    """The statements ``batch_steps`` sends for ``batch``, every task row written."""
+    sent: list[Any] = []
+    steps = batch_steps(statements, batch)
+    returned: set[str] | None = None
+    with contextlib.suppress(StopIteration):
+        while True:
+            statement, _, _ = steps.send(returned)
+            sent.append(statement)
+            returned = {s.task.id for s in batch if s.task is not None}
+    return sent
 
 
 # --- ended tasks and transitions --------------------------------------------------------------

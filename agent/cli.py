@@ -1661,7 +1661,7 @@ def validate_command(
         print(problem)
     if problems:
         print(f"{len(problems)} problem(s)", file=sys.stderr)
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=ExitCode.FAILED)
     console.print(f"registry valid: {len(registry or [])} skills, interfaces match the lock")
 
 

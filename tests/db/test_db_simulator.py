@@ -219,13 +219,16 @@ def _assert_connected(
     assert everything == {tenant: set() for tenant in everything}
     active = [d for d in devices if d["status"] == "active"]
     carrying = [x for x in links if x["status"] == "connected"]
-    in_service = _cut_off(active, ports, [x for x in carrying if _between(x, active, ports)])
+    in_service = _cut_off(active, ports, _between(carrying, active, ports))
     assert in_service == {tenant: set() for tenant in in_service}
 
 
-def _between(link: dict[str, Any], devices: list[dict[str, Any]], ports: dict[int, int]) -> bool:
+def _between(
+    links: list[dict[str, Any]], devices: list[dict[str, Any]], ports: dict[int, int]
+) -> list[dict[str, Any]]:
+    """The links whose two ends are among ``devices``."""
     ids = {d["id"] for d in devices}
-    return {ports[link["a_interface_id"]], ports[link["b_interface_id"]]} <= ids
+    return [x for x in links if {ports[x["a_interface_id"]], ports[x["b_interface_id"]]} <= ids]
 
 
 def _topology_rows(profile: Any) -> tuple[list[dict[str, Any]], dict[int, int], list[Any]]:

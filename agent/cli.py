@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from agent.cli_coercion import PlainCoercionGroup
+from agent.cli_exit import ExitCode, exit_codes_help
 from agent.cli_view import command_view
 from agent.defaults import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
         SkillNotAdvertisedError,
         VerifiedInterface,
     )
+    from agent.devtools.conformance import Report
     from agent.ports import DemoCaller, Deployment
     from agent.registry.cards import CardFactory
     from agent.registry.identity import AgentIdentity
@@ -54,11 +56,15 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     help="a2a-agent: a schema-governed A2A agent.",
+    epilog=exit_codes_help(),
     no_args_is_help=True,
     cls=PlainCoercionGroup,
 )
 card_app = typer.Typer(
-    help="Print or check the agent card.", invoke_without_command=True, cls=PlainCoercionGroup
+    help="Print or check the agent card.",
+    epilog=exit_codes_help(),
+    invoke_without_command=True,
+    cls=PlainCoercionGroup,
 )
 app.add_typer(card_app, name="card")
 console = Console(markup=False, emoji=False)
@@ -132,10 +138,45 @@ def _read_manifests(settings: Settings) -> dict[str, Manifest]:
         raise fail(f"registry: {exc}") from None
 
 
-def fail(message: str) -> typer.Exit:
-    """Print an error unwrapped (paths stay greppable) and return the exit to raise."""
+def fail(message: str, code: ExitCode = ExitCode.USAGE) -> typer.Exit:
+    """Print an error unwrapped (paths stay greppable) and return the exit to raise (by
+    default: nothing was done, the command line, a setting or the home cannot work)."""
     print(f"error: {message}", file=sys.stderr, flush=True)
-    return typer.Exit(code=2)
+    return typer.Exit(code=code)
+
+
+WHERE_THE_AGENT_RUNS = (
+    "Run this where the agent runs (its NETAGENT_HOME, default ./.netagent), or set "
+    "NETAGENT_HOME to its folder"
+)
+"""The advice after "not in this home" (whose message names the home it looked in)."""
+
+
+def require_signing_key(settings: Settings, why: str) -> None:
+    """Refuse (exit 2, nothing made) when the home holds no signing key: a new one would sign
+    or verify nothing any agent of this home accepts."""
+    from agent.security.auth import KEY_FILE
+
+    if settings.embedded_issuer and not (settings.home / KEY_FILE).exists():
+        raise fail(
+            f"no signing key in {settings.home} (NETAGENT_HOME): {why}. {WHERE_THE_AGENT_RUNS}"
+        )
+
+
+def require_database(settings: Settings) -> None:
+    """Refuse (exit 2, nothing made) when the SQLite database a command reads does not exist:
+    an empty one made here would answer "0 rows" for an agent that has thousands."""
+    from agent.storage.sqlite_file import sqlite_path
+
+    path = sqlite_path(settings.resolved_database_url)
+    if path is None or path.exists():
+        return
+    if settings.database_url is not None:
+        raise fail(f"no database at {path} (--database-url or NETAGENT_DATABASE_URL)")
+    raise fail(
+        f"no database ({path.name}) in {settings.home} (NETAGENT_HOME), so nothing to read "
+        f"and nothing was made. {WHERE_THE_AGENT_RUNS}, or pass --database-url"
+    )
 
 
 @app.command()
@@ -269,6 +310,8 @@ def mcp_command(
     token = os.environ.get(token_variable, "").strip()
     if not token:
         raise fail(f"{token_variable} is not set: export the caller's bearer token there")
+    require_signing_key(settings, f"the token in {token_variable} cannot be verified here")
+    require_database(settings)  # the one `serve` made and seeded: mcp makes none
     try:
         # Beside a running `serve` on the same file: its running tasks are live, not left over.
         application = create_app(settings, _deployment(), ends_interrupted=False)
@@ -279,7 +322,7 @@ def mcp_command(
     runtime = application.state.runtime
     verdict = verify_bearer(TokenVerifier(settings, runtime.signing_key), f"Bearer {token}")
     if isinstance(verdict, Refusal):
-        raise fail(f"{token_variable}: {verdict.description}")
+        raise fail(f"{token_variable}: {verdict.description}", ExitCode.TOKEN_REFUSED)
 
     async def serve_mcp() -> None:
         async with application.router.lifespan_context(application):
@@ -398,8 +441,7 @@ def token(
     if not (settings.home / KEY_FILE).exists() and not create_key:
         raise fail(
             f"no signing key in {settings.home} (NETAGENT_HOME): a token signed with a new key "
-            "is refused by an agent that serves elsewhere. Run this where the agent runs "
-            "(its NETAGENT_HOME, default ./.netagent), or set NETAGENT_HOME to its folder; "
+            f"is refused by an agent that serves elsewhere. {WHERE_THE_AGENT_RUNS}; "
             "--create-key makes a new key here"
         )
     key = load_or_create_signing_key(settings.home)
@@ -465,11 +507,12 @@ def card(
     from agent.security.auth import TokenError, TokenVerifier, load_or_create_signing_key
 
     settings = cli_settings()
+    require_signing_key(settings, "the token cannot be verified here")
     key = load_or_create_signing_key(settings.home) if settings.embedded_issuer else None
     try:
         principal = TokenVerifier(settings, key).verify(bearer)
     except TokenError as exc:
-        raise fail(f"token refused: {exc.description}") from None
+        raise fail(f"token refused: {exc.description}", ExitCode.TOKEN_REFUSED) from None
     print(json.dumps(card_to_json(factory.extended_card(principal)), indent=2))
 
 
@@ -518,7 +561,7 @@ def card_diff(
         tofile="generated",
     )
     print("".join(diff), end="")
-    raise typer.Exit(code=1)
+    raise typer.Exit(code=ExitCode.FAILED)
 
 
 def _since(value: str | None) -> datetime | None:
@@ -669,8 +712,6 @@ NO_SKILL_CHOSEN = "(no skill chosen)"
 
 # -- client side: describe, invoke, chain, check ------------------------------------------------
 
-EXIT_REMOTE = 1
-EXIT_LOCAL = 3
 Url = Annotated[str, typer.Argument(help="Base URL of the target agent (its card is under it).")]
 Bearer = Annotated[str | None, typer.Option("--token", help="Bearer token of the caller.")]
 BindingOption = Annotated[
@@ -858,7 +899,7 @@ def _client_error(
             "metadata": refusal.metadata,
             "mint": mint_command(token),
         }
-        return EXIT_REMOTE, error, _refusal_lines(refusal, token)
+        return ExitCode.TOKEN_REFUSED, error, _refusal_lines(refusal, token)
     if isinstance(exc, RemoteTaskError):
         message = str(exc.error.get("message", ""))
         error = {
@@ -869,7 +910,11 @@ def _client_error(
             "message": message,
             "details": exc.error.get("details", []),
         }
-        return EXIT_REMOTE, error, [f"task {exc.task_id} ended {exc.state}: {exc.code}: {message}"]
+        return (
+            ExitCode.FAILED,
+            error,
+            [f"task {exc.task_id} ended {exc.state}: {exc.code}: {message}"],
+        )
     if isinstance(exc, CompositionRefusedError):
         fields = [d.split(":", 1)[0] for d in exc.differences if ":" in d]
         error = {
@@ -878,9 +923,16 @@ def _client_error(
             "fields": fields,
             "differences": exc.differences,
         }
-        return EXIT_LOCAL, error, ["no direct composition: " + ", ".join(fields) + " differ"]
+        return (
+            ExitCode.REFUSED_LOCALLY,
+            error,
+            ["no direct composition: " + ", ".join(fields) + " differ"],
+        )
+    unreachable = _unreachable(exc)
+    if unreachable is not None:
+        return ExitCode.UNREACHABLE, {"where": "remote", **unreachable}, [unreachable["message"]]
     if isinstance(exc, GovernedClientError):
-        # The client folds "could not reach the card" into interface_invalid: that is remote.
+        # The client folds "could not fetch the card" into interface_invalid: that is remote.
         remote = isinstance(exc.__cause__, httpx.HTTPError)
         cause = f" ({_first_line(exc.__cause__)})" if remote and exc.__cause__ else ""
         error = {
@@ -889,10 +941,37 @@ def _client_error(
             "message": exc.message + cause,
             "details": exc.details,
         }
-        code = EXIT_REMOTE if remote else EXIT_LOCAL
+        code = ExitCode.FAILED if remote else ExitCode.REFUSED_LOCALLY
         return code, error, [f"{exc.code.value}: {exc.message}{cause}"]
     error = {"where": "remote", "code": type(exc).__name__, "message": _first_line(exc)}
-    return EXIT_REMOTE, error, [f"{type(exc).__name__}: {_first_line(exc)}"]
+    return ExitCode.FAILED, error, [f"{type(exc).__name__}: {_first_line(exc)}"]
+
+
+UNREACHABLE = "unreachable"
+"""The error code a client command reports when nothing answered (exit 4)."""
+
+
+def _unreachable(exc: BaseException) -> dict[str, str] | None:
+    """``{"code", "message"}`` when ``exc`` (or what caused it) is a connection that never
+    carried an answer: refused, unknown host, timed out. An agent that answered badly is not
+    this: that is a failed check or an invalid interface."""
+    import httpx
+
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, httpx.TransportError):
+        cause = cause.__cause__
+    if cause is None:
+        return None
+    import contextlib
+
+    where = ""
+    with contextlib.suppress(RuntimeError):  # an error raised before a request has none
+        where = f" at {cause.request.url}"
+    return {
+        "code": UNREACHABLE,
+        "message": f"{UNREACHABLE}: nothing answered{where} ({_first_line(cause)}); "
+        "is the agent running, is the URL right?",
+    }
 
 
 def _client_exit(exc: Exception, as_json: bool, token: str | None = None) -> typer.Exit:
@@ -1289,9 +1368,10 @@ def _read_database(
     ``on_engine`` on any other database (through SQLAlchemy, migrated first as ever).
 
     The file is read at once when every history is recorded at its head (the core's and the
-    deployment's ``migrated``); otherwise (no file yet, an older revision, a deployment whose
-    heads are unknown, a newer version's database) it is migrated first, as ``serve`` does,
-    which refuses a revision it does not know.
+    deployment's ``migrated``); otherwise (an older revision, a deployment whose heads are
+    unknown, a newer version's database) it is migrated first, as ``serve`` does, which
+    refuses a revision it does not know. No file is refused (exit 2): one made here would
+    read as an agent that never ran.
     """
     from agent.errors import ConfigurationError
     from agent.storage.sqlite_file import reading, sqlite_path
@@ -1300,6 +1380,7 @@ def _read_database(
     path = sqlite_path(settings.resolved_database_url)
     if path is None:
         return run_async(_on_database(on_engine, database_url))
+    require_database(settings)
     histories = _deployment().histories()
     try:
         if histories is not None and path.exists():
@@ -1334,6 +1415,12 @@ def _current_sqlite_file(
             return (path, histories) if database.at_heads(histories) else None
     except ConfigurationError:
         return None  # the migration path says what is wrong with it, as ever
+
+
+def _is_sqlite(database_url: str | None) -> bool:
+    from agent.storage.sqlite_file import sqlite_path
+
+    return sqlite_path(cli_settings(database_url=database_url).resolved_database_url) is not None
 
 
 def _refuse_unwritable(path: Path) -> None:
@@ -1426,7 +1513,10 @@ def chain_command(
         await _on_database(insert, database_url)
 
     current = _current_sqlite_file(database_url)
-    if current is None:
+    if current is None and _is_sqlite(database_url):
+        # made (or migrated) only when there is a link to store: nothing if no agent answers
+        result = _run_client(run(_store_on_insert(migrated_insert)), as_json, bearer)
+    elif current is None:
         result = _run_client(_on_database(on_engine, database_url), as_json, bearer)
     else:  # the link written by sqlite3 alone (agent/client/correlation.py)
         store = FileCorrelationStore(*current, fallback=migrated_insert)
@@ -1456,6 +1546,17 @@ def chain_command(
     console.print(steps)
     console.print(f"workflow id: {result.workflow_id} (correlation stored)", highlight=False)
     _print_invocation(down)
+
+
+def _store_on_insert(insert: Callable[[dict[str, Any]], Awaitable[None]]) -> Correlations:
+    """A correlation store that makes (or migrates) its SQLite file only when it stores one."""
+    from agent.client import Correlations
+
+    class StoreOnInsert(Correlations):
+        async def insert(self, row: dict[str, Any]) -> None:
+            await insert(row)
+
+    return StoreOnInsert()
 
 
 def _print_correlations(rows: list[dict[str, Any]], as_json: bool) -> None:
@@ -1490,7 +1591,8 @@ def check_command(
     ] = None,
     require_signature: RequireSignature = False,
 ) -> None:
-    """Check any A2A agent against the schema-interface procedure (exit 1 if a check fails).
+    """Check any A2A agent against the schema-interface procedure (exit 1 if a check fails,
+    4 if nothing answers, 5 if it refuses the token).
 
     A signed card is verified against the JWKS on the card's own origin; a card whose
     signature fails is not used."""
@@ -1502,6 +1604,13 @@ def check_command(
     report = _run_checking(
         check_agent(url, token=bearer, binding=chosen, require_signature=require_signature)
     )
+    if report.unreachable is not None:
+        _write_report(json_file, report)
+        raise fail(
+            f"{UNREACHABLE}: nothing answered at {url} ({report.unreachable}); nothing was "
+            "checked: is the agent running, is the URL right?",
+            ExitCode.UNREACHABLE,
+        )
     caller = "with --token" if bearer else "anonymous"
     table = Table(title=f"schema-interface conformance of {url} ({chosen}, {caller})")
     for column in ("subject", "check", "result", "reason"):
@@ -1531,13 +1640,21 @@ def check_command(
     if report.refusal is not None:
         for line in _refusal_lines(report.refusal, bearer):
             console.print(line, highlight=False, markup=False)
-    if json_file is not None:
-        try:
-            json_file.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise fail(f"--json: cannot write {json_file}: {exc.strerror}") from None
+    _write_report(json_file, report)
+    if report.refusal is not None:
+        raise typer.Exit(code=ExitCode.TOKEN_REFUSED)
     if not report.ok:
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=ExitCode.FAILED)
+
+
+def _write_report(json_file: Path | None, report: Report) -> None:
+    """``check --json FILE``: the report as JSON, whatever the outcome."""
+    if json_file is None:
+        return
+    try:
+        json_file.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise fail(f"--json: cannot write {json_file}: {exc.strerror}") from None
 
 
 @app.command("validate")
@@ -1575,7 +1692,7 @@ def validate_command(
         print(problem)
     if problems:
         print(f"{len(problems)} problem(s)", file=sys.stderr)
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=ExitCode.FAILED)
     console.print(f"registry valid: {len(registry or [])} skills, interfaces match the lock")
 
 
@@ -1668,6 +1785,8 @@ def run(
     # the collections its own imports set off do not walk it again (about 2 % of `netagent
     # check`'s instructions, callgrind). New objects are collected as ever, so a command that
     # runs for days (`serve`) is not changed by it.
+    for command in [*app.registered_commands, *card_app.registered_commands]:
+        command.epilog = command.epilog or exit_codes_help()  # a deployment's commands too
     gc.freeze()
     _running.append(deployment)
     _factories.append(factory or "")

@@ -56,7 +56,7 @@ def _resource_ids(
     """The resources a call names: its leading id arguments (two for link_between)."""
     leading = 2 if operation == "link_between" else 1
     found = [a for a in args[:leading] if isinstance(a, str)]
-    found += [str(kwargs[k]) for k in ("device", "link_id", "resource_id") if kwargs.get(k)]
+    found += [str(kwargs[k]) for k in ("device", "link", "link_id", "resource_id") if kwargs.get(k)]
     return tuple(found)
 
 

@@ -115,8 +115,9 @@ class Inventory:
         """Whether the tenant is known at all."""
         return bool(await self._reader.scalar(select(exists().where(Tenant.slug == self._tenant))))
 
-    async def sites(self) -> list[SiteRecord]:
-        """Sites the tenant owns or has devices at, with its device count there."""
+    async def sites(self, site: str | None = None, device: str | None = None) -> list[SiteRecord]:
+        """Sites the tenant owns or has devices at, with its device count there; optionally
+        only the one named ``site`` or the one holding ``device``."""
         tid = self._tid()
         device_count = (
             select(func.count(Device.id))
@@ -141,6 +142,11 @@ class Inventory:
             )
             .order_by(Site.slug)
         )
+        if site is not None:
+            statement = statement.where(Site.slug == site)
+        if device is not None:
+            holding = select(Device.site_id).where(Device.id.in_(self._device_ids(device)))
+            statement = statement.where(Site.id.in_(holding))
         return cast(list[SiteRecord], await self._rows(statement))
 
     def _device_select(self) -> Select[*tuple[Any, ...]]:
@@ -225,19 +231,44 @@ class Inventory:
         return cast(list[InterfaceRecord], await self._rows(statement))
 
     async def links(
-        self, device: str | None = None, status: str | None = None, *, limit: int | None = None
+        self,
+        device: str | None = None,
+        status: str | None = None,
+        *,
+        site: str | None = None,
+        role: str | None = None,
+        link: str | None = None,
+        limit: int | None = None,
     ) -> list[LinkRecord]:
-        """The tenant's links, optionally touching ``device`` and/or in ``status``."""
+        """The tenant's links, optionally touching ``device``, a device at ``site`` or a
+        device of ``role`` (either end), in ``status``, or the one whose id is ``link``."""
         statement = self._link_select()
+        ends = []
         if device is not None:
-            ports = self._ports_of(device)
+            ends.append(self._ports_of(device))
+        if site is not None:
+            ends.append(self._ports_where(Site.slug == site))
+        if (role := _choice("role", role, DeviceRole)) is not None:
+            ends.append(self._ports_where(Device.role == role))
+        for ports in ends:
             statement = statement.where(
                 or_(Link.a_interface_id.in_(ports), Link.b_interface_id.in_(ports))
             )
+        if link is not None:
+            statement = statement.where(Link.link_id == link)
         if (status := _choice("status", status, LinkStatus)) is not None:
             statement = statement.where(Link.status == status)
         statement = statement.order_by(Link.link_id).limit(limit)
         return cast(list[LinkRecord], await self._rows(statement))
+
+    def _ports_where(self, condition: ColumnElement[bool]) -> Select[int]:
+        """Interface ids on this tenant's devices that meet ``condition`` (on Device or Site)."""
+        return (
+            select(Interface.id)
+            .join(Device, Device.id == Interface.device_id)
+            .join(Site, Site.id == Device.site_id)
+            .where(Device.tenant_id == self._tid(), condition)
+        )
 
     async def link(self, link_id: str) -> LinkRecord | None:
         """One link by public id; None if it is not this tenant's."""

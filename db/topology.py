@@ -8,6 +8,7 @@ stable and can be quoted in docs and tests. Randomness is for telemetry only.
 from __future__ import annotations
 
 import ipaddress
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -391,26 +392,74 @@ def _build_site(b: _Builder, site: Row, city: City) -> list[_Device]:
             if switch.row["status"] == DeviceStatus.PLANNED:
                 b.link(aggs[1], switch, 10 * G, status=LinkStatus.PLANNED)
                 continue
-            uplink = 1 * G if number % 4 == 0 else 10 * G  # every 4th is a legacy 1G switch
-            for agg in aggs:
-                b.link(agg, switch, uplink)
-            for _ in range(2):  # host-facing ports, not cabled to anything we model
-                b.port(switch, 1 * G, mtu=1500)
+            _uplink(b, aggs, switch, number)
     return edges
+
+
+def _uplink(b: _Builder, aggs: list[_Device], switch: _Device, number: int) -> None:
+    """The access switch ``number`` of its pod, dual-homed to the pod's aggregation pair."""
+    uplink = 1 * G if number % 4 == 0 else 10 * G  # every 4th is a legacy 1G switch
+    for agg in aggs:
+        b.link(agg, switch, uplink)
+    for _ in range(2):  # host-facing ports, not cabled to anything we model
+        b.port(switch, 1 * G, mtu=1500)
+
+
+def _build_last_site(b: _Builder, site: Row, city: City, upstream: list[_Device]) -> None:
+    """The site the link budget ends in, built so that it ends connected.
+
+    A whole site would run out of links part way and leave devices with none (and the site
+    without its circuits, which come last): an operator reads that as an outage. Here a device
+    is made only when a link to what is already connected fits: the edges over their circuits
+    to ``upstream`` (the tenant's previous site's edges) first, then the cores, then pod by pod
+    the aggregation pairs and their access switches.
+    """
+    edges: list[_Device] = []
+    for number, left in enumerate(upstream, start=1):
+        if b.full:
+            return
+        edges.append(b.device(site, city, DeviceRole.EDGE, f"edge-{number:02d}"))
+        _circuit(b, left, edges[-1])
+    cores: list[_Device] = []
+    for number in (1, 2):
+        if b.full:
+            return
+        cores.append(b.device(site, city, DeviceRole.CORE, f"core-{number:02d}"))
+        for edge in edges:
+            b.link(cores[-1], edge, 100 * G)
+    b.link(cores[0], cores[1], 400 * G)
+    access_no = count(1)
+    for pod in range(b.profile.pods_per_site):
+        aggs: list[_Device] = []
+        for i in (1, 2):
+            if b.full:
+                return
+            aggs.append(b.device(site, city, DeviceRole.AGGREGATION, f"agg-{2 * pod + i:02d}"))
+            for core in cores:
+                b.link(core, aggs[-1], 100 * G)
+        for number in range(1, b.profile.access_per_pod + 1):
+            if b.full:
+                return
+            switch = b.device(site, city, DeviceRole.ACCESS, f"access-{next(access_no):02d}")
+            _uplink(b, aggs, switch, number)
 
 
 def _circuits(b: _Builder, older: list[_Device], newer: list[_Device]) -> None:
     """Provider circuits between the edge routers of two sites of one tenant."""
     for left, right in zip(older, newer, strict=True):
-        label = f"{left.row['name']} <> {right.row['name']} (commit 50G)"
-        b.link(
-            left,
-            right,
-            CIRCUIT_PORT_BPS,
-            kind=LinkKind.CIRCUIT,
-            capacity_bps=CIRCUIT_COMMIT_BPS,
-            label=label,
-        )
+        _circuit(b, left, right)
+
+
+def _circuit(b: _Builder, left: _Device, right: _Device) -> None:
+    """One provider circuit between two edge routers."""
+    b.link(
+        left,
+        right,
+        CIRCUIT_PORT_BPS,
+        kind=LinkKind.CIRCUIT,
+        capacity_bps=CIRCUIT_COMMIT_BPS,
+        label=f"{left.row['name']} <> {right.row['name']} (commit 50G)",
+    )
 
 
 def _site_sequence() -> Iterator[tuple[City, int]]:
@@ -418,6 +467,19 @@ def _site_sequence() -> Iterator[tuple[City, int]]:
     for number in count(1):
         for city in CITIES:
             yield city, number
+
+
+def _left(b: _Builder) -> int | float:
+    """Links the budget still allows (no limit: infinitely many)."""
+    limit = b.profile.links
+    return math.inf if limit is None else limit - len(b.topo.links)
+
+
+def _site_links(profile: ScaleProfile, city: City, number: int) -> int:
+    """Links a whole site takes, its circuits not counted (built aside, nothing kept)."""
+    probe = _Builder(replace(profile, links=None))
+    _build_site(probe, probe.site(city, number), city)
+    return len(probe.topo.links)
 
 
 def minimum_links(profile: ScaleProfile) -> int:
@@ -444,9 +506,13 @@ def build_topology(profile: ScaleProfile) -> Topology:
             break
         if b.full:
             break
+        previous = edges_by_tenant.setdefault(city.tenant, [])
+        upstream = previous[-1] if previous else []
+        if _left(b) < _site_links(profile, city, number) + len(upstream):
+            _build_last_site(b, b.site(city, number), city, upstream)
+            break
         site = b.site(city, number)
         edges = _build_site(b, site, city)
-        previous = edges_by_tenant.setdefault(city.tenant, [])
         if previous:
             _circuits(b, previous[-1], edges)
         previous.append(edges)

@@ -19,6 +19,7 @@ from agent.cli import (
     run,
     run_async,
 )
+from agent.cli_exit import ExitCode
 
 FACTORY = "netops.deployment:network_deployment"
 
@@ -161,7 +162,7 @@ def demo_command(
             process.terminate()
             process.wait(timeout=30)
             console.print(f"Stopped the agent it started (pid {process.pid}).", highlight=False)
-    raise typer.Exit(code=0 if report.ok else 1)
+    raise typer.Exit(code=ExitCode.OK if report.ok else ExitCode.FAILED)
 
 
 def _network_deployment() -> Deployment:

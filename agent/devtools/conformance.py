@@ -135,6 +135,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     refusal: CredentialRefusedError | None = None
     """The agent's own reason when it refused the credential (401/403) at the card."""
+    unreachable: str | None = None
+    """Why nothing answered at the card's URL (refused, unknown host, timeout), if so: then
+    nothing was checked, which is not the same as an agent that does not conform."""
 
     @property
     def ok(self) -> bool:
@@ -162,6 +165,7 @@ class Report:
             "binding": self.binding,
             "authenticated": self.authenticated,
             "ok": self.ok,
+            "unreachable": self.unreachable,
             "counts": self.counts(),
             "notes": list(self.notes),
             "checks": [asdict(c) for c in self.checks],
@@ -306,6 +310,8 @@ class _Checker:
         except httpx.HTTPError as exc:
             refusal = refusal_in(exc)
             self.report.refusal = refusal
+            if isinstance(exc, httpx.TransportError):
+                self.report.unreachable = _short(exc)
             why = _short(exc) if refusal is None else f"{refusal}"
             self._add(AGENT, CARD, FAIL, f"GET {url}: {why}")
             return False

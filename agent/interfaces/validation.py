@@ -265,6 +265,10 @@ def _details_of(error: ValidationError, locations: _Locations) -> Iterator[dict[
     elif keyword == "additionalProperties" and value is False and isinstance(instance, Mapping):
         for name in _additional(schema, instance):
             yield _detail([*at, name], pointer, keyword, "absent", json_type_name(instance[name]))
+    elif keyword == "not" and isinstance(instance, Mapping) and (names := _forbidden(value)):
+        # ``not: {required: [...]}``, the idiom for "leave these out": name each one given
+        for name in (n for n in names if n in instance):
+            yield _detail([*at, name], pointer, keyword, "absent", json_type_name(instance[name]))
     elif keyword == "items" and value is False and isinstance(instance, list):
         for index in range(len(schema.get("prefixItems", ())), len(instance)):
             yield _detail([*at, index], pointer, keyword, "absent", json_type_name(instance[index]))
@@ -280,6 +284,14 @@ def _detail(
         detail["expected"] = expected
     detail["actual"] = actual
     return detail
+
+
+def _forbidden(value: Any) -> list[str]:
+    """The members a ``not`` keyword's schema only lists (``{"required": [...]}``), else []."""
+    if not isinstance(value, Mapping) or set(value) != {"required"}:
+        return []
+    names = value["required"]
+    return list(names) if isinstance(names, list) and all(isinstance(n, str) for n in names) else []
 
 
 def _missing(keyword: str, value: Any, instance: Mapping[str, Any]) -> list[str]:

@@ -12,6 +12,8 @@ from skills.lookup_inventory.extract import extract as extract
 NOT_ACCESSIBLE = "resource not found or not accessible"
 DEVICE_FILTERS = ("site", "role", "status")
 """The filters a named device must pass too, as the device list applies them."""
+INTERFACE_FILTERS = ("site", "role")
+"""The filters of an interface list: its device's site and role."""
 DEFAULT_LIMIT = 100
 
 
@@ -27,16 +29,6 @@ def _kept(
     if row is None:
         return []
     return [row] if all(row[f] == arguments[f] for f in filters if f in arguments) else []
-
-
-def _ends(link: Mapping[str, Any]) -> set[str]:
-    """The names and resource ids a ``device`` filter may give for a link's two devices."""
-    return {
-        link["a_device"],
-        link["a_device_resource_id"],
-        link["b_device"],
-        link["b_device_resource_id"],
-    }
 
 
 async def _named(kind: str, arguments: dict[str, Any], ctx: SkillContext) -> Any:
@@ -55,26 +47,27 @@ async def authorize(arguments: dict[str, Any], ctx: SkillContext) -> None:
 
 
 async def handle(arguments: dict[str, Any], ctx: SkillContext) -> dict[str, Any]:
-    """Query the inventory tool; it filters by the caller's tenant in SQL."""
+    """Query the inventory tool with every filter given; it filters by the caller's tenant in
+    SQL. A filter the record does not carry (a link's site or role: either end's; an
+    interface's: its device's) keeps what it would keep of the records it belongs to."""
     inventory = ctx.tool("inventory")
     kind = arguments["kind"]
+    given = {
+        f: arguments[f] for f in ("site", "device", "role", "status", "link") if f in arguments
+    }
     if kind == "sites":
-        rows = await inventory.sites()
+        rows = await inventory.sites(**given)
     elif kind == "devices" and "device" in arguments:
         # one named device (1.1): a point lookup, kept if the other filters keep it
         rows = _kept(await _named("device", arguments, ctx), arguments, DEVICE_FILTERS)
     elif kind == "devices":
-        rows = await inventory.devices(
-            site=arguments.get("site"), role=arguments.get("role"), status=arguments.get("status")
-        )
+        rows = await inventory.devices(**given)
     elif kind == "interfaces":
-        rows = await inventory.interfaces(arguments["device"])
-    elif "link" in arguments:  # one named link (1.1), likewise
-        rows = _kept(await _named("link", arguments, ctx), arguments, ("status",))
-        device = arguments.get("device")
-        rows = [r for r in rows if device is None or device in _ends(r)]
+        # the named device's ports, if its site and role are the ones asked for
+        device = _kept(await _named("device", arguments, ctx), arguments, INTERFACE_FILTERS)
+        rows = await inventory.interfaces(arguments["device"]) if device else []
     else:
-        rows = await inventory.links(device=arguments.get("device"), status=arguments.get("status"))
+        rows = await inventory.links(**given)
     limit = min(int(arguments.get("limit", DEFAULT_LIMIT)), int(ctx.limits["max_items"]))
     return {
         "kind": kind,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from db_support import UNTIL, Seeded, sqlite_url, table_digests
@@ -11,7 +12,7 @@ from sqlalchemy import func, select
 
 from agent.storage.engine import make_engine
 from db.migrate import upgrade
-from db.models import Base, Device, Link, LinkUtilizationSample, MetricSample
+from db.models import Base, Device, Interface, Link, LinkUtilizationSample, MetricSample
 from db.scales import SCALES, resolve_profile
 from db.simulator import SeedError, is_seeded, seed
 from db.telemetry import LinkTelemetry, MetricTelemetry
@@ -182,3 +183,79 @@ def test_large_profile_meets_the_brief() -> None:
     samples += MetricTelemetry(topology, profile, until).count()
     assert len(topology.links) == 100_000
     assert samples >= 10_000_000
+
+
+def _cut_off(
+    devices: list[dict[str, Any]], ports: dict[int, int], links: list[dict[str, Any]]
+) -> dict[int, set[str]]:
+    """Per tenant, the devices not reachable from its first device over ``links``."""
+    neighbours: dict[int, set[int]] = {d["id"]: set() for d in devices}
+    for link in links:
+        a, b = ports[link["a_interface_id"]], ports[link["b_interface_id"]]
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    names = {d["id"]: d["name"] for d in devices}
+    found: dict[int, set[str]] = {}
+    for tenant in sorted({d["tenant_id"] for d in devices}):
+        members = {d["id"] for d in devices if d["tenant_id"] == tenant}
+        reached, stack = {min(members)}, [min(members)]
+        while stack:
+            for other in neighbours[stack.pop()] & members:
+                if other not in reached:
+                    reached.add(other)
+                    stack.append(other)
+        found[tenant] = {names[i] for i in members - reached}
+    return found
+
+
+def _assert_connected(
+    devices: list[dict[str, Any]], ports: dict[int, int], links: list[dict[str, Any]]
+) -> None:
+    """Each tenant's network is one piece: every device over its links, and every active device
+    over its connected links (the designated specials, a down or decommissioning link and a
+    planned device on a planned link, take out only themselves)."""
+    assert devices and links
+    everything = _cut_off(devices, ports, links)
+    assert everything == {tenant: set() for tenant in everything}
+    active = [d for d in devices if d["status"] == "active"]
+    carrying = [x for x in links if x["status"] == "connected"]
+    in_service = _cut_off(active, ports, _between(carrying, active, ports))
+    assert in_service == {tenant: set() for tenant in in_service}
+
+
+def _between(
+    links: list[dict[str, Any]], devices: list[dict[str, Any]], ports: dict[int, int]
+) -> list[dict[str, Any]]:
+    """The links whose two ends are among ``devices``."""
+    ids = {d["id"] for d in devices}
+    return [x for x in links if {ports[x["a_interface_id"]], ports[x["b_interface_id"]]} <= ids]
+
+
+def _topology_rows(profile: Any) -> tuple[list[dict[str, Any]], dict[int, int], list[Any]]:
+    topology = build_topology(profile)
+    ports = {row["id"]: row["device_id"] for row in topology.interfaces}
+    return topology.devices, ports, topology.links
+
+
+@pytest.mark.parametrize("scale", sorted(SCALES))
+def test_every_scale_seeds_a_connected_network(scale: str) -> None:
+    _assert_connected(*_topology_rows(resolve_profile(scale)))
+
+
+@pytest.mark.parametrize("extra", [0, 1, 2, 3, 7, 40, 41, 45, 46, 47, 113, 500, 1957])
+def test_any_link_budget_seeds_a_connected_network(extra: int) -> None:
+    """Wherever the budget ends (in a site's circuits, its cores, a pod, between sites)."""
+    links = minimum_links(resolve_profile("medium")) + extra
+    devices, ports, rows = _topology_rows(resolve_profile("medium", links=links))
+    assert len(rows) == links
+    _assert_connected(devices, ports, rows)
+
+
+async def test_the_seeded_database_is_connected(demo: Seeded) -> None:
+    """The rows as the database holds them, not only as they were built."""
+    async with demo.engine.connect() as connection:
+        devices = [dict(r._mapping) for r in await connection.execute(select(Device))]
+        interfaces = await connection.execute(select(Interface.id, Interface.device_id))
+        links = [dict(r._mapping) for r in await connection.execute(select(Link))]
+    ports = {port_id: device_id for port_id, device_id in interfaces}
+    _assert_connected(devices, ports, links)

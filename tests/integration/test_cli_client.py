@@ -166,17 +166,27 @@ def test_describe_anonymous_sees_only_public_skills(agent, home) -> None:
 
 
 @pytest.mark.backend_free
-def test_describe_of_an_unreachable_agent_is_a_remote_failure(home) -> None:
-    run = netagent(home, "describe", f"http://127.0.0.1:{free_port()}", "lookup_inventory")
-    assert run.returncode == 1
-    assert "agent card unavailable" in run.stderr
+@pytest.mark.parametrize(
+    "command",
+    [["describe", "lookup_inventory"], ["invoke", "lookup_inventory", "--args", "{}"]],
+    ids=lambda c: c[0],
+)
+def test_an_unreachable_agent_is_unreachable_not_invalid(home, command: list[str]) -> None:
+    """Nothing answering is not an interface that fails verification: exit 4, its own words."""
+    url = f"http://127.0.0.1:{free_port()}"
+    run = netagent(home, command[0], url, *command[1:], "--json")
+    error = error_json(run, 4)
+    assert (error["where"], error["code"]) == ("remote", "unreachable")
+    assert run.stderr.startswith(f"error: unreachable: nothing answered at {url}/")
+    assert "interface_invalid" not in run.stderr + run.stdout
+    assert not home.exists() or not any(home.iterdir())  # and nothing was made here
 
 
 def test_a_bad_token_is_a_remote_refusal(agent, home) -> None:
     run = netagent(
         home, "describe", agent.base_url, "lookup_inventory", "--token", "not-a-jwt", "--json"
     )
-    error = error_json(run, 1)
+    error = error_json(run, 5)
     assert error["where"] == "remote"
     assert (error["code"], error["status"], error["reason"]) == (
         "credential_refused",
@@ -234,7 +244,7 @@ def test_a_refused_token_shows_the_agent_reason_and_how_to_mint_one(
         "check": ["check", agent.base_url],
     }[command]
     run = netagent(home, *args, "--token", bearer, "--binding", binding)
-    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.returncode == 5, run.stdout + run.stderr  # a refused token, whichever command
     shown = run.stderr if command != "check" else run.stdout
     assert f"the agent refused the token (HTTP 401 UNAUTHENTICATED): {reason}" in shown
     assert "401 Unauthorized" not in shown  # not httpx's words: the agent's

@@ -265,10 +265,15 @@ def test_describe_refuses_the_lying_interface_locally(lying_agent, tmp_path) -> 
     assert error["message"] == "interface digests disagree (advertised, returned, computed)"
 
 
-def test_an_unreachable_target_fails_the_card_check(tmp_path) -> None:
-    run, report = check(tmp_path, f"http://127.0.0.1:{free_port()}")
-    assert run.returncode == 1
+def test_an_unreachable_target_is_unreachable_not_non_conformant(tmp_path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    run, report = check(tmp_path, url)
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert run.stderr.startswith(f"error: unreachable: nothing answered at {url} (")
+    assert "nothing was checked" in run.stderr
+    assert "conform" not in run.stdout + run.stderr
     assert [(c["name"], c["status"]) for c in report["checks"]] == [("card fetched", FAIL)]
+    assert report["unreachable"] and report["ok"] is False
 
 
 HOSTILE_TEXT = [

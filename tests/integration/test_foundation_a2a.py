@@ -277,8 +277,8 @@ async def test_lookup_inventory_names_one_link_or_device_as_the_list_would_hold_
 @pytest.mark.parametrize(
     ("arguments", "pointer"),
     [
-        pytest.param({"kind": "devices", "link": HOT_LINK}, "/kind", id="link-for-devices"),
-        pytest.param({"kind": "sites", "link": HOT_LINK}, "/kind", id="link-for-sites"),
+        pytest.param({"kind": "devices", "link": HOT_LINK}, "/link", id="link-for-devices"),
+        pytest.param({"kind": "sites", "link": HOT_LINK}, "/link", id="link-for-sites"),
         pytest.param({"kind": "links", "link": ""}, "/link", id="empty"),
         pytest.param({"kind": "links", "link": "acme-lnk-" + "9" * 60}, "/link", id="huge"),
         pytest.param({"kind": "links", "link": 2}, "/link", id="number"),

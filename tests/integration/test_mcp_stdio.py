@@ -117,7 +117,7 @@ async def test_no_valid_token_no_server(stdio_agent: RunningAgent, token: str | 
         stderr=asyncio.subprocess.PIPE,
     )
     stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
-    assert process.returncode == 2
+    assert process.returncode == (2 if token is None else 5)  # unset: usage; refused: token
     assert stdout == b""
     assert b"NETAGENT_TOKEN" in stderr and b"Traceback" not in stderr
 

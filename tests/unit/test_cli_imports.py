@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_process import run_netagent
+from tests.unit.test_cli_reads import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("sklearn", "scipy", "sqlalchemy", "alembic", "a2a.server", "fastapi", "grpc", "httpx")
@@ -191,13 +192,10 @@ def test_the_extended_card_imports_the_token_library_and_nothing_heavier(
 
 @pytest.fixture(scope="module")
 def migrated_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A home whose database the first command that reads it made: with SQLAlchemy and
-    Alembic, migrated as serve does it."""
+    """A home with a database migrated as serve does it (a command that only reads makes
+    none: tests/unit/test_cli_state.py)."""
     home = tmp_path_factory.mktemp("cli-imports-database")
-    ran = run_netagent(home, "audit")
-    assert ran.code == 0, ran.stdout
-    assert ran.imported(DATABASE) == ["alembic", "sqlalchemy"]
-    assert ran.imported(SERVER + CLIENT + TOKENS) == []
+    migrate(home)
     return home
 
 
@@ -256,7 +254,7 @@ def test_the_client_commands_import_neither_the_server_the_database_nor_the_regi
     url = f"http://127.0.0.1:{port}"
     args = [a.format(url=url) for a in CLIENT_COMMANDS[command]]
     ran = run_netagent(home, *args, "--binding", binding)
-    assert ran.code == 1, ran.stdout  # could not connect: a remote error, not a usage error
+    assert ran.code == 4, ran.stdout  # could not connect: unreachable, not a usage error
     assert ran.imported(("a2a.client", "httpx", "pydantic")) == ["httpx"]
     assert ran.imported(("httpx._main", "click", "pygments")) == []  # httpx's own CLI
     assert ran.imported(SERVER + DATABASE + REGISTRY) == []
@@ -313,9 +311,10 @@ def test_chain_imports_the_client_and_the_database_but_not_the_server(
 ) -> None:
     url = f"http://127.0.0.1:{port}"
     ran = run_netagent(home, "chain", url, "--from", "a", "--args", "{}", "--to", "b")
-    assert ran.code == 1, ran.stdout
-    # A home without a database yet is migrated through SQLAlchemy, as serve would; a current
-    # SQLite file gets its link by sqlite3 alone (tests/integration/test_jsonrpc_calls.py).
-    assert ran.imported(("a2a.client", "sqlalchemy")) == ["sqlalchemy"]
+    assert ran.code == 4, ran.stdout  # nothing answers: unreachable
+    # A home without a database makes (and migrates) one through SQLAlchemy only to store a
+    # link; a current SQLite file gets its link by sqlite3 alone
+    # (tests/integration/test_jsonrpc_calls.py). Nothing answered here: neither is imported.
+    assert ran.imported(("a2a.client", "sqlalchemy")) == []
     assert ran.imported(SERVER) == []
     assert ran.imported(GRPC) == []

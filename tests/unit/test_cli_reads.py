@@ -201,11 +201,17 @@ def test_the_output_is_the_same_read_by_sqlite3_or_by_sqlalchemy(home: Path) -> 
 
 
 @pytest.mark.parametrize("args", READS, ids=" ".join)
-def test_no_database_yet_is_made_and_migrated(tmp_path: Path, args: list[str]) -> None:
-    home = tmp_path / "new-home"
-    out = ok(netagent(home, *args))
-    assert "0 rows" in out or "never" in out
-    assert recorded(home) == AT_HEADS
+def test_no_database_is_refused_and_none_is_made(tmp_path: Path, args: list[str]) -> None:
+    """The wrong folder: an empty database made here would read as "0 rows", exit 0."""
+    home, elsewhere = tmp_path / "new-home", tmp_path / "elsewhere.db"
+    error = one_line_error(netagent(home, *args))
+    assert f"error: no database (netagent.db) in {home} (NETAGENT_HOME)" in error
+    assert not home.exists()
+    named = one_line_error(
+        netagent(home, *args, "--database-url", f"sqlite+aiosqlite:///{elsewhere}")
+    )
+    assert f"no database at {elsewhere}" in named
+    assert not home.exists() and not elsewhere.exists()
 
 
 @pytest.mark.parametrize("args", READS, ids=" ".join)
@@ -324,7 +330,7 @@ def test_a_read_only_home_that_would_need_writing_is_one_line(
         assert f"the database {folder / 'netagent.db'} is not at the revisions" in error
         assert f"{folder} cannot be written: it cannot be migrated here" in error
     error = one_line_error(netagent(empty, *args, prefix=read_only.prefix(empty)))
-    assert f"the database {empty / 'netagent.db'} does not exist" in error
+    assert f"no database (netagent.db) in {empty} (NETAGENT_HOME)" in error
     assert not (empty / "netagent.db").exists()
 
 

@@ -71,15 +71,6 @@ def test_the_word_list_catches_the_network_and_spares_the_cores_own_words() -> N
     assert network_words(spared) == []
 
 
-NOT_YET_MOVED = {"agent/routing/data/out_of_scope.txt": 18}
-"""The one file of the core that still holds network words, with its count of such lines: the
-classifier's out-of-scope examples (their vague-identifier block names demo devices, and
-``network-resource-2044``), which ``agent/routing/classifier.py`` reads from the core's folder.
-Moving them into the deployment changes the router, which is being redesigned; until then the
-test fails when the file holds more lines with such words, or fewer (lower the count as they
-go), and when any other file of the core holds one."""
-
-
 def test_the_core_holds_no_word_of_the_network() -> None:
     found: dict[str, list[str]] = {}
     for path in core_files():
@@ -87,12 +78,5 @@ def test_the_core_holds_no_word_of_the_network() -> None:
         for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
             if words := network_words(line):
                 found.setdefault(name, []).append(f"{name}:{number}: {', '.join(words)}")
-    counts = {name: len(lines) for name, lines in found.items()}
-    beyond = [
-        line
-        for name, lines in found.items()
-        if counts[name] > NOT_YET_MOVED.get(name, 0)
-        for line in lines
-    ]
-    assert not beyond, "network words in agent/:\n" + "\n".join(beyond)
-    assert counts == NOT_YET_MOVED, "lower NOT_YET_MOVED to what agent/ holds now"
+    lines = [line for name_lines in found.values() for line in name_lines]
+    assert not lines, "network words in agent/:\n" + "\n".join(lines)

@@ -316,7 +316,8 @@ class SkillClassifier:
             m.id: training_texts(m) + list(data.utterances.get(m.id, ())) for m in manifests
         }
         nothing_fits = {reason: entry.texts for reason, entry in data.nothing_fits.items()}
-        return cls(examples, out_of_scope_texts(), features, cache, nothing_fits)
+        out_of_scope = [*out_of_scope_texts(), *data.out_of_scope]
+        return cls(examples, out_of_scope, features, cache, nothing_fits)
 
     @property
     def known(self) -> frozenset[str]:

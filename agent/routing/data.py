@@ -4,15 +4,18 @@ skill fits, grouped by why.
 A deployment ships one JSON file (``Deployment.routing_data``)::
 
     {"utterances": {"<skill id>": ["a request for that skill", ...], ...},
-     "nothing_fits": {"<reason>": {"note": "<said to the caller>", "texts": ["...", ...]}, ...}}
+     "nothing_fits": {"<reason>": {"note": "<said to the caller>", "texts": ["...", ...]}, ...},
+     "out_of_scope": ["a text that asks none of the skills, for no reason worth saying", ...]}
 
 ``utterances`` add to the manifests' own ``routing.utterances``: text written by people who
 know the domain, in the ways its users write (styles, typos, other languages, naming
 conventions), which the classifier learns from. Each ``nothing_fits`` reason is a class of its
 own (changes the agent does not make, measurements no skill gives, other domains, small talk):
 when a request lands there, the router asks back with what the caller can do, and says the
-reason's ``note`` first ("No skill here makes changes: each one only reads."). A skill id the
-registry does not hold is ignored (a deployment may run a subset of its skills).
+reason's ``note`` first ("No skill here makes changes: each one only reads."). ``out_of_scope``
+adds to the core's generic out-of-scope class (greetings, the weather): texts of the domain
+that ask nothing, such as a bare identifier. A skill id the registry does not hold is ignored
+(a deployment may run a subset of its skills).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class RoutingData:
 
     utterances: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     nothing_fits: Mapping[str, NothingFits] = field(default_factory=lambda: MappingProxyType({}))
+    out_of_scope: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: Path | None) -> RoutingData:
@@ -70,7 +74,8 @@ class RoutingData:
             )
             for reason, entry in reasons.items()
         }
-        return cls(MappingProxyType(utterances), MappingProxyType(nothing_fits))
+        out_of_scope = _texts(document.get("out_of_scope", []), "out_of_scope")
+        return cls(MappingProxyType(utterances), MappingProxyType(nothing_fits), out_of_scope)
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:

@@ -175,6 +175,7 @@ def training_texts() -> frozenset[str]:
     data = RoutingData.load(network_deployment().routing_data)
     texts += [t for utterances in data.utterances.values() for t in utterances]
     texts += [t for reason in data.nothing_fits.values() for t in reason.texts]
+    texts += data.out_of_scope
     for path in sorted(classifier.OUT_OF_SCOPE_FILE.parent.rglob("*")):
         if path.is_file():
             texts += path.read_text(encoding="utf-8").splitlines()

@@ -56,6 +56,7 @@ def _training(skills_dir: Path) -> frozenset[str]:
     data = RoutingData.load(ROUTING_DATA[skills_dir])
     texts += [t for utterances in data.utterances.values() for t in utterances]
     texts += [t for reason in data.nothing_fits.values() for t in reason.texts]
+    texts += data.out_of_scope
     return frozenset(n for n in map(normalized, texts) if n)
 
 

@@ -21,6 +21,7 @@ not matched ("netagent" is not in the list).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -47,12 +48,13 @@ def network_words(text: str) -> list[str]:
 
 
 def core_files() -> list[Path]:
-    """Every text file of the core, generated caches aside."""
-    return [
-        path
-        for path in sorted(AGENT.rglob("*"))
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
-    ]
+    """Every text file of the core, generated caches aside, through its symbolic links too
+    (``agent/_schemas`` is the repository's ``schemas/``, shipped inside the package)."""
+    found = []
+    for folder, _, names in os.walk(AGENT, followlinks=True):
+        if "__pycache__" not in Path(folder).parts:
+            found += [Path(folder) / name for name in names if not name.endswith(".pyc")]
+    return sorted(found)
 
 
 def test_the_word_list_catches_the_network_and_spares_the_cores_own_words() -> None:

@@ -140,7 +140,7 @@ def test_describe_prints_checks_schemas_and_interaction(agent, home) -> None:
         "card fetched",
         "three-way digest",
         "trusted schema",
-        "urn:netops-agent:schemas:skill-interface:1.0",
+        "urn:schema-governed-agent:schemas:skill-interface:1.0",
         "embedded digests",
         "urn:netops-agent:schema:check-link-capacity:input",
         "record link-utilization-sample",

@@ -46,6 +46,7 @@ SHAPES: dict[str, str] = {
     "enough-more": "enough more ",
     "is-spaces": ". is " + " " * 60,
     "rate-spaces": "1" + " " * 60,
+    "digit-runs": "1" * 4300 + " ",  # just short of a number too long for json, over and over
 }
 """Units repeated into each part: long runs that cost a backtracking pattern its square."""
 ENVELOPE_BYTES = 8192

@@ -46,6 +46,7 @@ SHAPES: dict[str, str] = {
     "enough-more": "enough more ",
     "is-spaces": ". is " + " " * 60,
     "rate-spaces": "1" + " " * 60,
+    "digit-runs": "1" * 4300 + " ",  # just short of a number too long for json, over and over
 }
 """Units repeated into each part: long runs that cost a backtracking pattern its square."""
 ENVELOPE_BYTES = 8192
@@ -117,6 +118,19 @@ class Watcher:
         return seen
 
 
+def wait_trained(base_url: str, timeout: float = 120.0) -> None:
+    """Until ``/healthz`` says the classifier is trained. Its training (begun by the agent's
+    first request, in a worker thread) holds the interpreter for seconds: a figure taken during
+    it is the training's, not the message's (the binding measured first read 0.2-0.5 s, any
+    binding, where the same one measured last read 0.07)."""
+    deadline = time.monotonic() + timeout
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        while client.get("/healthz").json().get("classifier") != "ready":
+            if time.monotonic() > deadline:
+                raise TimeoutError("the classifier did not finish training")
+            time.sleep(0.1)
+
+
 def worst_latency(
     base_url: str,
     token: str,
@@ -128,6 +142,7 @@ def worst_latency(
     """The other caller's worst latency while each binding carries each shape's largest
     message (the message's own answer is awaited, whatever it is)."""
     worst: dict[str, float] = {}
+    wait_trained(base_url)
     with Watcher(base_url, token, stored) as watcher:
         time.sleep(0.3)
         watcher.reset()

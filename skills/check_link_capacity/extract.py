@@ -23,6 +23,7 @@ from typing import Any
 
 from skills.common.text import (
     Found,
+    after_spaces,
     clamp_int,
     clean,
     device_refs,
@@ -40,7 +41,7 @@ AGE_GAP = 12
 """Characters between an age phrase and its duration (``no older than about 10 minutes``)."""
 
 _CAPACITY_NOUN = re.compile(
-    r"\s*-?\s*(?:links?|lags?|circuits?|ports?|interfaces?|uplinks?|pipes?|trunks?|bundles?"
+    r"(?:-\s*+)?(?:links?|lags?|circuits?|ports?|interfaces?|uplinks?|pipes?|trunks?|bundles?"
     r"|lines?|connections?|capacity|ethernet|optics?|transceivers?|members?)\b",
     re.I,
 )
@@ -67,7 +68,7 @@ _BOTH = re.compile(
 
 def _requested(cleaned: str) -> int | None:
     for rate in find_bandwidths(cleaned):
-        if _CAPACITY_NOUN.match(cleaned, rate.end):
+        if _CAPACITY_NOUN.match(cleaned, after_spaces(cleaned, rate.end)):
             continue
         if REQUESTED_RANGE[0] <= rate.value <= REQUESTED_RANGE[1]:
             return int(rate.value)

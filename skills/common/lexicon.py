@@ -853,7 +853,7 @@ _OWN_ATTRIBUTE = re.compile(
 _RAISED = re.compile(
     # a link's rate raised: "increase the capacity of <link>", "boost its bandwidth" (the
     # capacity word is the upgrade's object here, no capacity question)
-    r"(?:increas\w*|rais\w*|boost\w*|grow\w*|doubl\w*|tripl\w*)\s+(?:the\s+|its\s+)?"
+    r"(?<![^\W\d_])(?:increas|rais|boost|grow|doubl|tripl)\w*+\s+(?:the\s+|its\s+)?"
     r"(?:capacity|bandwidth|bw|speed"
     r"|rate|size)"
 )

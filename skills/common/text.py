@@ -339,6 +339,17 @@ def is_percent_at(text: str, end: int) -> bool:
     return _PERCENT_MARK.match(text, end) is not None
 
 
+_SPACE_RUN = re.compile(r"\s*+")
+
+
+def after_spaces(text: str, position: int) -> int:
+    r"""The position after the whitespace at ``position`` of ``text``: where a pattern read
+    after a found thing starts (one that began with ``\s*`` itself would read a long run of
+    spaces again from each of its positions, in quadratic time)."""
+    found = _SPACE_RUN.match(text, position)
+    return position if found is None else found.end()
+
+
 def percent(text: Any) -> float | None:
     """The first percentage: ``80%``, ``80 %``, ``80 percent``, ``80 per cent``, ``80 pct``."""
     cleaned = clean(text)
@@ -373,7 +384,7 @@ _BARE = {"G", "g", "T", "M"}
 
 def _bandwidth_factor(unit: str) -> int | None:
     """bit/s per unit of ``unit`` (``Gbps`` -> 1e9, ``GB/s`` -> 8e9), or None if not a rate."""
-    unit = re.sub(r"(?:\s+per\s+sec(?:ond)?|/sec)$", "/s", unit)
+    unit = re.sub(r"(?:(?<!\s)\s++per\s++sec(?:ond)?|/sec)$", "/s", unit)
     lower = unit.lower()
     for word, factor in _WORD_PREFIX.items():
         if lower.startswith(word):

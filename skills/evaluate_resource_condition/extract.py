@@ -21,6 +21,7 @@ from skills.common.text import (
     METRIC_UNITS_ALL,
     Comparison,
     Found,
+    after_spaces,
     clean,
     device_names,
     find_comparison,
@@ -49,7 +50,7 @@ _NOT_A_THRESHOLD = re.compile(
 _NAMED = re.compile(
     r"(?<![\w-])(?:threshold|thresh|thr|limit|level|target)\s*(?:of|=|:|at|is|to)?\s*$"
 )
-_COUNT_AFTER = re.compile(r"\s*(?:errors?|errs?|crcs?|count|packets?|pkts?)\b")
+_COUNT_AFTER = re.compile(r"(?:errors?|errs?|crcs?|count|packets?|pkts?)\b")
 
 
 def _candidates(folded: str) -> list[Found]:
@@ -114,7 +115,7 @@ def extract(text: str) -> dict[str, Any]:
             condition["unit"] = "percent"
         elif name is not None and not _looks_like_ratio(threshold.value, name):
             condition["unit"] = METRIC_UNITS_ALL[name]
-        elif _COUNT_AFTER.match(folded, threshold.end):
+        elif _COUNT_AFTER.match(folded, after_spaces(folded, threshold.end)):
             condition["unit"] = "count"
     if (
         name is None

@@ -27,6 +27,7 @@ from typing import Any
 from skills.common.text import (
     DEVICE_ROLE,
     INTERFACE_NAME,
+    after_spaces,
     clamp_int,
     device_refs,
     fold,
@@ -57,7 +58,7 @@ _FILTER_BEFORE = re.compile(
 )
 _SITE_CODE = r"[a-z]{3}\d{1,2}"
 _ID_AFTER = re.compile(
-    rf"\s*(?:[a-z]{{2,5}}\d{{1,3}}-{DEVICE_ROLE}-\d|network-resource-\d|"
+    rf"(?:[a-z]{{2,5}}\d{{1,3}}-{DEVICE_ROLE}-\d|network-resource-\d|"
     + _SITE_CODE
     + r"(?![\w\-/:]))"
 )
@@ -160,7 +161,8 @@ _LIMIT = re.compile(
 
 
 def _kind(folded: str, masked: str) -> str | None:
-    if any(_ID_AFTER.match(folded, m.end()) for m in _CONNECTED_KIND.finditer(masked)):
+    connected = _CONNECTED_KIND.finditer(masked)
+    if any(_ID_AFTER.match(folded, after_spaces(folded, m.end())) for m in connected):
         return "links"
     filters: list[str] = []
     for m in _KIND.finditer(masked):
@@ -168,7 +170,7 @@ def _kind(folded: str, masked: str) -> str | None:
         if kind is None:  # pragma: no cover - one named group always matches
             continue
         before = _FILTER_BEFORE.search(masked, max(0, m.start() - 60), m.start())
-        if before or _ID_AFTER.match(folded, m.end()):
+        if before or _ID_AFTER.match(folded, after_spaces(folded, m.end())):
             filters.append(kind)
             continue
         return kind

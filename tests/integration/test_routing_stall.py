@@ -15,7 +15,15 @@ import pytest
 from bench.routing_stall import BINDINGS, worst_latency
 from tests.conftest import RunningAgent
 
-SHAPES = ("x", "unicode-spaces", "separators", "rate-spaces", "is-spaces", "enough-more")
+SHAPES = (
+    "x",
+    "unicode-spaces",
+    "separators",
+    "rate-spaces",
+    "is-spaces",
+    "enough-more",
+    "digit-runs",
+)
 BOUND_S = 0.5
 """Generous for a loaded two-core machine; the unbounded read stalled for seconds and more."""
 

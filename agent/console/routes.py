@@ -462,8 +462,10 @@ class Console:
         extended = card_to_json(self.cards.extended_card(principal))
         public_ids = [s["id"] for s in public.get("skills", [])]
         extended_ids = [s["id"] for s in extended.get("skills", [])]
-        rest = {k: v for k, v in public.items() if k != "skills"}
-        differences = _diff(rest, {k: v for k, v in extended.items() if k != "skills"})
+        # (each card's signature is over its own content: they always differ, and say nothing)
+        compared = ("skills", "signatures")
+        rest = {k: v for k, v in public.items() if k not in compared}
+        differences = _diff(rest, {k: v for k, v in extended.items() if k not in compared})
         skills = []
         for capability in self._visible(principal):
             manifest = capability.manifest

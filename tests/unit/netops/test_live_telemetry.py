@@ -44,6 +44,7 @@ def test_a_value_that_is_no_flag_word_is_refused(
 
 
 def test_the_command_line_refuses_it_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "netagent.db").touch()  # a home with a database: audit has one to read
     env = {**os.environ, "NETAGENT_HOME": str(tmp_path), LIVE_TELEMETRY_VARIABLE: "maybe"}
     run = subprocess.run(
         [NETAGENT, "audit"], env=env, capture_output=True, text=True, timeout=60, check=False

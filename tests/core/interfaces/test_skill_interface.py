@@ -73,7 +73,7 @@ def test_trusted_schema_is_a_2020_12_schema_with_an_id() -> None:
     schema = json.loads(TRUSTED_SCHEMA_PATH.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["$id"].startswith("urn:netops-agent:")
+    assert schema["$id"].startswith("urn:schema-governed-agent:")
     assert set(schema["required"]) == NINE
     assert "additionalProperties" not in schema  # project choice 10
     assert (INTERFACE_VERSION, DIALECT) == ("1.0", "https://json-schema.org/draft/2020-12/schema")

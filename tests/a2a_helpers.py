@@ -14,7 +14,14 @@ from a2a.client import ClientConfig, ClientFactory
 from a2a.client.client import ClientCallContext
 from a2a.client.service_parameters import with_a2a_extensions
 from a2a.helpers import new_data_part, new_text_part
-from a2a.types import Message, Role, SendMessageRequest, StreamResponse, Task
+from a2a.types import (
+    Message,
+    Role,
+    SendMessageRequest,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    Task,
+)
 from google.protobuf.json_format import MessageToDict
 
 from agent.interfaces import EXTENSION_URI
@@ -212,3 +219,21 @@ def edge_reason(body: Any) -> str | None:
     infos = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
     reasons = [d.get("reason") for d in infos if d.get("@type", "").endswith("ErrorInfo")]
     return reasons[0] if reasons and isinstance(reasons[0], str) else None
+
+
+async def follow_states(
+    base_url: str, token: str, task_id: str, states: list[int] | None = None
+) -> list[int]:
+    """Subscribe to ``task_id`` over JSON-RPC: every state seen, appended to ``states`` as it
+    comes (a caller may watch the list while the stream runs), until the stream ends."""
+    seen = [] if states is None else states
+    async with make_client(base_url, token, "JSONRPC", streaming=True) as client:
+        async for event in client.subscribe(
+            SubscribeToTaskRequest(id=task_id), context=call_context()
+        ):
+            kind = event.WhichOneof("payload")
+            if kind == "task":
+                seen.append(event.task.status.state)
+            elif kind == "status_update":
+                seen.append(event.status_update.status.state)
+    return seen

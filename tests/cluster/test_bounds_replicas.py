@@ -12,11 +12,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from a2a.types import GetTaskRequest, SubscribeToTaskRequest, TaskState
+from a2a.types import GetTaskRequest, TaskState
 
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
-from tests.a2a_helpers import call_context, make_client, send, text_message
+from tests.a2a_helpers import call_context, follow_states, make_client, send, text_message
 from tests.conftest import postgres_available, postgres_database
 from tests.replicas import Replica, prepare_shared_database, token_for
 
@@ -51,21 +51,6 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
         replicas.b.stop()
 
 
-async def _follow(base_url: str, token: str, task_id: str) -> list[int]:
-    """Subscribe on ``base_url``: the states seen until the stream ends."""
-    states: list[int] = []
-    async with make_client(base_url, token, "JSONRPC", streaming=True) as client:
-        async for event in client.subscribe(
-            SubscribeToTaskRequest(id=task_id), context=call_context()
-        ):
-            kind = event.WhichOneof("payload")
-            if kind == "task":
-                states.append(event.task.status.state)
-            elif kind == "status_update":
-                states.append(event.status_update.status.state)
-    return states
-
-
 async def test_tasks_parked_on_either_replica_expire_once_and_subscribers_see_it(
     pair: Pair,
 ) -> None:
@@ -77,7 +62,9 @@ async def test_tasks_parked_on_either_replica_expire_once_and_subscribers_see_it
         parked.append(asked.task.id)
         if index < 2:  # followed on the other replica from now until it ends
             other = replicas[index + 1]
-            watchers.append(asyncio.ensure_future(_follow(other.base_url, pair.token, parked[-1])))
+            watchers.append(
+                asyncio.ensure_future(follow_states(other.base_url, pair.token, parked[-1]))
+            )
     deadline = time.monotonic() + EXPIRY_WAIT_SECONDS
     states: dict[str, int] = {}
     async with make_client(pair.a.base_url, pair.token, "JSONRPC") as client:

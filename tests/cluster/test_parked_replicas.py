@@ -21,7 +21,6 @@ from a2a.types import (
     GetTaskRequest,
     Message,
     SendMessageRequest,
-    SubscribeToTaskRequest,
     Task,
     TaskNotCancelableError,
     TaskState,
@@ -32,7 +31,14 @@ from sqlalchemy import text
 
 from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.engine import make_engine
-from tests.a2a_helpers import BINDINGS, call_context, data_message, make_client, text_message
+from tests.a2a_helpers import (
+    BINDINGS,
+    call_context,
+    data_message,
+    follow_states,
+    make_client,
+    text_message,
+)
 from tests.cluster.test_replicas import Pair
 from tests.conftest import postgres_available, postgres_database
 from tests.replicas import Replica, prepare_shared_database
@@ -294,18 +300,6 @@ async def transaction_rate(engine: Any) -> float:
     return (await transactions(engine) - before) / WINDOW_S
 
 
-async def follow(replica: Replica, token: str, task_id: str, states: list[int]) -> None:
-    async with make_client(replica.base_url, token, "JSONRPC", streaming=True) as client:
-        async for event in client.subscribe(
-            SubscribeToTaskRequest(id=task_id), context=call_context()
-        ):
-            kind = event.WhichOneof("payload")
-            if kind == "task":
-                states.append(event.task.status.state)
-            elif kind == "status_update":
-                states.append(event.status_update.status.state)
-
-
 async def test_idle_subscriptions_to_parked_tasks_cost_nothing_until_a_change(pair: Pair) -> None:
     """Subscriptions on B to tasks parked on A: while nothing changes the database sees no
     more than idle replicas' own work; an answer on A reaches B's subscriber at once."""
@@ -314,7 +308,7 @@ async def test_idle_subscriptions_to_parked_tasks_cost_nothing_until_a_change(pa
     idle = await transaction_rate(engine)
     seen: list[list[int]] = [[] for _ in task_ids]
     streams = [
-        asyncio.ensure_future(follow(pair.b, pair.token, task_id, states))
+        asyncio.ensure_future(follow_states(pair.b.base_url, pair.token, task_id, states))
         for task_id, states in zip(task_ids, seen, strict=True)
     ]
     try:

@@ -271,16 +271,14 @@ def build_runtime(
     return AgentRuntime(settings, registry, engine, key, cards, tool_key, DatabaseAuditLog(engine))
 
 
-def _settled(state: dict[str, str]) -> None:
-    """Start-up is over: collect its garbage and freeze what is left. ``state`` is what
-    ``/healthz`` reports.
+def _settled() -> None:
+    """Start-up is over: collect its garbage and freeze what is left.
 
     Everything built at start-up (registry, validators, cards, the classifier) lives as long
     as the process: out of the collector's sight, a full collection walks only what requests
     allocate (a full walk of it is the tail of the latency under load, bench.perf)."""
     gc.collect()
     gc.freeze()
-    state["classifier"] = "ready"
 
 
 def create_app(
@@ -395,8 +393,6 @@ def create_app(
         else None
     )
 
-    health = {"classifier": "training"}  # /healthz: "ready" once the lifespan has trained it
-
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await prepare_storage(
@@ -421,7 +417,7 @@ def create_app(
         # No request waits for the classifier: it is trained, or read from its cache
         # (agent/routing/model_cache.py), before the listener accepts a connection.
         await asyncio.to_thread(router.warm)
-        _settled(health)
+        _settled()
         mcp.start()  # imports the MCP SDK in a worker thread; /mcp waits for it
         try:
             yield
@@ -459,7 +455,10 @@ def create_app(
         except Exception:
             log.exception("health check: database unreachable")
             return JSONResponse({"status": "unavailable"}, status_code=503)
-        return JSONResponse({"status": "ok", "skills": len(runtime.registry), **health})
+        # (the lifespan trains the classifier before the app answers: it is always ready here)
+        return JSONResponse(
+            {"status": "ok", "skills": len(runtime.registry), "classifier": "ready"}
+        )
 
     jwks = {"keys": [runtime.tool_key.public_jwk]}
 

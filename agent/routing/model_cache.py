@@ -53,7 +53,7 @@ class ModelCache:
         try:
             with path.open("rb") as file:
                 return pickle.load(file)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # nothing kept (yet) at this path
             return None
         except Exception as error:  # a damaged or foreign file: train again, replace it
             log.warning("routing: ignoring the cached model %s: %s", path.name, error)

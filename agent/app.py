@@ -328,7 +328,6 @@ def create_app(
     router = Router(
         runtime.registry,
         threshold=settings.route_threshold,
-        features=deployment.routing_features,
         cache=ModelCache(settings.model_cache or default_directory()),
         data=RoutingData.load(deployment.routing_data),
     )

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
     from agent.console.topology import TopologyView
     from agent.registry.identity import AgentIdentity
-    from agent.routing.features import FeatureProvider
     from agent.security.credentials import ToolTokenVerifier
     from agent.settings import Settings
     from agent.storage.audit import AuditLog
@@ -143,8 +142,6 @@ class Deployment:
     """The console's topology page; None: the console has none (its front page is the skills)."""
     services: Callable[[], Sequence[Service]] = field(default=lambda: ())
     demo_callers: Sequence[DemoCaller] = ()
-    routing_features: FeatureProvider | None = None
-    """Domain knowledge the text router reads as features (``agent/routing/features.py``)."""
     routing_data: Path | None = None
     """Example requests per skill and requests no skill fits, as data the router trains on
     (``agent/routing/data.py``)."""

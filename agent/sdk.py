@@ -11,8 +11,7 @@ Every name is imported from its module when first asked for (``from agent.sdk im
 make_engine`` works as ever), so a module takes only what it names: the storage helpers and
 the token types bring SQLAlchemy, Alembic, PyJWT and cryptography, which a skill's handler
 does not need (every command that loads the registry, ``netagent card`` or ``validate``,
-imports the handlers); the error codes bring jsonschema, which the deployment's text features
-(``from agent.sdk import TextFeatures``) do not need, nor the commands that only read the
+imports the handlers); the error codes bring jsonschema, which the commands that only read the
 database (``netagent audit``, ``chain list``: the deployment is built for its migrations).
 """
 
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
     from agent.registry.fixed_result import FixedResult
     from agent.routing.alternation import Alternation, Alternative
     from agent.routing.extractors import plain, total
-    from agent.routing.features import FeatureProvider, TextFeatures
     from agent.security.auth import TokenError
     from agent.security.credentials import ToolClaims, ToolGrant, ToolTokenVerifier
     from agent.security.principal import Principal
@@ -72,8 +70,6 @@ _ON_FIRST_USE = {
     "FixedResult": "agent.registry.fixed_result",
     "plain": "agent.routing.extractors",
     "total": "agent.routing.extractors",
-    "FeatureProvider": "agent.routing.features",
-    "TextFeatures": "agent.routing.features",
     "TokenError": "agent.security.auth",
     "ToolClaims": "agent.security.credentials",
     "ToolGrant": "agent.security.credentials",
@@ -112,7 +108,6 @@ __all__ = [
     "Edge",
     "EdgeDetail",
     "ErrorCode",
-    "FeatureProvider",
     "FixedResult",
     "Graph",
     "Group",
@@ -124,7 +119,6 @@ __all__ = [
     "Series",
     "SkillContext",
     "SkillError",
-    "TextFeatures",
     "TokenError",
     "ToolClaims",
     "ToolGrant",

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 from agent.config import FLAG_WORDS, flag, number, text
 from agent.defaults import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 
-DEFAULT_ROUTE_THRESHOLD = 0.6
-"""Classifier confidence below which the router asks; the router's default too (it imports
+DEFAULT_ROUTE_THRESHOLD = 0.7
+"""Score below which the router asks rather than runs; the router's default too (it imports
 this rather than the other way round, so reading settings never loads the classifier)."""
 EMBEDDED_ISSUER = "netagent-embedded"
 DEFAULT_AUDIENCE = "netagent"

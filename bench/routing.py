@@ -38,7 +38,8 @@ from typing import Any
 from agent.ports import Deployment
 from agent.registry.loader import load_registry
 from agent.routing.data import RoutingData
-from agent.routing.router import Action, Decision, Router
+from agent.routing.decision import Action, Decision
+from agent.routing.router import Router
 from agent.security.principal import Principal
 from tests.a2a_helpers import text_message
 
@@ -63,7 +64,7 @@ class Outcome:
     text: str
     expected: str  # a skill id, AMBIGUOUS or OUT_OF_SCOPE
     got: str  # a skill id, "clarify", or another action's name
-    layer: str
+    stage: str
     confidence: float | None
     top: str  # the classifier's best skill and its probability
     ran: bool = False  # the router ran a skill (Action.RUN), not asked back
@@ -117,7 +118,7 @@ def outcome(
         text,
         expected,
         label_of(decision),
-        decision.layer.value,
+        decision.stage.value,
         decision.confidence,
         top,
         ran=decision.action is Action.RUN,
@@ -201,7 +202,7 @@ def summary(outcomes: list[Outcome], *, misses_too: bool = True) -> None:
     print(f"\nmisses ({len(misses)}): [expected -> got | layer, confidence | classifier top]")
     for o in misses:
         confidence = "-" if o.confidence is None else f"{o.confidence:.2f}"
-        print(f"  [{o.expected} -> {o.got} | {o.layer}, {confidence} | {o.top}] {o.text}")
+        print(f"  [{o.expected} -> {o.got} | {o.stage}, {confidence} | {o.top}] {o.text}")
 
 
 def main() -> None:
@@ -220,7 +221,6 @@ def main() -> None:
     caller = caller_of(deployment)
     router = Router(
         load_registry(deployment.skills_dir),
-        features=deployment.routing_features,
         data=RoutingData.load(deployment.routing_data),
     )
     router.warm()

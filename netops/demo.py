@@ -166,7 +166,7 @@ def _routing_line(routing: dict[str, Any]) -> str:
     A protobuf Struct keeps no key order, so printing the dict would shuffle (and wrap) it
     from run to run; the full object is in the task's metadata for whoever wants it.
     """
-    parts = [f"layer={routing.get('layer', '?')}"]
+    parts = [f"stage={routing.get('stage', '?')}"]
     if routing.get("skill_id"):
         parts.append(f"skill_id={routing['skill_id']}")
     if routing.get("candidates"):

@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent.ports import SkillFiles, SkillRequest
-    from agent.sdk import TextFeatures, TopologySource
-    from skills.common.lexicon import NetworkFeatures
+    from agent.sdk import TopologySource
 
 log = logging.getLogger(__name__)
 
@@ -130,24 +129,6 @@ class LiveTelemetry:
             await asyncio.sleep(self._every)
 
 
-class _NetworkLexicon:
-    """The network lexicon (``skills.common.lexicon``), imported by its first text: the router
-    reads every training text through it when the app is built, so ``serve`` imports it there,
-    as before (an import error still stops start-up); the commands that build the deployment
-    only to read its database (``audit``, ``usage``, ``chain list``) never do."""
-
-    def __init__(self) -> None:
-        self._features: NetworkFeatures | None = None
-
-    def features(self, text: str) -> TextFeatures:
-        """What ``text`` says in the network's terms (``NetworkFeatures.features``)."""
-        if self._features is None:
-            from skills.common.lexicon import NetworkFeatures
-
-            self._features = NetworkFeatures()
-        return self._features.features(text)
-
-
 def _topology(engine: AsyncEngine) -> TopologySource:
     from netops.topology import InventoryTopology
 
@@ -204,7 +185,6 @@ def network_deployment(live_telemetry: bool | None = None) -> Deployment:
         topology=NETWORK_VIEW,
         services=_services(live_telemetry),
         demo_callers=DEMO_CALLERS,
-        routing_features=_NetworkLexicon(),
         routing_data=Path(__file__).resolve().parent / "routing.json",
         scaffold=_InventoryTemplate(),
     )

@@ -41,7 +41,7 @@ from agent.observability.log_format import (
 if TYPE_CHECKING:
     from agent.observability.tracing import SkillSpans, SpanHandle
     from agent.registry.loader import Capability
-    from agent.routing.router import Decision
+    from agent.routing.decision import Decision
     from agent.security.principal import Principal
 
 log = logging.getLogger("agent.tasks")
@@ -143,8 +143,8 @@ class Metrics:
         )
         self.routing = Counter(
             "netagent_routing_decisions",
-            "Routing decisions by the layer that decided and the action taken.",
-            ["layer", "action"],
+            "Routing decisions by the stage that decided and the action taken.",
+            ["stage", "action"],
             registry=self.registry,
         )
         self._request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
@@ -275,7 +275,7 @@ class TaskObserver:
         """Count a routing decision by its layer and action."""
         if self.metrics is None:
             return
-        key = (decision.layer.value, decision.action.value)
+        key = (decision.stage.value, decision.action.value)
         child = self._routing_children.get(key)
         if child is None:
             child = self._routing_children[key] = self.metrics.routing.labels(*key)

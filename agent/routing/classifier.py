@@ -6,8 +6,7 @@ tags, examples, routing utterances) plus an out-of-scope class of generic text. 
 the whole registry, kept on disk by the digest of its training set (``model_cache``); a
 prediction ranks only the caller's candidates, so it can never return a skill outside them.
 
-Training texts are read through the deployment's feature provider (``agent.routing.features``)
-as messages are, so a domain synonym counts as its canonical word in both. Prediction does not
+Prediction does not
 go through scikit-learn's ``predict_proba`` (about 1.7 ms of input checks and sparse-matrix
 building per message): :class:`FastModel` reads the fitted vocabularies, idf weights and
 coefficients once and computes the same probabilities in a few tens of microseconds.
@@ -26,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from agent.registry.manifest import Manifest, thawed
 from agent.routing.data import RoutingData
-from agent.routing.features import FeatureProvider, expanded
 from agent.routing.model_cache import ModelCache, training_key
 
 if TYPE_CHECKING:
@@ -282,31 +280,23 @@ class SkillClassifier:
         self,
         examples: Mapping[str, Sequence[str]],
         out_of_scope: Sequence[str],
-        features: FeatureProvider | None = None,
         cache: ModelCache | None = None,
         nothing_fits: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        self._features = features
-        self._examples = {k: [self._read(t) for t in v] for k, v in examples.items()}
-        self._out_of_scope = [self._read(t) for t in out_of_scope]
+        self._examples = {k: [normalize(t) for t in v] for k, v in examples.items()}
+        self._out_of_scope = [normalize(t) for t in out_of_scope]
         self._nothing_fits = {
-            nothing_fits_label(reason): [self._read(t) for t in texts]
+            nothing_fits_label(reason): [normalize(t) for t in texts]
             for reason, texts in sorted((nothing_fits or {}).items())
         }
         self._cache = cache
         self._model: FastModel | None = None
         self._lock = threading.Lock()
 
-    def _read(self, text: str) -> str:
-        if self._features is not None:
-            text = expanded(text, self._features.features(text))
-        return normalize(text)
-
     @classmethod
     def from_manifests(
         cls,
         manifests: Iterable[Manifest],
-        features: FeatureProvider | None = None,
         cache: ModelCache | None = None,
         data: RoutingData | None = None,
     ) -> SkillClassifier:
@@ -317,7 +307,7 @@ class SkillClassifier:
         }
         nothing_fits = {reason: entry.texts for reason, entry in data.nothing_fits.items()}
         out_of_scope = [*out_of_scope_texts(), *data.out_of_scope]
-        return cls(examples, out_of_scope, features, cache, nothing_fits)
+        return cls(examples, out_of_scope, cache, nothing_fits)
 
     @property
     def known(self) -> frozenset[str]:
@@ -369,19 +359,18 @@ class SkillClassifier:
             self._cache.store(key, pipeline)
         return FastModel(pipeline)
 
-    def predict(self, text: str, candidates: Iterable[str], *, expand: bool = True) -> Prediction:
+    def predict(self, text: str, candidates: Iterable[str]) -> Prediction:
         """Rank the candidates for ``text``; unknown candidates are ignored.
 
         ``skill_id`` is the most probable class when it is a candidate, else None (out of
         scope, or a skill the caller may not use); ``ranking`` holds the candidates only, with
-        their probabilities among all classes. ``expand=False``: ``text`` was already read
-        through the feature provider (the router).
+        their probabilities among all classes.
         """
         allowed = frozenset(candidates) & self.known
         if not allowed or not text.strip():
             return Prediction(None, 0.0, ())
         model = self.model()
-        probabilities = model.probabilities(self._read(text) if expand else normalize(text))
+        probabilities = model.probabilities(normalize(text))
         ranked = sorted(zip(model.labels, probabilities, strict=True), key=_by_probability)
         ranking = tuple(pair for pair in ranked if pair[0] in allowed)
         best, confidence = ranked[0]

@@ -28,7 +28,7 @@ from agent.interfaces import ErrorCode, SkillError, error_details
 from agent.registry.fixed_result import FixedResult
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import Visibility
-from agent.routing.router import message_text
+from agent.routing.messages import message_text
 from agent.security.principal import principal_of
 from agent.server.skill_context import SkillContext
 

@@ -31,14 +31,9 @@ from agent.registry.fixed_result import FixedResult
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State
 from agent.registry.policy import entitled, visible
-from agent.routing.router import (
-    Action,
-    Decision,
-    Layer,
-    Router,
-    clarification_text,
-    missing_text,
-)
+from agent.routing.decision import Action, Decision, Stage
+from agent.routing.questions import clarification_text, missing_text
+from agent.routing.router import Router
 from agent.routing.skill_request import SkillRequest
 from agent.security.credentials import ExchangeError
 from agent.security.principal import Principal, principal_of
@@ -259,7 +254,7 @@ class SkillExecutor(AgentExecutor):
             except ContentTypeNotSupportedError as error:
                 decision = Decision(
                     Action.REFUSE,
-                    Layer.ENTITLEMENT,
+                    Stage.ENTITLEMENT,
                     error=SkillError(ErrorCode.INPUT_INVALID, str(error.message)),
                 )
         metadata = decision.routing_metadata()
@@ -328,10 +323,7 @@ class SkillExecutor(AgentExecutor):
                 text=decision.text,
             )
             question = clarification_text(
-                decision.candidates,
-                decision.note,
-                matched=decision.matched,
-                catalogue=decision.catalogue,
+                decision.candidates, decision.note, matched=decision.matched
             )
             data: dict[str, Any] = {
                 "candidates": [
@@ -343,8 +335,8 @@ class SkillExecutor(AgentExecutor):
                 data["note"] = decision.note
             if not decision.matched:
                 data["matched"] = False
-            if decision.catalogue:
-                data["catalogue"] = True
+            if decision.reason is not None:
+                data["nothing_fits"] = decision.reason
         else:
             capability = decision.capability
             assert capability is not None and capability.interface is not None

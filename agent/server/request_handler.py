@@ -90,7 +90,7 @@ from agent.ids import random_hex, random_id
 from agent.interfaces import ErrorCode, SkillError
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
-from agent.routing.router import Action, Decision
+from agent.routing.decision import Action, Decision
 from agent.security.principal import Principal, PrincipalUser, principal_of
 from agent.server.bounds import NewRuns, check_history, cursor_of, fit_page
 from agent.server.cancel_relay import CancelRelay

@@ -10,7 +10,7 @@ from typing import get_type_hints
 import pytest
 
 from agent.config import FLAG_WORDS, flag
-from agent.routing.router import DEFAULT_THRESHOLD
+from agent.settings import DEFAULT_ROUTE_THRESHOLD as DEFAULT_THRESHOLD
 from agent.settings import VARIABLES, Limits, Settings
 
 
@@ -78,7 +78,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
     defaults = Settings.from_env({})
     assert (defaults.seed_on_start, defaults.metrics) == (True,) * 2
     assert (defaults.otel, defaults.conformance, defaults.cluster) == (False, False, None)
-    assert defaults.route_threshold == DEFAULT_THRESHOLD == 0.6
+    assert defaults.route_threshold == DEFAULT_THRESHOLD == 0.7
 
 
 @pytest.mark.parametrize("spelling", ["auto", " AUTO ", "Auto", ""])

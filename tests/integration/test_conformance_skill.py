@@ -100,7 +100,7 @@ async def test_ordinary_text_goes_to_the_real_skills(tck_agent: RunningAgent) ->
     # A TCK message that names no scenario is the router's too: here it asks which skill.
     outcome = await send(tck_agent.base_url, token, scenario("tck-dm-test-001", "Hello"))
     assert outcome.state == "TASK_STATE_INPUT_REQUIRED"
-    assert MessageToDict(outcome.task.metadata)["routing"]["layer"] == "clarification"
+    assert MessageToDict(outcome.task.metadata)["routing"]["stage"] == "clarification"
 
 
 async def test_it_cannot_be_asked_for_by_name(tck_agent: RunningAgent) -> None:
@@ -192,7 +192,7 @@ async def test_without_the_setting_a_scenario_message_is_ordinary_text(
         agent.base_url, token, scenario("tck-complete-task", "Hello"), binding=binding
     )
     assert outcome.state == "TASK_STATE_INPUT_REQUIRED"
-    assert MessageToDict(outcome.task.metadata)["routing"]["layer"] == "clarification"
+    assert MessageToDict(outcome.task.metadata)["routing"]["stage"] == "clarification"
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

@@ -68,8 +68,8 @@ async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None
     assert "requests sent to the agent: 0" in text
     assert "authorization_failed" in text
     # 7: text routing, a clarification answered in the same task
-    assert "TASK_STATE_INPUT_REQUIRED" in text and "metadata.routing: layer=clarification" in text
-    assert "metadata.routing: layer=task_binding; skill_id=" in text and "same task: True" in text
+    assert "TASK_STATE_INPUT_REQUIRED" in text and "metadata.routing: stage=clarification" in text
+    assert "metadata.routing: stage=task_binding; skill_id=" in text and "same task: True" in text
     # 8: composed, or refused with the reason
     if report.status("chain") == "ok":
         assert "task_correlation, workflow" in text

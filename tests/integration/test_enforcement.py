@@ -28,7 +28,8 @@ from google.protobuf.json_format import MessageToDict
 from agent.app import AgentRuntime
 from agent.interfaces import ErrorCode, SkillError
 from agent.registry.loader import load_registry
-from agent.routing.router import Action, Decision, Layer, Router
+from agent.routing.decision import Action, Decision, Stage
+from agent.routing.router import Router
 from agent.security.auth import TokenVerifier
 from agent.security.credentials import (
     ACCESS_TOKEN_TYPE,
@@ -262,7 +263,7 @@ async def run_decision(
 ) -> tuple[RequestContext, list[Any]]:
     """Drive execute() with a hand-made routing decision, as if the router had chosen it."""
     capability = direct["registry"].get(skill)
-    decision = Decision(Action.RUN, Layer.EXPLICIT, capability, arguments)
+    decision = Decision(Action.RUN, Stage.EXPLICIT, capability, arguments)
     message = data_message({"skill": skill, "arguments": arguments})
     call_context = ServerCallContext(user=PrincipalUser(who), state={ROUTE_STATE_KEY: decision})
     context = RequestContext(call_context=call_context, request=SendMessageRequest(message=message))

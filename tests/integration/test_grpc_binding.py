@@ -124,7 +124,7 @@ async def test_blocking_send_get_and_list(grpc_agent: RunningAgent) -> None:
     outcome = await call(grpc_agent.base_url, token, "check_link_capacity", LINK, binding=GRPC)
     assert outcome.state == "TASK_STATE_COMPLETED", outcome.task.status
     assert outcome.result("check_link_capacity")["link_id"] == "acme-lnk-00002"
-    assert outcome.task.metadata["routing"]["layer"] == "explicit_request"
+    assert outcome.task.metadata["routing"]["stage"] == "explicit_request"
     async with make_client(grpc_agent.base_url, token, GRPC) as client:
         task = await client.get_task(GetTaskRequest(id=outcome.task.id), context=call_context())
         assert task.status.state == TaskState.TASK_STATE_COMPLETED

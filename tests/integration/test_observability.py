@@ -106,7 +106,7 @@ async def test_metrics_move_with_governed_invocations(observed: RunningAgent) ->
     routed = await send(
         observed.base_url, token, text_message("does a 20G flow fit on acme-lnk-00002?")
     )
-    assert routed.task.metadata["routing"]["layer"] == "classifier"
+    assert routed.task.metadata["routing"]["stage"] == "model"
     assert routed.state == "TASK_STATE_COMPLETED"
     streamed = await invoke(
         observed.base_url,
@@ -151,9 +151,9 @@ async def test_metrics_move_with_governed_invocations(observed: RunningAgent) ->
     assert delta(before, after, seconds, skill=SKILL, state="completed") == 1
 
     routing = "netagent_routing_decisions_total"
-    assert delta(before, after, routing, layer="explicit_request", action="run") == 4
-    assert delta(before, after, routing, layer="explicit_request", action="refuse") == 1
-    assert delta(before, after, routing, layer="classifier", action="run") == 1
+    assert delta(before, after, routing, stage="explicit_request", action="run") == 4
+    assert delta(before, after, routing, stage="explicit_request", action="refuse") == 1
+    assert delta(before, after, routing, stage="model", action="run") == 1
 
     requests = "netagent_http_requests_total"
     # JSON-RPC sends: describe, the worked example, the text, the unknown skill.

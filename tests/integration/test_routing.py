@@ -49,7 +49,7 @@ async def test_clear_text_routes_by_classifier_and_runs(agent, binding: str) -> 
     )
     assert outcome.state == "TASK_STATE_COMPLETED", outcome.task.status
     assert routing(outcome)["skill_id"] == "check_link_capacity"
-    assert routing(outcome)["layer"] == "classifier"
+    assert routing(outcome)["stage"] == "model"
     assert routing(outcome)["confidence"] >= 0.6
     assert outcome.result("check_link_capacity")["link_id"] == "acme-lnk-00002"
 
@@ -59,7 +59,7 @@ async def test_single_candidate_needs_no_classifier(agent) -> None:
     token = agent.token("nobody", tenant="acme", scopes=[])
     outcome = await send(agent.base_url, token, text_message("describe lookup_inventory"))
     assert outcome.state == "TASK_STATE_COMPLETED", outcome.task.status
-    assert routing(outcome) == {"layer": "single_candidate", "skill_id": "describe_skill"}
+    assert routing(outcome) == {"stage": "single_candidate", "skill_id": "describe_skill"}
     assert outcome.result("describe_skill")["skill_id"] == "lookup_inventory"
 
 
@@ -90,7 +90,7 @@ async def test_ambiguous_text_asks_and_the_reply_continues_the_same_task(agent) 
     first = await send(agent.base_url, token, text_message("check acme-lnk-00002"))
     assert first.state == "TASK_STATE_INPUT_REQUIRED"
     offered = routing(first)["candidates"]
-    assert routing(first)["layer"] == "clarification"
+    assert routing(first)["stage"] == "clarification"
     assert "check_link_capacity" in offered and "plan_link_upgrade" not in offered  # no preview
     text, data = question(first)
     assert [c["skill_id"] for c in data["candidates"]] == offered
@@ -101,17 +101,18 @@ async def test_ambiguous_text_asks_and_the_reply_continues_the_same_task(agent) 
     assert reply.task.id == first.task.id
     assert reply.state == "TASK_STATE_COMPLETED", reply.task.status
     assert reply.result("check_link_capacity")["link_id"] == "acme-lnk-00002"
-    assert routing(reply)["layer"] == "task_binding"
+    assert routing(reply)["stage"] == "task_binding"
 
 
 async def test_a_metric_no_skill_observes_is_asked_about_and_the_question_says_why(agent) -> None:
-    first = await send(
-        agent.base_url, agent.token("alice"), text_message("jitter on acme-lnk-00002 over 4 ms?")
-    )
+    text = "what is the BGP session state between nyc1-edge-01 and its peer?"
+    first = await send(agent.base_url, agent.token("alice"), text_message(text))
     assert first.state == "TASK_STATE_INPUT_REQUIRED", first.task.status
-    assert routing(first)["layer"] == "clarification"
+    assert routing(first)["stage"] == "clarification"
+    assert routing(first)["nothing_fits"] == "unobserved"
     text, data = question(first)
-    assert data["note"].startswith("Jitter is not a metric this agent observes")
+    assert data["note"].startswith("No skill here observes that")
+    assert data["matched"] is False and data["nothing_fits"] == "unobserved"
     assert text.startswith(data["note"]) and "Reply with" in text
     assert [c["skill_id"] for c in data["candidates"]] == routing(first)["candidates"]
 
@@ -175,7 +176,7 @@ async def test_metadata_hint_is_honoured_for_an_entitled_caller(agent) -> None:
     message.metadata.update({"skill_id": "check_link_capacity"})
     outcome = await send(agent.base_url, agent.token("alice"), message)
     assert outcome.state == "TASK_STATE_COMPLETED"
-    assert routing(outcome) == {"layer": "metadata_hint", "skill_id": "check_link_capacity"}
+    assert routing(outcome) == {"stage": "metadata_hint", "skill_id": "check_link_capacity"}
 
 
 async def test_deprecated_skill_result_carries_a_deprecation_notice(agent) -> None:

@@ -18,11 +18,11 @@ import pytest
 
 import skills
 from agent.registry.loader import load_registry
+from agent.routing.decision import Action, Stage
 from agent.routing.descriptions import DescriptionIndex, stem, tokens
-from agent.routing.router import Action, Layer, Router
+from agent.routing.router import Router
 from agent.security.principal import Principal
 from netops.scaffold import new_skill
-from skills.common.lexicon import NetworkFeatures
 from tests.a2a_helpers import text_message
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +54,7 @@ def router(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Router]:
         manifest["skill"]["examples"] = []
         manifest["routing"] = {"utterances": [], "aliases": []}
         path.write_text(json.dumps(manifest, indent=2))
-        yield Router(load_registry(root / "skills"), features=NetworkFeatures())
+        yield Router(load_registry(root / "skills"))
     finally:
         skills.__path__[:] = saved
         for name in sorted(set(sys.modules) - before, reverse=True):
@@ -66,8 +66,8 @@ def router(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Router]:
 def _routed(router: Router, text: str) -> tuple[str, str]:
     decision = router.route(text_message(text), CALLER)
     if decision.action in (Action.RUN, Action.ASK) and decision.capability is not None:
-        return decision.capability.id, decision.layer.value
-    return decision.action.value, decision.layer.value
+        return decision.capability.id, decision.stage.value
+    return decision.action.value, decision.stage.value
 
 
 @pytest.mark.parametrize(
@@ -82,11 +82,11 @@ def _routed(router: Router, text: str) -> tuple[str, str]:
 def test_a_skill_without_utterances_is_picked_from_its_description(
     router: Router, text: str
 ) -> None:
-    capability = router._registry.get(SKILL)
-    assert capability is not None and capability.manifest.utterances == ()
+    capability = next(c for c in router.candidates(CALLER) if c.id == SKILL)
+    assert capability.manifest.utterances == ()
     skill, layer = _routed(router, text)
     assert skill == SKILL, (text, skill, layer)
-    assert layer in (Layer.DESCRIPTION.value, Layer.CLASSIFIER.value, Layer.FEATURES.value)
+    assert layer in (Stage.DESCRIPTION.value, Stage.MODEL.value)
 
 
 @pytest.mark.parametrize(
@@ -103,7 +103,7 @@ def test_the_shipped_skills_keep_their_requests(router: Router, text: str, expec
 
 def test_the_description_layer_reads_manifests_not_utterances(router: Router) -> None:
     text = "saved running configuration backup"
-    scores = router._descriptions.scores(text, [SKILL, "lookup_inventory"])
+    scores = router.text_stages.descriptions.scores(text, [SKILL, "lookup_inventory"])
     assert scores[SKILL] > 0.5 > scores["lookup_inventory"]
 
 

@@ -1,6 +1,6 @@
 """Every regular expression the request path runs on caller text costs time linear in the text.
 
-A caller's text reaches the modules of ``PACKAGES`` (routing, the shared lexicon, every skill's
+A caller's text reaches the modules of ``PACKAGES`` (routing, every skill's
 extractor, the edge's limits, console filters, MCP, the invoices example). A pattern that
 retries a long run from each of its positions, or two quantifiers that can trade characters,
 costs quadratic time or worse: one long message then holds a CPU for seconds.
@@ -38,11 +38,10 @@ from typing import Any
 import pytest
 
 from agent.registry.loader import Registry, load_registry
-from agent.routing import router as router_module
 from agent.routing.alternation import Alternation
 from agent.routing.router import Router
 from agent.security.principal import Principal
-from netops.deployment import SKILLS_DIR, network_deployment
+from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import text_message
 
 PACKAGES = (
@@ -148,6 +147,10 @@ def static_patterns() -> dict[str, Scanned]:
     return found
 
 
+_COMPILE = re.compile
+"""``re.compile`` itself, for the recorder while ``re``'s functions are wrapped."""
+
+
 @dataclass
 class Recorder:
     """The patterns the modules of ``PACKAGES`` build while they run, by the function that
@@ -171,7 +174,7 @@ class Recorder:
         def recorded(pattern: object, *args: Any, **kwargs: Any) -> Any:
             site = self.site()
             if site is not None and isinstance(pattern, str | bytes):
-                compiled = re.compile(pattern) if not args and not kwargs else None
+                compiled = _COMPILE(pattern) if not args and not kwargs else None
                 flags = compiled.flags if compiled is not None else _flags(function, args, kwargs)
                 self.patterns.setdefault((pattern, flags), site)
             return function(pattern, *args, **kwargs)
@@ -217,7 +220,7 @@ def _route_recording(recorder: Recorder) -> Registry:
             setattr(re, name, recorder.wrapping(function))
         Alternation.__init__ = alternation  # type: ignore[method-assign]
         registry = load_registry(SKILLS_DIR)
-        router = Router(registry, features=network_deployment().routing_features)
+        router = Router(registry)
         for text in _spent_texts():
             router.route(text_message(text), CALLER)
     finally:
@@ -234,8 +237,9 @@ def recorded() -> tuple[Recorder, Registry]:
 
 
 def _names(registry: Registry) -> list[str]:
-    """Every skill's names as the router builds patterns of them, longest first."""
-    found = {n for c in registry for n in router_module._names_of(c.manifest)}
+    """Every skill's id as the router builds patterns of it (``agent.routing.names``),
+    longest first."""
+    found = {"[_-]".join(re.escape(part) for part in c.id.split("_")) for c in registry}
     return sorted(found, key=len, reverse=True)
 
 

@@ -9,13 +9,9 @@ from hypothesis import strategies as st
 
 from agent.registry.loader import load_registry
 from agent.registry.policy import entitled
-from agent.routing.router import (
-    MAX_VALUE_SHOWN,
-    MAX_VALUES_SHOWN,
-    Action,
-    Router,
-    expected_text,
-)
+from agent.routing.decision import Action
+from agent.routing.questions import MAX_VALUE_SHOWN, MAX_VALUES_SHOWN, expected_text
+from agent.routing.router import Router
 from agent.security.principal import Principal
 from netops.deployment import SKILLS_DIR
 from tests.a2a_helpers import data_message, text_message
@@ -79,7 +75,7 @@ def test_unentitled_metadata_hint_is_ignored_not_an_error(skill: str) -> None:
     message = text_message("hello there")
     message.metadata.update({"skill_id": skill})
     decision = ROUTER.route(message, nobody)
-    assert decision.layer.value != "metadata_hint" or entitled(REGISTRY.get(skill).manifest, nobody)
+    assert decision.stage.value != "metadata_hint" or entitled(REGISTRY.get(skill).manifest, nobody)
 
 
 @pytest.mark.parametrize(

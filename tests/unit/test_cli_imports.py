@@ -67,15 +67,6 @@ def test_help_builds_without_heavy_imports() -> None:
     assert not {"agent.settings", "agent.ports"} & set(modules)
 
 
-def test_the_deployment_imports_the_network_lexicon_when_the_router_reads_it() -> None:
-    """The lexicon is the router's: built with the app (every training text is read through
-    it, so a broken lexicon still stops start-up), not with the deployment."""
-    built = _imported_after("from netops.deployment import network_deployment as d; d()")
-    assert "skills.common.lexicon" not in built
-    read = "from netops.deployment import network_deployment as d; d().routing_features"
-    assert "skills.common.lexicon" in _imported_after(read + ".features('acme-lnk-00001')")
-
-
 def test_the_app_imports_no_scikit_learn_nor_numpy() -> None:
     """scikit-learn is imported by the classifier's first training, in the background after
     start-up (agent/app.py), not on the way to the first served card."""
@@ -211,7 +202,6 @@ def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
     assert "sqlite3" in ran.modules
     assert "agent.registry.loader" not in ran.modules
     assert ran.imported(("agent.interfaces",)) == []  # nor the error codes
-    assert ran.imported(("skills.common",)) == []  # nor the router's network lexicon
     if args != ["usage"]:
         assert ran.imported(("jsonschema",)) == []
 
@@ -229,10 +219,10 @@ def test_usage_reads_the_manifests_without_loading_the_registry(migrated_home: P
 
 def test_the_public_surface_imports_a_name_only_when_asked_for() -> None:
     """``agent.sdk`` is what the deployment and every skill import: by itself it costs nothing,
-    and the deployment's text features bring no jsonschema with them."""
+    and a skill's extractor helpers bring no jsonschema with them."""
     ours = {m for m in _imported_after("import agent.sdk") if m.split(".")[0] == "agent"}
     assert ours == {"agent", "agent.lazy", "agent.sdk"}
-    modules = _imported_after("from agent.sdk import TextFeatures, total")
+    modules = _imported_after("from agent.sdk import plain, total")
     assert "jsonschema" not in modules
 
 

@@ -7,7 +7,9 @@ import pytest
 
 from agent.registry.loader import load_registry
 from agent.routing.data import RoutingData
-from agent.routing.router import Action, Router, clarification_text
+from agent.routing.decision import Action
+from agent.routing.questions import clarification_text
+from agent.routing.router import Router
 from agent.security.principal import Principal
 from examples.invoices.deployment import DEMO_CALLERS, ROUTING_DATA, invoice_deployment
 from tests.a2a_helpers import text_message

@@ -168,7 +168,7 @@ def test_a_task_with_many_record_artifacts_prints_the_same() -> None:
         part.media_type = "application/json"
         artifact.metadata.update({"kind": "link-utilization-sample", "index": index})
     task.history.add(message_id="m", role=a2a_types.Role.ROLE_USER).parts.add(text="hi")
-    task.metadata.update({"routing": {"layer": "data", "score": 1.0}})
+    task.metadata.update({"routing": {"stage": "data", "score": 1.0}})
     _same(task)
     _same(a2a_types.SendMessageResponse(task=task))
     _same(a2a_types.StreamResponse(task=task))

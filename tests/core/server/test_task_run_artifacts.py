@@ -105,7 +105,7 @@ async def test_no_task_yet_is_declined() -> None:
     assert not TaskRun("owner", writer).add_artifact("a", "n", data={}, media_type=JSON)
 
 
-@pytest.mark.parametrize("metadata", [None, {}, {"routing": {"layer": "explicit", "top": [1, 2]}}])
+@pytest.mark.parametrize("metadata", [None, {}, {"routing": {"stage": "explicit", "top": [1, 2]}}])
 @pytest.mark.parametrize("with_message", [False, True])
 async def test_working_is_what_the_updater_makes_of_it(
     metadata: dict[str, Any] | None, with_message: bool
@@ -114,7 +114,7 @@ async def test_working_is_what_the_updater_makes_of_it(
     question = new_text_message("which link?")
     for run in (fast, slow):
         assert run.task is not None
-        run.task.metadata.update({"routing": {"layer": "classifier"}, "kept": True})
+        run.task.metadata.update({"routing": {"stage": "classifier"}, "kept": True})
         if with_message:  # a follow-up's previous status message goes to the history
             run.task.status.message.CopyFrom(question)
     assert fast.working(metadata)

@@ -222,7 +222,7 @@ async def test_an_unsure_router_asks_and_the_answers_run_the_skill_through_the_b
     # The router offers the candidates close to the best (issue 19), among vic's skills only.
     offered = [c["skill_id"] for c in question(asked)["candidates"]]
     assert "lookup_inventory" in offered and set(offered) <= {"describe_skill", "lookup_inventory"}
-    assert dict(asked.metadata)["routing"]["layer"] == "clarification"
+    assert dict(asked.metadata)["routing"]["stage"] == "clarification"
     binding = await agent.bindings.get(asked.id, vic.owner)
     assert binding is not None and binding.phase is Phase.CLARIFY
     assert (binding.candidates, binding.text) == (tuple(offered), OUT_OF_SCOPE)
@@ -244,7 +244,7 @@ async def test_an_unsure_router_asks_and_the_answers_run_the_skill_through_the_b
     done = await agent.send(data_message({"kind": "sites"}, task_id=asked.id), vic)
     assert state(done) == "TASK_STATE_COMPLETED", done.status
     assert done.id == asked.id
-    assert dict(done.metadata)["routing"]["layer"] == "task_binding"
+    assert dict(done.metadata)["routing"]["stage"] == "task_binding"
     listed = result(done, "lookup_inventory")
     assert (listed["kind"], listed["tenant"]) == ("sites", "acme") and listed["count"] > 0
     binding = await agent.bindings.get(asked.id, vic.owner)

@@ -99,9 +99,11 @@ def _pipeline() -> Pipeline:
             ),
         ]
     )
-    # Weak regularisation sharpens the probabilities of well-supported intents; balanced
-    # weights keep the large out-of-scope class from drowning the skills.
-    model = LogisticRegression(C=300.0, max_iter=5000, random_state=0, class_weight="balanced")
+    # C = 100: probabilities sharp enough that a clear request clears the threshold, soft
+    # enough that a request two skills fit leaves both in reach of the margin (chosen on the
+    # spent stranger sets: 300 routed 2 % more clear requests, asked back 4 % fewer ambiguous
+    # ones). Balanced weights keep the large out-of-scope class from drowning the skills.
+    model = LogisticRegression(C=100.0, max_iter=5000, random_state=0, class_weight="balanced")
     return Pipeline([("features", features), ("model", model)])
 
 

@@ -119,7 +119,7 @@ class FastModel:
 
     The pipeline's arithmetic: per vectorizer, its analyzer, (sublinear) term counts times
     idf, L2 norm; the union's blocks side by side; then the logistic regression's softmax (or
-    sigmoid, for two classes). ``tests/unit/test_lexicon.py`` holds it to the pipeline.
+    sigmoid, for two classes). ``tests/core/routing/test_fast_model.py`` holds it to the pipeline.
 
     A block's logits are ``sum_t w_t coef_t / sqrt(sum_t w_t^2)``, ``w_t = tf_t idf_t``: sums
     over terms, so they add up over the units that yield the terms (a ``char_wb`` block's

@@ -209,7 +209,7 @@ def _fold(text: Any) -> str:
 
 _RECENT_LENGTH = 2048
 """Texts up to this long keep their folded and masked forms among the last few: routing one
-message reads it through the lexicon and each extractor, which fold and mask it again (three
+message reads it through each extractor, which fold and mask it again (three
 folds and three maskings per text message, 50 us of its routing). A message read again later
 (the same request retried) finds them too; nothing else depends on it."""
 _fold_recent = functools.lru_cache(maxsize=32)(_fold)

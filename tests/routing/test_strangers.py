@@ -33,6 +33,9 @@ SETS = {
     "netops_c": ROOT / "skills",
     "netops_d": ROOT / "skills",
     "invoices_b": ROOT / "examples" / "invoices" / "skills",
+    "netops_e": ROOT / "skills",
+    "netops_f": ROOT / "skills",
+    "invoices_c": ROOT / "examples" / "invoices" / "skills",
 }
 """Each set and the skills folder of the deployment it is written for."""
 ROUTING_DATA = {

@@ -249,8 +249,11 @@ def serve(
     except ValueError as exc:  # a setting that cannot work, e.g. an exchange URL without credential
         raise fail(f"settings: {exc}") from None
     runtime = application.state.runtime
-    if runtime.signing_key is not None:
+    printed = runtime.signing_key is not None and settings.print_tokens
+    if printed:
         _print_demo_tokens(settings, deployment.demo_callers)
+    elif runtime.signing_key is not None:
+        _say_demo_tokens_are_not_printed(deployment.demo_callers)
     base = settings.resolved_public_url
     console.print(
         f"Agent card: [bold]{escape(base)}/.well-known/agent-card.json[/]",
@@ -258,7 +261,7 @@ def serve(
         soft_wrap=True,
         markup=True,
     )
-    sign_in = "one of the tokens above" if runtime.signing_key is not None else "a bearer token"
+    sign_in = "one of the tokens above" if printed else "a bearer token"
     console.print(
         f"Console:    [bold]{escape(base)}/console/[/] (sign in with {sign_in})",
         highlight=False,
@@ -393,6 +396,22 @@ def _print_demo_tokens(settings: Settings, callers: Sequence[DemoCaller]) -> Non
             f"# {caller.subject}@{caller.tenant}: {' '.join(scopes)}", style="dim", highlight=False
         )
         print(f"export {caller.subject.upper()}_TOKEN={token}", flush=True)
+
+
+def _say_demo_tokens_are_not_printed(callers: Sequence[DemoCaller]) -> None:
+    """Where the output is kept (a container's logs), the tokens are not in it: say how to
+    make one instead, with the first demo caller's own claims."""
+    if not callers:
+        return
+    caller = callers[0]
+    scopes = " ".join(f"--scope {scope}" for scope in caller.scopes)
+    console.print(
+        "Demo bearer tokens: not printed (NETAGENT_PRINT_TOKENS is off); make one with "
+        f"`netagent token --subject {caller.subject} --tenant {caller.tenant} {scopes}`",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 @app.command()

@@ -117,6 +117,9 @@ class Settings:
     model_cache: Path | None = None
     """Where trained routing models are kept (NETAGENT_MODEL_CACHE); None: the user's cache
     directory (``agent/routing/model_cache.py``)."""
+    print_tokens: bool = True
+    """Whether ``serve`` prints the demo callers' bearer tokens at start (NETAGENT_PRINT_TOKENS):
+    on for a person at a terminal; off where the output is kept, as a container's logs are."""
 
     @property
     def resolved_database_url(self) -> str:
@@ -228,6 +231,7 @@ VARIABLES: Mapping[str, tuple[str, Reader]] = {
     "conformance": ("NETAGENT_CONFORMANCE", flag),
     "body_timeout": ("NETAGENT_BODY_TIMEOUT", partial(number, kind=float, positive=True)),
     "model_cache": ("NETAGENT_MODEL_CACHE", _path),
+    "print_tokens": ("NETAGENT_PRINT_TOKENS", flag),
 }
 """Every field but ``limits`` (``Limits.from_env``: NETAGENT_MAX_*), with its variable and
 reader; defaults are the dataclass's, so each is written once. ``cluster`` defaults to None,

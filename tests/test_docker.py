@@ -1,32 +1,54 @@
-"""The Docker files, checked without a Docker engine (none runs on these machines).
+"""The Docker files, checked without a Docker engine where none runs, and built where one does.
 
-What is checked: the build context that ``.dockerignore`` leaves (matched with Docker's rules
-against a simulated checkout: a ``.venv``, an agent home with its database and key, caches,
-``.git``), the ``Dockerfile``'s order (dependencies installed from ``pyproject.toml`` before
-the code is copied, so a code edit reuses that layer) and its instructions, the entry point's
-refusal of an unwritable data folder, and ``compose.yaml`` (parsed, and naming the services
-and settings of the scale-out recipe in docs/operations.md). What is not: building the image,
-running a container, ``docker compose up`` (docs/operations.md, Docker, says so).
+What is checked by reading the files: the build context that ``.dockerignore`` leaves (matched
+with Docker's rules against a simulated checkout: a ``.venv``, an agent home with its database
+and key, compose's ``.env``, caches, ``.git``); the ``Dockerfile``: its base image pinned by
+version and digest, the dependency layer installed from ``docker/requirements.lock`` alone
+(checked against ``pyproject.toml``) before any code, the agent installed from its wheel (not
+editable) and compiled, the unprivileged user, the ports its header publishes and its cards
+advertise, and the token setting (``netagent serve`` is run with the image's settings, and
+prints no token); the entry point's refusal of an unwritable data folder; and
+``compose.yaml``, parsed and interpolated as compose does with ``.env`` (the password required,
+the public URL behind a load balancer, no demo seed unless asked). Where ``docker info``
+answers, the image is built and run; elsewhere that test is skipped and says why
+(docs/operations.md, Docker).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import time
 import tomllib
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from agent.settings import Settings
+from tests.conftest import free_port
+from tests.serving import serving
 
 pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ("agent", "skills", "schemas", "db", "netops")
+LOCK = "docker/requirements.lock"
+NETAGENT = str(Path(sys.executable).with_name("netagent"))
+JWT = re.compile(r"eyJ[\w-]+\.[\w-]+\.[\w-]+")
 
 
 # --- .dockerignore, with Docker's matching rules (moby/patternmatcher) ---------------------
@@ -108,6 +130,7 @@ UNTRACKED = (
     ".netagent/netagent.db",
     ".netagent/netagent.db-wal",
     ".netagent/signing-key.pem",
+    ".env",
     "netagent.db",
     "data/netagent.db",
     "home/alice/.bashrc",
@@ -125,7 +148,7 @@ UNTRACKED = (
 )
 
 
-def test_the_build_context_excludes_the_venv_databases_caches_and_homes() -> None:
+def test_the_build_context_excludes_the_venv_databases_secrets_caches_and_homes() -> None:
     rules = dockerignore_rules((ROOT / ".dockerignore").read_text())
     kept = [path for path in UNTRACKED if not excluded(path, rules)]
     assert not kept, f"in the build context: {kept}"
@@ -134,10 +157,10 @@ def test_the_build_context_excludes_the_venv_databases_caches_and_homes() -> Non
 def test_the_build_context_keeps_what_the_dockerfile_copies() -> None:
     rules = dockerignore_rules((ROOT / ".dockerignore").read_text())
     sources = [
-        src
-        for instruction in dockerfile()
-        if instruction[0] == "COPY"
-        for src in instruction[1].split()[:-1]
+        source
+        for keyword, arguments in dockerfile()
+        if keyword == "COPY" and not arguments.startswith("--from=")
+        for source in arguments.split()[:-1]
     ]
     assert sources, "the Dockerfile copies nothing"
     files = tracked_files()
@@ -154,11 +177,12 @@ INSTRUCTIONS = re.compile(
     r"FROM|ARG|LABEL|RUN|WORKDIR|COPY|ADD|USER|ENV|VOLUME|EXPOSE|HEALTHCHECK|ENTRYPOINT|CMD"
     r"|SHELL|STOPSIGNAL|ONBUILD"
 )
+Instruction = tuple[str, str]
 
 
-def dockerfile() -> list[tuple[str, str]]:
+def dockerfile() -> list[Instruction]:
     """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
-    instructions: list[tuple[str, str]] = []
+    instructions: list[Instruction] = []
     pending = ""
     for raw in (ROOT / "Dockerfile").read_text().splitlines():
         line = raw.strip()
@@ -175,52 +199,359 @@ def dockerfile() -> list[tuple[str, str]]:
     return instructions
 
 
+def stages() -> dict[str, list[Instruction]]:
+    """Each build stage's instructions after its FROM, by its name; the last one (the image)
+    is ``""``. What precedes the first FROM (global ARGs) is under ``"global"``."""
+    found: dict[str, list[Instruction]] = {"global": []}
+    current = found["global"]
+    for keyword, arguments in dockerfile():
+        if keyword == "FROM":
+            words = arguments.split()
+            name = words[2] if len(words) == 3 and words[1].upper() == "AS" else ""
+            assert name not in found, f"two stages named {name!r}: the image must be last"
+            current = found.setdefault(name, [])
+            continue
+        current.append((keyword, arguments))
+    return found
+
+
+def image() -> list[Instruction]:
+    return stages()[""]
+
+
+def env_of(instructions: list[Instruction]) -> dict[str, str]:
+    """The ``ENV key=value ...`` settings (values without spaces, as the Dockerfile writes)."""
+    pairs = " ".join(a for k, a in instructions if k == "ENV").split()
+    assert all("=" in pair for pair in pairs), pairs
+    return dict(pair.split("=", 1) for pair in pairs)
+
+
+def header() -> list[str]:
+    """The commands in the Dockerfile's opening comment (lines of ``#   command``)."""
+    lines = []
+    for raw in (ROOT / "Dockerfile").read_text().splitlines():
+        if not raw.startswith("#"):
+            break
+        if raw.startswith("#   "):
+            lines.append(raw[4:].strip())
+    return lines
+
+
 def test_the_dockerfile_lints() -> None:
     instructions = dockerfile()
-    assert instructions[0][0] == "FROM"
     unknown = [k for k, _ in instructions if not INSTRUCTIONS.fullmatch(k)]
     assert not unknown, unknown
+    assert {k for k, _ in stages()["global"]} <= {"ARG"}, "only ARGs before the first FROM"
     for keyword in ("CMD", "ENTRYPOINT"):
-        forms = [json.loads(a) for k, a in instructions if k == keyword]
+        forms = [json.loads(a) for k, a in image() if k == keyword]
         assert len(forms) == 1 and isinstance(forms[0], list), f"{keyword}: one, exec form"
-    user = [a for k, a in instructions if k == "USER"]
-    assert user == ["netagent"], "runs as the unprivileged user"
-    assert any(k == "ARG" and a.startswith("NETAGENT_UID=") for k, a in instructions)
-    (healthcheck,) = [a for k, a in instructions if k == "HEALTHCHECK"]
+    (healthcheck,) = [a for k, a in image() if k == "HEALTHCHECK"]
     assert re.search(r"--start-period=\d+s", healthcheck), "a start period: the first start seeds"
-    exposed = " ".join(a for k, a in instructions if k == "EXPOSE").split()
-    assert {"8000", "50051"} <= set(exposed), "HTTP and gRPC"
-    env = " ".join(a for k, a in instructions if k == "ENV")
-    assert "NETAGENT_GRPC_PORT=50051" in env and "NETAGENT_HOST=0.0.0.0" in env
 
 
-def test_dependencies_are_installed_before_the_code_is_copied() -> None:
-    instructions = dockerfile()
-    deps = [i for i, (k, a) in enumerate(instructions) if k == "RUN" and "-r " in a]
-    assert len(deps) == 1, "one RUN installs the dependencies from a requirements list"
-    before = [a for k, a in instructions[: deps[0]] if k in ("COPY", "ADD")]
-    assert before == ["pyproject.toml ./"], f"only pyproject.toml before the deps: {before}"
-    code = [i for i, (k, a) in enumerate(instructions) if k == "COPY" and a.split()[0] in CODE]
-    assert sorted(instructions[i][1].split()[0] for i in code) == sorted(CODE)
-    assert min(code) > deps[0]
-    (install,) = [a for k, a in instructions if k == "RUN" and "-e ." in a]
-    assert "--no-deps" in install, "the code's own install reinstalls nothing"
+def test_the_image_runs_as_the_unprivileged_user() -> None:
+    users = [a for k, a in image() if k == "USER"]
+    assert users == ["netagent"], "one USER, the unprivileged one, and no way back to root"
+    assert any(k == "ARG" and a.startswith("NETAGENT_UID=") for k, a in image())
+    (useradd,) = [a for k, a in image() if k == "RUN" and "useradd" in a]
+    assert '--uid "$NETAGENT_UID" netagent' in useradd and "chown netagent /data" in useradd
+    user_at = image().index(("USER", "netagent"))
+    after = [a for k, a in image()[user_at:] if k == "RUN"]
+    assert not after, f"nothing is installed as the agent's user: {after}"
 
 
-def test_the_requirements_the_image_installs_are_pyprojects(tmp_path: Path) -> None:
-    """Runs the Dockerfile's own extraction command here, on this checkout's pyproject."""
-    (run,) = [a for k, a in dockerfile() if k == "RUN" and "-r " in a]
-    extract = run.split(" > ")[0]
-    argv = shlex.split(extract)
-    assert argv[:2] == ["python", "-c"]
-    (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
-    out = subprocess.run(
-        [sys.executable, "-c", argv[2]], cwd=tmp_path, capture_output=True, text=True, check=True
-    ).stdout
+def test_the_base_image_is_pinned_by_version_and_digest() -> None:
+    (argument,) = [a for k, a in stages()["global"] if a.startswith("PYTHON_IMAGE=")]
+    reference = argument.removeprefix("PYTHON_IMAGE=")
+    pinned = re.fullmatch(r"python:(3\.\d+)\.\d+-slim-\w+@sha256:[0-9a-f]{64}", reference)
+    assert pinned, f"{reference}: python:X.Y.Z-slim-DEBIAN@sha256:DIGEST"
+    bases = [a.split()[0] for k, a in dockerfile() if k == "FROM"]
+    assert bases and set(bases) == {"${PYTHON_IMAGE}"}, f"every stage on the pinned base: {bases}"
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    # The lock is resolved for the Python the code is checked for (mypy's python_version).
+    assert pinned.group(1) == pyproject["tool"]["mypy"]["python_version"]
+
+
+def test_the_dependency_layer_is_the_lock_alone_and_comes_before_the_code() -> None:
+    steps = image()
+    installs = [i for i, (k, a) in enumerate(steps) if k == "RUN" and "--requirement" in a]
+    assert len(installs) == 1, "one RUN installs the dependencies from the lock"
+    install = steps[installs[0]][1]
+    copies = [a for k, a in steps[: installs[0]] if k in ("COPY", "ADD")]
+    assert len(copies) == 1 and copies[0].split()[0] == LOCK, f"only the lock before: {copies}"
+    destination = copies[0].split()[-1]
+    assert f"--requirement {destination}" in install
+    assert "--no-deps" in install, "exactly the lock: pip resolves nothing new"
+    assert "--compile" in install and "--no-compile" not in install
+    later = [a for k, a in steps[installs[0] :] if k in ("COPY", "ADD")]
+    assert later and later[0].startswith("--from=wheel "), "then the agent's wheel"
+
+
+def test_the_agent_is_installed_from_its_wheel_not_editable_and_compiled() -> None:
+    built = stages()["wheel"]
+    copied = sorted(a.split()[0] for k, a in built if k == "COPY" and a.split()[0] in CODE)
+    assert copied == sorted(CODE), "the wheel is built from every package"
+    (wheel,) = [a for k, a in built if k == "RUN" and "pip wheel" in a]
+    assert "--no-deps" in wheel and "--no-build-isolation" in wheel
+    (backend,) = [a for k, a in built if k == "RUN" and "setuptools==" in a]
+    pinned = Version(re.search(r"setuptools==([\w.]+)", backend).group(1))
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    for requirement in map(Requirement, requires):
+        assert requirement.name != "setuptools" or pinned in requirement.specifier, requirement
+    assert pinned >= Version("70.1"), "bdist_wheel built in: no `wheel` package needed"
+
+    steps = image()
+    assert not [a for k, a in steps if k == "COPY" and a.split()[0] in CODE], "no sources"
+    (install,) = [a for k, a in steps if k == "RUN" and ".whl" in a]
+    assert "--no-deps" in install and "--compile" in install and "&& pip check" in install
+    every_run = " ".join(a for k, a in dockerfile() if k == "RUN")
+    assert not re.search(r"(^|\s)(-e|--editable)(\s|=)", every_run), "nothing editable"
+
+
+# --- docker/requirements.lock ---------------------------------------------------------------
+
+
+def lock_pins() -> dict[str, tuple[str, Version]]:
+    """The lock's pins by canonical name: (the name as written, the version)."""
+    pins: dict[str, tuple[str, Version]] = {}
+    lines = (ROOT / LOCK).read_text().splitlines()
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        pinned = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([0-9][0-9A-Za-z.+!-]*)", line)
+        assert pinned, f"{LOCK}: {line!r} is not name==version"
+        name = canonicalize_name(pinned.group(1))
+        assert name not in pins, f"{LOCK}: {name} twice"
+        pins[name] = (pinned.group(1), Version(pinned.group(2)))
+    written = [written for written, _ in pins.values()]
+    assert written == sorted(written, key=str.lower), f"{LOCK}: not in pip freeze's order"
+    return pins
+
+
+def test_the_lock_pins_every_declared_dependency_within_its_range() -> None:
+    pins = lock_pins()
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert canonicalize_name(pyproject["project"]["name"]) not in pins, "not the project itself"
+    linux = {**default_environment(), "sys_platform": "linux", "platform_system": "Linux"}
+    linux |= {"python_version": "3.11", "python_full_version": "3.11.16"}
+    for line in pyproject["project"]["dependencies"]:
+        requirement = Requirement(line)
+        if requirement.marker is not None and not requirement.marker.evaluate(linux):
+            continue
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{LOCK} has no {requirement.name} (scripts/lock_image.py)"
+        assert pins[name][1] in requirement.specifier, f"{LOCK}: {pins[name]} vs {line}"
+    for test_only in ("pytest", "playwright", "mypy", "ruff", "hypothesis"):
+        assert test_only not in pins, f"{LOCK}: {test_only} is a test tool, not the agent's"
+
+
+def test_the_lock_is_what_its_script_writes() -> None:
+    spec = importlib.util.spec_from_file_location("lock_image", ROOT / "scripts" / "lock_image.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.LOCK == ROOT / LOCK
+    assert (ROOT / LOCK).read_text().startswith(script.HEADER)
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert out.splitlines() == declared
-    assert any(line.startswith("uvloop") for line in declared)
-    assert any(line.startswith("httptools") for line in declared)
+    assert script.runtime_requirements() == declared
+
+
+# --- ports and tokens -------------------------------------------------------------------------
+
+
+def _published(command: str) -> set[str]:
+    words = shlex.split(command)
+    return {words[i + 1] for i, word in enumerate(words[:-1]) if word in ("-p", "--publish")}
+
+
+def test_the_header_publishes_the_ports_the_card_advertises() -> None:
+    env = env_of(image())
+    settings = Settings.from_env(env)
+    http, grpc = settings.port, settings.grpc_port
+    (run,) = [line for line in header() if line.startswith("docker run ")]
+    assert _published(run) == {f"{http}:{http}", f"{grpc}:{grpc}"}, run
+    # What the cards advertise is what a caller on the host reaches through those ports.
+    assert settings.resolved_public_url == f"http://localhost:{http}"
+    assert settings.resolved_grpc_url == f"localhost:{grpc}"
+    assert f"netagent:{env['NETAGENT_HOME']}" in shlex.split(run), "the named volume"
+    exposed = " ".join(a for k, a in image() if k == "EXPOSE").split()
+    assert {str(http), str(grpc)} <= set(exposed), "HTTP and gRPC"
+    assert settings.host == "0.0.0.0", "reachable from outside the container"
+
+
+def test_the_image_prints_no_token_and_the_header_says_how_to_make_one() -> None:
+    from netops.deployment import DEMO_CALLERS
+
+    env = env_of(image())
+    assert env["NETAGENT_PRINT_TOKENS"] == "off"
+    assert Settings.from_env(env).print_tokens is False
+    (exec_line,) = [line for line in header() if line.startswith("docker exec ")]
+    (run,) = [line for line in header() if line.startswith("docker run ")]
+    words = shlex.split(exec_line)
+    assert words[2] == shlex.split(run)[shlex.split(run).index("--name") + 1], "that container"
+    subject, tenant, scopes = _token_claims(words[3:])
+    assert any(
+        (caller.subject, caller.tenant) == (subject, tenant) and set(scopes) <= set(caller.scopes)
+        for caller in DEMO_CALLERS
+    ), f"{exec_line}: a demo caller's own claims"
+    assert "NETAGENT_PRINT_TOKENS=on" in (ROOT / "Dockerfile").read_text(), "how to ask"
+
+
+def _token_claims(command: list[str]) -> tuple[str, str, list[str]]:
+    assert command[:2] == ["netagent", "token"], command
+    options: dict[str, list[str]] = {}
+    for flag, value in zip(command[2::2], command[3::2], strict=True):
+        options.setdefault(flag, []).append(value)
+    return options["--subject"][0], options["--tenant"][0], options["--scope"]
+
+
+@pytest.fixture(scope="module")
+def served_as_in_the_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """``netagent serve`` with the image's settings; only where it listens and what it may
+    write differ (a free loopback port, a temporary home), and no demo seed (quicker)."""
+    home = tmp_path_factory.mktemp("image-home")
+    port = free_port()
+    env = {
+        **os.environ,
+        **env_of(image()),
+        "NETAGENT_HOME": str(home),
+        "NETAGENT_HOST": "127.0.0.1",
+        "NETAGENT_PORT": str(port),
+        "NETAGENT_GRPC_PORT": str(free_port()),
+        "NETAGENT_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        "NETAGENT_SEED": "off",
+    }
+    base = f"http://127.0.0.1:{port}"
+    log = home / "serve.log"
+    with serving(
+        [NETAGENT, "serve"],
+        cwd=home,
+        env=env,
+        log_path=log,
+        ready_url=f"{base}/healthz",
+        timeout_s=180,
+    ):
+        yield {"env": env, "base": base, "log": log.read_text()}
+
+
+def test_serve_with_the_images_settings_prints_no_token(
+    served_as_in_the_image: dict[str, Any],
+) -> None:
+    log = served_as_in_the_image["log"]
+    assert "_TOKEN=" not in log and not JWT.search(log), log
+    assert "Demo bearer tokens: not printed (NETAGENT_PRINT_TOKENS is off)" in log
+    assert "(sign in with a bearer token)" in log and "tokens above" not in log
+
+
+def test_the_command_serve_names_instead_makes_a_token_it_accepts(
+    served_as_in_the_image: dict[str, Any],
+) -> None:
+    (command,) = re.findall(r"`(netagent token [^`]+)`", served_as_in_the_image["log"])
+    words = shlex.split(command)
+    made = subprocess.run(
+        [NETAGENT, *words[1:]],
+        env=served_as_in_the_image["env"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.strip()
+    assert JWT.fullmatch(made), made
+    card = httpx.get(
+        f"{served_as_in_the_image['base']}/a2a/rest/extendedAgentCard",
+        headers={"Authorization": f"Bearer {made}", "A2A-Version": "1.0"},
+        timeout=30,
+    )
+    assert card.status_code == 200, card.text
+
+
+# --- the image, where a Docker engine runs -----------------------------------------------------
+
+
+def _no_docker_engine() -> str | None:
+    """Why no image can be built here, or None when a Docker engine answers."""
+    if shutil.which("docker") is None:
+        return "no `docker` command on PATH"
+    probe = subprocess.run(
+        ["docker", "info", "--format", "{{.ServerVersion}}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if probe.returncode != 0:
+        said = (probe.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        return f"no Docker engine answers `docker info` here: {said}"
+    return None
+
+
+def _docker(*arguments: str, timeout: float = 120) -> str:
+    done = subprocess.run(
+        ["docker", *arguments], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert done.returncode == 0, f"docker {' '.join(arguments)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def built_image() -> Iterator[str]:
+    reason = _no_docker_engine()
+    if reason is not None:
+        pytest.skip(f"the image is not built: {reason}")
+    tag = f"netops-agent-test:{uuid.uuid4().hex[:12]}"
+    _docker("build", "--tag", tag, str(ROOT), timeout=1800)
+    try:
+        yield tag
+    finally:
+        subprocess.run(["docker", "rmi", "--force", tag], capture_output=True, check=False)
+
+
+INSPECT_INSTALL = """
+import importlib.util, json, os, agent.app, netops.cli
+modules = (agent.app, netops.cli)
+print(json.dumps({
+    "file": agent.app.__file__,
+    "compiled": all(os.path.exists(importlib.util.cache_from_source(m.__file__)) for m in modules),
+}))
+"""
+"""Run as the agent's user, which cannot write beside the modules: any bytecode found there
+was compiled when the image was built."""
+
+
+def test_the_image_runs_the_installed_agent_as_its_user(built_image: str) -> None:
+    uid = _docker("run", "--rm", "--entrypoint", "id", built_image, "-u")
+    assert uid == "10001"
+    seen = json.loads(
+        _docker("run", "--rm", "--entrypoint", "python", built_image, "-c", INSPECT_INSTALL)
+    )
+    assert "/site-packages/agent/" in seen["file"], f"installed, not a checkout: {seen}"
+    assert seen["compiled"], f"no bytecode beside the installed modules: {seen}"
+
+
+def test_the_containers_logs_hold_no_token(built_image: str) -> None:
+    name = f"netops-agent-test-{uuid.uuid4().hex[:12]}"
+    _docker("run", "--detach", "--name", name, "--env", "NETAGENT_SEED=off", built_image)
+    try:
+        deadline = time.monotonic() + 180
+        logs = ""
+        while "Console:" not in logs and time.monotonic() < deadline:
+            time.sleep(1)
+            done = subprocess.run(["docker", "logs", name], capture_output=True, text=True)
+            logs = done.stdout + done.stderr
+        assert "Console:" in logs, logs
+        assert "_TOKEN=" not in logs and not JWT.search(logs), logs
+        made = _docker("exec", name, *shlex.split(_header_token_command())[3:])
+        assert JWT.fullmatch(made), made
+    finally:
+        subprocess.run(["docker", "rm", "--force", name], capture_output=True, check=False)
+
+
+def _header_token_command() -> str:
+    (exec_line,) = [line for line in header() if line.startswith("docker exec ")]
+    return exec_line
+
+
+# --- the entry point -------------------------------------------------------------------------
 
 
 def test_the_entrypoint_refuses_an_unwritable_home_and_names_the_uid(tmp_path: Path) -> None:
@@ -322,6 +653,70 @@ def compose() -> dict[str, Any]:
     return parsed
 
 
+# Compose's interpolation (the compose specification, "Interpolation"), the forms this file
+# uses: ${VAR}, ${VAR:-default} (unset or empty: the default), ${VAR:?error} (unset or empty:
+# compose refuses to run, printing the error), and $$ for a dollar sign.
+SUBSTITUTION = re.compile(r"\$\$|\$\{(?P<name>[A-Za-z_]\w*)(?:(?P<op>:-|:\?)(?P<arg>[^}]*))?\}")
+
+
+class MissingVariableError(LookupError):
+    """A ${VAR:?error} whose variable is unset or empty: compose stops with the error."""
+
+
+def interpolate(value: Any, env: dict[str, str]) -> Any:
+    """``value`` with every substitution replaced as compose replaces it from ``env``."""
+    if isinstance(value, dict):
+        return {key: interpolate(item, env) for key, item in value.items()}
+    if isinstance(value, list):
+        return [interpolate(item, env) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        given = env.get(match["name"], "")
+        if given:
+            return given
+        if match["op"] == ":?":
+            raise MissingVariableError(f"required variable {match['name']}: {match['arg']}")
+        return match["arg"] or ""
+
+    replaced = SUBSTITUTION.sub(substitute, value)
+    assert "${" not in replaced, f"{value!r}: a form compose reads that this test does not"
+    return replaced
+
+
+def env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines, as compose reads .env (comments and blanks skipped)."""
+    pairs = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, sep, value = line.partition("=")
+            assert sep and re.fullmatch(r"[A-Za-z_]\w*", key), line
+            pairs[key] = value
+    return pairs
+
+
+PASSWORD = "0f3a9c2be17d4e6a"  # what `openssl rand -hex 8` might print
+
+
+def resolved(compose: dict[str, Any], **settings: str) -> dict[str, Any]:
+    """compose.yaml as compose runs it with .env.example filled in (the password) and
+    ``settings`` added, as a person's .env would have them."""
+    env = env_file(ROOT / ".env.example") | {"POSTGRES_PASSWORD": PASSWORD} | settings
+    return interpolate(compose, env)
+
+
+def test_the_interpolation_follows_compose() -> None:
+    env = {"SET": "x", "EMPTY": ""}
+    assert interpolate("a${SET}b $$SET ${EMPTY:-d} ${UNSET:-d}", env) == "axb $SET d d"
+    assert interpolate(["${SET:?why}"], env) == ["x"]
+    for missing in ("${EMPTY:?why}", "${UNSET:?why}"):
+        with pytest.raises(MissingVariableError, match="why"):
+            interpolate(missing, env)
+
+
 def _agents(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {
         name: service
@@ -331,12 +726,14 @@ def _agents(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_compose_runs_two_replicas_on_postgresql(compose: dict[str, Any]) -> None:
-    services = compose["services"]
+    running = resolved(compose)
+    services = running["services"]
     assert services["postgres"]["image"].startswith("postgres:")
     assert "healthcheck" in services["postgres"]
-    agents = _agents(compose)
+    agents = _agents(running)
     assert len(agents) == 2, sorted(services)
     pg = services["postgres"]["environment"]
+    assert pg["POSTGRES_PASSWORD"] == PASSWORD, "the password is the one in .env"
     url = (
         f"postgresql+asyncpg://{pg['POSTGRES_USER']}:{pg['POSTGRES_PASSWORD']}"
         f"@postgres/{pg['POSTGRES_DB']}"
@@ -356,15 +753,81 @@ def test_compose_runs_two_replicas_on_postgresql(compose: dict[str, Any]) -> Non
         # inside must be the ports published.
         assert env["NETAGENT_PUBLIC_URL"] == f"http://localhost:{http}", name
         assert sorted(agent["ports"]) == sorted([f"{http}:{http}", f"{grpc}:{grpc}"]), name
+        settings = Settings.from_env(env)
+        assert (settings.seed_on_start, settings.print_tokens) == (False, False), name
         published += agent["ports"]
-    assert len(homes) == 1 and homes <= set(compose["volumes"]), "one shared signing key"
+    assert len(homes) == 1 and homes <= set(running["volumes"]), "one shared signing key"
     assert len(set(published)) == len(published), "each replica on its own host ports"
+
+
+def test_compose_asks_for_the_password_and_holds_none(compose: dict[str, Any]) -> None:
+    example = env_file(ROOT / ".env.example")
+    assert example["POSTGRES_PASSWORD"] == "", ".env.example holds no password"
+    for env in (example, {}):
+        with pytest.raises(MissingVariableError, match=r"POSTGRES_PASSWORD.*\.env"):
+            interpolate(compose, env)
+    text = (ROOT / "compose.yaml").read_text()
+    references = re.findall(r"\$\{POSTGRES_PASSWORD([^}]*)\}", text)
+    assert len(references) == 3, "postgres and both replicas read it"
+    assert all(form.startswith(":?") for form in references), f"each one required: {references}"
+    assert "POSTGRES_PASSWORD: netagent" not in text and ":netagent@" not in text
+
+
+def test_the_env_file_stays_out_of_git_and_the_image_and_its_example_is_complete(
+    compose: dict[str, Any],
+) -> None:
+    ignored = subprocess.run(["git", "check-ignore", "--quiet", ".env"], cwd=ROOT, check=False)
+    assert ignored.returncode == 0, ".env is not in .gitignore"
+    example = subprocess.run(
+        ["git", "check-ignore", "--quiet", ".env.example"], cwd=ROOT, check=False
+    )
+    assert example.returncode == 1, ".env.example is committed"
+    assert excluded(".env", dockerignore_rules((ROOT / ".dockerignore").read_text()))
+    used = set(re.findall(r"\$\{([A-Za-z_]\w*)", (ROOT / "compose.yaml").read_text()))
+    listed = set(env_file(ROOT / ".env.example"))
+    listed |= set(re.findall(r"^#([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
+    assert used == listed, f".env.example lists {sorted(listed)}, compose.yaml reads {sorted(used)}"
+
+
+def test_compose_behind_a_load_balancer_advertises_its_address(compose: dict[str, Any]) -> None:
+    balancer = "https://netops.example.net"
+    agents = _agents(resolved(compose, NETAGENT_PUBLIC_URL=balancer))
+    advertised = {name: Settings.from_env(a["environment"]) for name, a in agents.items()}
+    assert {s.resolved_public_url for s in advertised.values()} == {balancer}
+    # gRPC: the balancer's host with each replica's own port (compose.yaml says to forward both).
+    grpc = sorted(s.resolved_grpc_url or "" for s in advertised.values())
+    assert grpc == ["netops.example.net:50061", "netops.example.net:50062"]
+    text = (ROOT / "compose.yaml").read_text()
+    assert "ports 50061 and 50062" in text and balancer in text
+
+
+def test_compose_seeds_the_demo_only_when_asked(compose: dict[str, Any]) -> None:
+    for asked, seeded in (({}, False), ({"NETAGENT_SEED": "on"}, True)):
+        agents = _agents(resolved(compose, **asked))
+        assert {Settings.from_env(a["environment"]).seed_on_start for a in agents.values()} == {
+            seeded
+        }, asked
+    asked = _agents(resolved(compose, NETAGENT_PRINT_TOKENS="on"))
+    assert all(Settings.from_env(a["environment"]).print_tokens for a in asked.values())
 
 
 def test_the_docs_describe_the_docker_files(compose: dict[str, Any]) -> None:
     docs = (ROOT / "docs" / "operations.md").read_text()
     section = docs.split("\n## Docker\n", 1)[1].split("\n## ", 1)[0]
-    for name in [*_agents(compose), "compose.yaml", ".dockerignore", "10001", "not run"]:
+    (base,) = [a for k, a in stages()["global"] if a.startswith("PYTHON_IMAGE=")]
+    names = [*_agents(compose), "compose.yaml", ".dockerignore", "10001", "not run", LOCK]
+    names += ["scripts/lock_image.py", ".env.example", base.removeprefix("PYTHON_IMAGE=")]
+    for name in names:
         assert name in section, f"docs/operations.md, Docker, does not mention {name}"
-    for setting in ("NETAGENT_DATABASE_URL", "NETAGENT_GRPC_PORT", "NETAGENT_CLUSTER"):
+    for setting in (
+        "NETAGENT_DATABASE_URL",
+        "NETAGENT_GRPC_PORT",
+        "NETAGENT_CLUSTER",
+        "NETAGENT_PRINT_TOKENS",
+        "NETAGENT_PUBLIC_URL",
+        "NETAGENT_SEED",
+        "POSTGRES_PASSWORD",
+    ):
         assert setting in section, setting
+    (run,) = [line for line in header() if line.startswith("docker run ")]
+    assert run in section, "the docs' docker run is the Dockerfile's"

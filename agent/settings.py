@@ -117,6 +117,9 @@ class Settings:
     model_cache: Path | None = None
     """Where trained routing models are kept (NETAGENT_MODEL_CACHE); None: the user's cache
     directory (``agent/routing/model_cache.py``)."""
+    push_allow: str = ""
+    """Hosts and address ranges push notifications may go to besides public https ones, over http
+    too (NETAGENT_PUSH_ALLOW, comma-separated: ``hooks.internal,10.1.0.0/16``)."""
 
     @property
     def resolved_database_url(self) -> str:
@@ -228,6 +231,7 @@ VARIABLES: Mapping[str, tuple[str, Reader]] = {
     "conformance": ("NETAGENT_CONFORMANCE", flag),
     "body_timeout": ("NETAGENT_BODY_TIMEOUT", partial(number, kind=float, positive=True)),
     "model_cache": ("NETAGENT_MODEL_CACHE", _path),
+    "push_allow": ("NETAGENT_PUSH_ALLOW", text),
 }
 """Every field but ``limits`` (``Limits.from_env``: NETAGENT_MAX_*), with its variable and
 reader; defaults are the dataclass's, so each is written once. ``cluster`` defaults to None,

@@ -58,7 +58,7 @@ from agent.observability.metrics import (
 )
 from agent.outbound import outbound_client
 from agent.ports import Deployment, ToolEnvironment
-from agent.push import PushNotifications
+from agent.push.service import PushNotifications
 from agent.registry.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
 from agent.registry.loader import Registry, load_registry
 from agent.registry.policy import entitled

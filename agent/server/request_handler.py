@@ -91,7 +91,7 @@ from agent.edge.required_fields import check_required_fields
 from agent.edge.strings import queryable
 from agent.ids import random_hex, random_id
 from agent.interfaces import ErrorCode, SkillError
-from agent.push import PushConfigs
+from agent.push.configs import PushConfigs
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
 from agent.routing.router import Action, Decision

@@ -345,3 +345,62 @@ async def test_a_notification_outlives_a_restart(tmp_path: Any, backend: str) ->
         again.stop()
         receiver.stop()
     assert len(receiver.received) == 1
+
+
+async def test_netagent_listen_verifies_and_prints(push_agent: RunningAgent) -> None:
+    """The receiver a person runs: a forged notification is refused (401), the agent's own are
+    verified against its JWKS and printed, and ``--count`` ends it."""
+    import asyncio
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/hook"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    code = "import sys; from netops.cli import main; sys.argv[0] = 'netagent'; main()"
+    args = [push_agent.base_url, "--port", str(port), "--count", "2"]
+    listener = subprocess.Popen(
+        [sys.executable, "-c", code, "listen", *args],
+        env=env | {"COLUMNS": "200"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        async with httpx.AsyncClient() as http:
+            deadline = asyncio.get_running_loop().time() + 60
+            while True:
+                try:
+                    forged = await http.post(
+                        url, content=b"{}", headers={"Authorization": "Bearer x.y.z"}
+                    )
+                    break
+                except httpx.ConnectError:
+                    assert asyncio.get_running_loop().time() < deadline, "never listened"
+                    await asyncio.sleep(0.1)
+        assert forged.status_code == 401
+        token = push_agent.token("alice")
+        task_id = await park(push_agent, token, "JSONRPC")
+        await create(push_agent, token, "JSONRPC", config(task_id, url))
+        await send(push_agent.base_url, token, text_message(ANSWER, task_id))
+        output, _ = await asyncio.to_thread(listener.communicate, timeout=60)
+    finally:
+        if listener.poll() is None:
+            listener.kill()
+            listener.communicate()
+    assert listener.returncode == 0, output
+    lines = output.splitlines()
+    assert lines[0].startswith(f"listening on http://127.0.0.1:{port}/"), output
+    assert lines[1].startswith("refused: the token does not verify"), output
+    assert lines[2:] == [
+        f"{task_id} TASK_STATE_WORKING (signature verified, kid {push_kid(push_agent)})",
+        f"{task_id} {TERMINAL} (signature verified, kid {push_kid(push_agent)})",
+    ], output
+
+
+def push_kid(agent: RunningAgent) -> str:
+    keys = httpx.get(agent.base_url + "/.well-known/jwks.json", timeout=10).json()["keys"]
+    return str(keys[0]["kid"])

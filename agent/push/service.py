@@ -1,0 +1,75 @@
+"""One process's push notifications, assembled: configs, the outbox's triggers, the worker.
+
+``PushNotifications`` is built once per process by agent/app.py, which hands ``configs`` to
+the request handler, wraps the task writer with ``watch`` (a committed change wakes the
+worker at once instead of at its next poll) and runs ``start``/``stop`` in the lifespan.
+"""
+
+from __future__ import annotations
+
+from a2a.server.tasks import DatabasePushNotificationConfigStore, TaskStore
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.push.configs import PushConfigs
+from agent.push.delivery import PushDelivery, http_client
+from agent.push.outbox import Outbox
+from agent.push.signing import NotificationSigner
+from agent.push.targets import PushTargets
+from agent.security.auth import SigningKey
+from agent.security.card_signatures import JWKS_PATH
+from agent.settings import Settings
+from agent.storage.coordination import exclusively
+from agent.storage.settlement import Settlement, TaskWriter, WriterStats
+
+
+class _WakingWriter(TaskWriter):
+    """The task writer, waking the delivery worker after each commit that wrote a task."""
+
+    def __init__(self, inner: TaskWriter, delivery: PushDelivery) -> None:
+        self._inner, self._delivery = inner, delivery
+
+    async def start(self) -> None:
+        await self._inner.start()
+
+    async def stop(self) -> None:
+        await self._inner.stop()
+
+    async def commit(self, settlement: Settlement) -> None:
+        await self._inner.commit(settlement)
+        if settlement.task is not None:
+            self._delivery.wake()
+
+    @property
+    def stats(self) -> WriterStats:
+        return self._inner.stats
+
+
+class PushNotifications:
+    """One process's push notifications: the configs, the outbox's triggers, the worker."""
+
+    def __init__(
+        self, settings: Settings, engine: AsyncEngine, tasks: TaskStore, key: SigningKey
+    ) -> None:
+        targets = PushTargets.parse(settings.push_allow)
+        self._engine = engine
+        self.outbox = Outbox(engine)
+        store = DatabasePushNotificationConfigStore(engine, create_table=False)
+        self.configs = PushConfigs(store, self.outbox, targets)
+        public = settings.resolved_public_url
+        signer = NotificationSigner(key, public, public + JWKS_PATH)
+        self.delivery = PushDelivery(self.outbox, store, tasks, targets, signer, http_client())
+
+    def watch(self, writer: TaskWriter) -> TaskWriter:
+        """``writer``, waking the worker whenever it committed a task's change."""
+        return _WakingWriter(writer, self.delivery)
+
+    async def start(self) -> None:
+        """After the storage is prepared: the outbox's triggers (once across replicas at a
+        time), then the worker, which first delivers what a previous run left."""
+        async with exclusively(self._engine, "netagent:push-triggers"):
+            await self.outbox.initialize()
+        self.delivery.start()
+
+    async def stop(self) -> None:
+        """The worker stops; the outbox keeps what it had not delivered."""
+        await self.delivery.stop()

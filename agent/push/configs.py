@@ -23,6 +23,7 @@ MAX_TOKEN_CHARS = 1024
 MAX_CREDENTIALS_CHARS = 4096
 MAX_SCHEME_CHARS = 32
 CONFIG_NOT_FOUND = "Push notification config not found"
+MAX_WATCHED = 10_000
 
 
 def _printable(value: str) -> bool:
@@ -60,6 +61,9 @@ class PushConfigs:
         self, store: DatabasePushNotificationConfigStore, outbox: Outbox, targets: PushTargets
     ) -> None:
         self._store, self._outbox, self._targets = store, outbox, targets
+        self.watched: set[str] = set()
+        """Tasks given a config through this process: their changes here wake the worker at
+        once (any other change waits for its next look, at most a second)."""
 
     async def check(self, config: TaskPushNotificationConfig) -> None:
         """Refuse a config that may not be stored (InvalidParams, in fixed text)."""
@@ -91,7 +95,11 @@ class PushConfigs:
                     MAX_CONFIGS_PER_CALLER,
                     "you have as many push configs as you may; delete one first",
                 )
-        return await self._store.set_info(task_id, config, context)
+        stored = await self._store.set_info(task_id, config, context)
+        if len(self.watched) >= MAX_WATCHED:
+            self.watched.clear()
+        self.watched.add(task_id)
+        return stored
 
     async def get(
         self, task_id: str, config_id: str, context: ServerCallContext

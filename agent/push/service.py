@@ -23,10 +23,12 @@ from agent.storage.settlement import Settlement, TaskWriter, WriterStats
 
 
 class _WakingWriter(TaskWriter):
-    """The task writer, waking the delivery worker after each commit that wrote a task."""
+    """The task writer, waking the delivery worker after a commit that changed a task with a
+    config made here: not after every commit, each of which would cost a look at the outbox
+    on the request path's connection."""
 
-    def __init__(self, inner: TaskWriter, delivery: PushDelivery) -> None:
-        self._inner, self._delivery = inner, delivery
+    def __init__(self, inner: TaskWriter, delivery: PushDelivery, watched: set[str]) -> None:
+        self._inner, self._delivery, self._watched = inner, delivery, watched
 
     async def start(self) -> None:
         await self._inner.start()
@@ -36,7 +38,7 @@ class _WakingWriter(TaskWriter):
 
     async def commit(self, settlement: Settlement) -> None:
         await self._inner.commit(settlement)
-        if settlement.task is not None:
+        if settlement.task is not None and settlement.task.id in self._watched:
             self._delivery.wake()
 
     @property
@@ -61,7 +63,7 @@ class PushNotifications:
 
     def watch(self, writer: TaskWriter) -> TaskWriter:
         """``writer``, waking the worker whenever it committed a task's change."""
-        return _WakingWriter(writer, self.delivery)
+        return _WakingWriter(writer, self.delivery, self.configs.watched)
 
     async def start(self) -> None:
         """After the storage is prepared: the outbox's triggers (once across replicas at a

@@ -9,6 +9,8 @@ how many a task and a caller may have.
 
 from __future__ import annotations
 
+import asyncio
+
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import DatabasePushNotificationConfigStore
 from a2a.types import InvalidParamsError, TaskNotFoundError, TaskPushNotificationConfig
@@ -61,6 +63,9 @@ class PushConfigs:
         self, store: DatabasePushNotificationConfigStore, outbox: Outbox, targets: PushTargets
     ) -> None:
         self._store, self._outbox, self._targets = store, outbox, targets
+        self._creating = asyncio.Lock()
+        """Creates one at a time in this process, so that the bounds hold for creates at once
+        (replicas each hold them for their own: at once on n replicas, up to n over)."""
         self.watched: set[str] = set()
         """Tasks given a config through this process: their changes here wake the worker at
         once (any other change waits for its next look, at most a second)."""
@@ -79,6 +84,12 @@ class PushConfigs:
     ) -> TaskPushNotificationConfig:
         """Store (or replace, by id) a checked config under the caller, within the bounds."""
         await self.check(config)
+        async with self._creating:
+            return await self._create(task_id, config, context)
+
+    async def _create(
+        self, task_id: str, config: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
         config_id = config.id or task_id  # (the SDK's default id)
         existing = await self._store.get_info(task_id, context)
         if all(c.id != config_id for c in existing):

@@ -500,9 +500,13 @@ class GovernedRequestHandler(RequestHandler):
             if parked is not None:  # (then no await until it runs)
                 await self._new_runs.admit(_owner(context), parked.count, self._limits)
             run = self._launch(params, context, stored, escapes, release, parks=parked is not None)
-        except BaseException:
+        except BaseException as error:
             if release is not None:
                 release()
+            if config is not None and stored is None and isinstance(error, A2AError):
+                # refused before the task existed: its config goes too
+                push = self._push_for(context)
+                await push.delete(params.message.task_id, config.id, context)
             raise
         return run
 

@@ -404,3 +404,93 @@ async def test_netagent_listen_verifies_and_prints(push_agent: RunningAgent) -> 
 def push_kid(agent: RunningAgent) -> str:
     keys = httpx.get(agent.base_url + "/.well-known/jwks.json", timeout=10).json()["keys"]
     return str(keys[0]["kid"])
+
+
+async def test_configs_made_at_once_stay_within_the_bound(
+    push_agent: RunningAgent, receiver: Receiver
+) -> None:
+    import asyncio
+
+    token = push_agent.token("paula")
+    task_id = await park(push_agent, token, "HTTP+JSON")
+    async with make_client(push_agent.base_url, token, "HTTP+JSON") as client:
+        outcomes = await asyncio.gather(
+            *(
+                client.create_task_push_notification_config(
+                    config(task_id, receiver.url, id=f"at-once-{n}"), context=call_context()
+                )
+                for n in range(25)
+            ),
+            return_exceptions=True,
+        )
+        refused = [o for o in outcomes if isinstance(o, A2AError)]
+        assert len(refused) == 15 and all("as many push configs" in str(o) for o in refused)
+        listed = await client.list_task_push_notification_configs(
+            ListTaskPushNotificationConfigsRequest(task_id=task_id), context=call_context()
+        )
+        assert len(listed.configs) == 10
+
+
+HOSTILE_FIELDS = {
+    "NUL in the id": {"id": "a\x00b"},
+    "a long id": {"id": "i" * 65},
+    "a newline in the token": {"token": "t\r\nX-Injected: 1"},
+    "a huge token": {"token": "t" * 100_000},
+    "a scheme of two words": {"authentication": {"scheme": "Bearer x", "credentials": "c"}},
+    "a newline in the credentials": {"authentication": {"scheme": "Basic", "credentials": "a\nb"}},
+    "a scheme with an em space": {"authentication": {"scheme": "Be\u2003arer"}},
+}
+
+
+@pytest.mark.parametrize("fields", HOSTILE_FIELDS.values(), ids=HOSTILE_FIELDS.keys())
+async def test_hostile_config_fields_are_refused(
+    push_agent: RunningAgent, receiver: Receiver, fields: dict[str, Any]
+) -> None:
+    token = push_agent.token("alice")
+    task_id = await park(push_agent, token, "JSONRPC")
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "CreateTaskPushNotificationConfig",
+        "params": {"taskId": task_id, "url": receiver.url, **fields},
+    }
+    headers = {"Authorization": f"Bearer {token}", "A2A-Version": "1.0"}
+    async with httpx.AsyncClient() as http:
+        answer = await http.post(push_agent.base_url + "/a2a/jsonrpc", json=body, headers=headers)
+    assert answer.status_code == 200
+    error = answer.json()["error"]
+    assert error["code"] == -32602, error  # InvalidParams, not an internal error
+    assert "\x00" not in error["message"] and "Injected" not in error["message"]
+
+
+async def test_a_send_refused_before_its_task_exists_leaves_no_config(
+    tmp_path: Any, backend: str, receiver: Receiver
+) -> None:
+    """The config of a new task is stored before the task's first write; if the send is then
+    refused (here: the caller may have one task waiting for input), it goes too."""
+    import asyncio
+
+    from sqlalchemy import func, select
+
+    from agent.settings import Limits
+    from agent.storage.engine import make_engine
+    from agent.storage.tables import push_notification_configs
+
+    overrides = {"push_allow": "127.0.0.1", "limits": Limits(max_parked_tasks=1)}
+    bounded = await asyncio.to_thread(
+        start_agent, tmp_path / "bounded", backend=backend, settings_overrides=overrides
+    )
+    try:
+        token = bounded.token("alice")
+        await send_with_config(bounded, token, receiver.url)  # the one waiting task
+        with pytest.raises(A2AError, match=r"max_parked_tasks|answer or cancel"):
+            await send_with_config(bounded, token, receiver.url)
+        engine = make_engine(bounded.settings.resolved_database_url)
+        try:
+            async with engine.connect() as connection:
+                count = select(func.count()).select_from(push_notification_configs)
+                assert await connection.scalar(count) == 1
+        finally:
+            await engine.dispose()
+    finally:
+        bounded.stop()

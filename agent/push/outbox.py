@@ -40,9 +40,11 @@ POSTGRESQL_TRIGGERS = (
     "CREATE OR REPLACE FUNCTION push_outbox_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$ "
     "BEGIN IF TG_OP = 'INSERT' OR NEW.status::text IS DISTINCT FROM OLD.status::text THEN "
     f"{_ENQUEUE} END IF; RETURN NULL; END $$",
-    f"DROP TRIGGER IF EXISTS push_outbox_enqueue ON {TASK_TABLE}",
+    # created once: creating a trigger locks the task table, which other replicas are writing
+    "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'push_outbox_enqueue' "
+    f"AND tgrelid = '{TASK_TABLE}'::regclass) THEN "
     f"CREATE TRIGGER push_outbox_enqueue AFTER INSERT OR UPDATE OF status ON {TASK_TABLE} "
-    "FOR EACH ROW EXECUTE FUNCTION push_outbox_enqueue()",
+    "FOR EACH ROW EXECUTE FUNCTION push_outbox_enqueue(); END IF; END $$",
 )
 
 

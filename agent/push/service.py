@@ -7,7 +7,11 @@ worker at once instead of at its next poll) and runs ``start``/``stop`` in the l
 
 from __future__ import annotations
 
+import base64
+
 from a2a.server.tasks import DatabasePushNotificationConfigStore, TaskStore
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.push.configs import PushConfigs
@@ -46,6 +50,19 @@ class _WakingWriter(TaskWriter):
         return self._inner.stats
 
 
+def storage_key(key: SigningKey) -> bytes:
+    """The Fernet key the configs are encrypted with in the database (their token and
+    credentials are secrets), derived from the agent's signing key: replicas, which share that
+    key, share this one, and nothing else needs keeping."""
+    der = key.private_key.private_bytes(
+        serialization.Encoding.DER,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    derived = HKDF(hashes.SHA256(), 32, salt=None, info=b"netagent push configs").derive(der)
+    return base64.urlsafe_b64encode(derived)
+
+
 class PushNotifications:
     """One process's push notifications: the configs, the outbox's triggers, the worker."""
 
@@ -55,7 +72,9 @@ class PushNotifications:
         targets = PushTargets.parse(settings.push_allow)
         self._engine = engine
         self.outbox = Outbox(engine)
-        store = DatabasePushNotificationConfigStore(engine, create_table=False)
+        store = DatabasePushNotificationConfigStore(
+            engine, create_table=False, encryption_key=storage_key(key)
+        )
         self.configs = PushConfigs(store, self.outbox, targets)
         public = settings.resolved_public_url
         signer = NotificationSigner(key, public, public + JWKS_PATH)

@@ -494,3 +494,39 @@ async def test_a_send_refused_before_its_task_exists_leaves_no_config(
             await engine.dispose()
     finally:
         bounded.stop()
+
+
+async def test_a_configs_secrets_are_not_stored_in_the_clear(
+    push_agent: RunningAgent, receiver: Receiver
+) -> None:
+    from sqlalchemy import select
+
+    from agent.storage.engine import make_engine
+    from agent.storage.tables import push_notification_configs
+
+    token = push_agent.token("alice")
+    task_id = await park(push_agent, token, "JSONRPC")
+    secret, credentials = uuid.uuid4().hex, uuid.uuid4().hex
+    wanted = config(task_id, receiver.url, id="secret", token=secret)
+    wanted.authentication.scheme, wanted.authentication.credentials = "Basic", credentials
+    await create(push_agent, token, "JSONRPC", wanted)
+    engine = make_engine(push_agent.settings.resolved_database_url)
+    try:
+        async with engine.connect() as connection:
+            table = push_notification_configs
+            query = select(table.c.config_data).where(table.c.task_id == task_id)
+            (stored,) = (await connection.execute(query)).scalars().all()
+    finally:
+        await engine.dispose()
+    assert secret.encode() not in stored and credentials.encode() not in stored
+    assert receiver.url.encode() not in stored
+    async with make_client(push_agent.base_url, token, "JSONRPC") as client:
+        got = await client.get_task_push_notification_config(
+            GetTaskPushNotificationConfigRequest(task_id=task_id, id="secret"),
+            context=call_context(),
+        )
+    assert (got.token, got.authentication.credentials) == (secret, credentials)
+    await send(push_agent.base_url, token, text_message(ANSWER, task_id))
+    receiver.wait_for(lambda _: TERMINAL in receiver.states(task_id))
+    sent = [r for r in receiver.received if task_id in r.body.decode()]
+    assert {r.headers["Authorization"] for r in sent} == {f"Basic {credentials}"}

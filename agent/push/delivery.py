@@ -32,9 +32,11 @@ from agent.storage.settlement import OwnerUser
 log = logging.getLogger(__name__)
 TOKEN_HEADER = "X-A2A-Notification-Token"
 TIMEOUT_SECONDS = 5.0
-MAX_ATTEMPTS = 8
-"""Tries per notification (about 4 minutes of backoff in all); then it is given up."""
-BACKOFF_SECONDS = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0, 120.0)
+BACKOFF_SECONDS = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+"""The wait before each next try."""
+MAX_ATTEMPTS = len(BACKOFF_SECONDS) + 1
+"""Tries per notification (the first, then one after each wait: two minutes in all); then it
+is given up."""
 POLL_SECONDS = 1.0
 """How often a worker looks for notifications another replica's change made due."""
 BATCH = 8

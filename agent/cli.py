@@ -1680,6 +1680,9 @@ def listen_command(
     """Receive push notifications from the agent at URL: verify each (its signed token, against
     the agent's JWKS, read first: exit 4 if nothing answers) and print it; refused ones are
     answered 401 and printed with the reason."""
+    busy = port_taken(host, port)
+    if busy:
+        raise fail(f"cannot listen on {host}:{port}: {busy} (pick another port with --port)")
     from agent.push.listener import NotificationRefusedError, listen
 
     def out(line: str) -> None:

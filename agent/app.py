@@ -58,6 +58,7 @@ from agent.observability.metrics import (
 )
 from agent.outbound import outbound_client
 from agent.ports import Deployment, ToolEnvironment
+from agent.push.service import PushNotifications
 from agent.registry.cards import JSONRPC_PATH, REST_PATH, CardFactory, card_routes
 from agent.registry.loader import Registry, load_registry
 from agent.registry.policy import entitled
@@ -324,7 +325,8 @@ def create_app(
     # Replicas share PostgreSQL; its LISTEN/NOTIFY carries cancels to the replica running a
     # task, and each task change to the replicas whose subscribers wait on it.
     shared = settings.cluster_stores and runtime.engine.dialect.name == "postgresql"
-    writer = task_writer(runtime.engine, store, notify=shared)
+    push = PushNotifications(settings, runtime.engine, store, runtime.tool_key)
+    writer = push.watch(task_writer(runtime.engine, store, notify=shared))
     router = Router(
         runtime.registry,
         threshold=settings.route_threshold,
@@ -363,6 +365,7 @@ def create_app(
         relay=relay,
         replica=lease.replica if lease is not None else uuid.uuid4().hex,
         parked=parked,
+        push=push.configs,
     )
     sweeper = ParkedSweeper(
         parked, settings.limits.parked_task_ttl, handler.hold_task, handler.task_changed
@@ -400,6 +403,7 @@ def create_app(
             deployment,
             [store],
         )
+        await push.start()  # its triggers on the task table, before anything changes a task
         if ends_interrupted and not settings.cluster_stores:  # one process: what ran
             await end_interrupted(store, clock)  # here before is dead
         await writer.start()
@@ -430,6 +434,7 @@ def create_app(
                 await relay.stop()
             await sweeper.stop()
             await handler.aclose()
+            await push.stop()
             await writer.stop()
             if lease is not None:  # after the handler: what is left running here is swept
                 await lease.stop()

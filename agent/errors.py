@@ -23,6 +23,7 @@ these in the docstring of its own errors module):
     - TokenError                                 agent.security.auth
     - IssuerUnavailableError                     agent.security.auth
     - CardSignatureError                         agent.security.card_signatures
+    - NotificationRefusedError                   agent.push.listener
     - ExchangeError                              agent.security.credentials
     - ToolRefusedError (PermissionError)         agent.server.skill_context
     - TopologyRefusedError                       agent.console.topology

@@ -120,6 +120,9 @@ class Settings:
     print_tokens: bool = True
     """Whether ``serve`` prints the demo callers' bearer tokens at start (NETAGENT_PRINT_TOKENS):
     on for a person at a terminal; off where the output is kept, as a container's logs are."""
+    push_allow: str = ""
+    """Hosts and address ranges push notifications may go to besides public https ones, over http
+    too (NETAGENT_PUSH_ALLOW, comma-separated: ``hooks.internal,10.1.0.0/16``)."""
 
     @property
     def resolved_database_url(self) -> str:
@@ -232,6 +235,7 @@ VARIABLES: Mapping[str, tuple[str, Reader]] = {
     "body_timeout": ("NETAGENT_BODY_TIMEOUT", partial(number, kind=float, positive=True)),
     "model_cache": ("NETAGENT_MODEL_CACHE", _path),
     "print_tokens": ("NETAGENT_PRINT_TOKENS", flag),
+    "push_allow": ("NETAGENT_PUSH_ALLOW", text),
 }
 """Every field but ``limits`` (``Limits.from_env``: NETAGENT_MAX_*), with its variable and
 reader; defaults are the dataclass's, so each is written once. ``cluster`` defaults to None,

@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.writer --backend sqlite --concurrency 32 --n 5000
     .venv/bin/python -m bench.writer --backend postgresql --concurrency 32 --n 5000
+    .venv/bin/python -m bench.writer --backend sqlite --push-triggers   # with the push outbox
 
 Each caller runs invocations one after another, each two settlements as the request handler
 makes them: the accepted state (SUBMITTED, with its runner row), then the terminal one
@@ -12,6 +13,8 @@ PostgreSQL, the server's processes. SQLite cells run at synchronous=FULL and NOR
 PostgreSQL cluster (tests/pg_cluster.py, which starts it with fsync off) is switched to
 fsync=on, synchronous_commit=on, so a commit costs what a durable one costs. ``store`` is the
 reference writer: each settlement through the stores, one transaction per store call.
+``--push-triggers``: the task table carries the push outbox's triggers, as an agent's does
+(agent/push/outbox.py; no task here has a push config, the common case).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.push.outbox import Outbox
 from agent.storage.audit import AuditRecord, DatabaseAuditLog
 from agent.storage.bindings import Binding, DatabaseBindingStore, Phase
 from agent.storage.engine import make_engine
@@ -125,7 +129,12 @@ def completed(task_id: str) -> Settlement:
 
 
 async def run_cell(
-    url: str, cell: Cell, concurrency: int, n: int, server_cpu: Callable[[], float]
+    url: str,
+    cell: Cell,
+    concurrency: int,
+    n: int,
+    server_cpu: Callable[[], float],
+    push_triggers: bool = False,
 ) -> dict[str, Any]:
     engine = make_engine(url)
     if cell.synchronous is not None:  # the async engine's own connection, for async and store
@@ -135,6 +144,9 @@ async def run_cell(
             lambda c, _r: c.cursor().execute(f"PRAGMA synchronous={cell.synchronous}"),
         )
     tasks = UpsertDatabaseTaskStore(engine, create_table=True)
+    if push_triggers:
+        await tasks.initialize()
+        await Outbox(engine).initialize()
     writer = cell.make(engine, tasks, cell.synchronous or "")
     await writer.start()
     await writer.commit(accepted("warm-up"))
@@ -185,10 +197,13 @@ async def durable_postgres(url: str) -> None:
     await engine.dispose()
 
 
-async def main(backend: str, concurrency: int, n: int) -> None:
+async def main(backend: str, concurrency: int, n: int, push_triggers: bool = False) -> None:
     postgres = Postgres()
     try:
-        print(f"backend {backend}, {concurrency} concurrent callers, {n} settlements per writer")
+        print(
+            f"backend {backend}, {concurrency} concurrent callers, {n} settlements per writer"
+            + (", push outbox triggers" if push_triggers else "")
+        )
         header = (
             "writer",
             "settlements/s",
@@ -211,7 +226,7 @@ async def main(backend: str, concurrency: int, n: int) -> None:
                     await durable_postgres(url)
                 server_cpu = postgres.cpu_seconds
             await upgrade(url)
-            row = await run_cell(url, cell, concurrency, n, server_cpu)
+            row = await run_cell(url, cell, concurrency, n, server_cpu, push_triggers)
             print(
                 "  ".join(
                     f"{v:>17.1f}" if isinstance(v, float) else f"{v!s:>17}" for v in row.values()
@@ -226,8 +241,11 @@ def cli() -> None:
     parser.add_argument("--backend", choices=sorted(CELLS), default="sqlite")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--n", type=int, default=5000)
+    parser.add_argument("--push-triggers", action="store_true")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.backend, arguments.concurrency, arguments.n))
+    asyncio.run(
+        main(arguments.backend, arguments.concurrency, arguments.n, arguments.push_triggers)
+    )
 
 
 if __name__ == "__main__":

@@ -189,7 +189,7 @@ class CardFactory:
             ],
             capabilities=AgentCapabilities(
                 streaming=True,
-                push_notifications=False,
+                push_notifications=True,
                 extended_agent_card=self._has_extended,
                 extensions=[extension, *self._extra_extensions],
             ),

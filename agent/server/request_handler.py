@@ -19,8 +19,11 @@ exception's text, SQL included). Errors raised here carry fixed text: never an i
 Where the a2a-sdk 1.3 default handler is wrong, this one is not: a follow-up naming only its
 task keeps the task's context; two concurrent follow-ups to one task (in one process) run one
 after the other, and the second, finding the task ended, is refused (-32004) instead of
-silently dropped; a streamed follow-up starts with the Task; a push config inside SendMessage
-is refused (this agent sends no push notifications).
+silently dropped; a streamed follow-up starts with the Task.
+
+Push configs (agent/push/) are the caller's, of the caller's own task: one in SendMessage's
+configuration is stored before the task's first write, under the id the task will have, so
+its first change is announced too.
 """
 
 from __future__ import annotations
@@ -88,6 +91,7 @@ from agent.edge.required_fields import check_required_fields
 from agent.edge.strings import queryable
 from agent.ids import random_hex, random_id
 from agent.interfaces import ErrorCode, SkillError
+from agent.push.configs import PushConfigs
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry
 from agent.routing.decision import Action, Decision
@@ -275,12 +279,12 @@ def _owner(context: ServerCallContext) -> str:
     return context.user.user_name if context.user.is_authenticated else ""
 
 
-def _check_push(params: SendMessageRequest) -> None:
-    """This agent sends no push notifications: a config that asks for them is refused."""
-    if params.configuration.HasField("task_push_notification_config"):
-        raise PushNotificationNotSupportedError(
-            message="this agent sends no push notifications; poll or stream instead"
-        )
+def _push_config(params: SendMessageRequest) -> TaskPushNotificationConfig | None:
+    """The push config a send carries in its configuration, if any."""
+    configuration = params.configuration
+    if configuration.HasField("task_push_notification_config"):
+        return configuration.task_push_notification_config
+    return None
 
 
 class LiveTasks:
@@ -383,6 +387,7 @@ class GovernedRequestHandler(RequestHandler):
         relay: CancelRelay | None = None,
         replica: str = "",
         parked: ParkedTasks | None = None,
+        push: PushConfigs | None = None,
     ) -> None:
         """``task_store`` is read (get, list); every write goes through ``writer``.
 
@@ -391,6 +396,7 @@ class GovernedRequestHandler(RequestHandler):
         ``replica``: this process's id, recorded as the runner of tasks whose ids escape.
         ``parked``: the count of a caller's tasks waiting for input (``max_parked_tasks``);
         None (stores without a task table) leaves that bound unchecked.
+        ``push``: the callers' push configs; None: push notifications are not supported.
         """
         self._conformance = (
             ConformanceExecutor(conformance, agent_executor) if conformance is not None else None
@@ -403,6 +409,7 @@ class GovernedRequestHandler(RequestHandler):
         self._relay = relay
         self._replica = replica
         self._parked = parked
+        self._push = push
         self._new_runs = NewRuns()
         self._cards = cards
         self._card: AgentCard = cards.public_card
@@ -422,7 +429,9 @@ class GovernedRequestHandler(RequestHandler):
         check_message(params, self._limits)  # first: nothing oversize is routed or stored
         require_extensions(self._declared, context.requested_extensions)
         _check_ids(params)
-        _check_push(params)
+        config = _push_config(params)
+        if config is not None:
+            await self._push_for(context).check(config)
         message = params.message
         stored = None
         if message.task_id:
@@ -472,6 +481,11 @@ class GovernedRequestHandler(RequestHandler):
         A follow-up's run holds its task's lock until it is settled: follow-ups to one task
         run one at a time, and each finds the task as the one before left it.
         """
+        config = _push_config(params)
+        if config is not None:  # durable before the task's first write, under its id
+            if stored is None:
+                params.message.task_id = random_id()
+            await self._push_for(context).create(params.message.task_id, config, context)
         release = None
         if stored is not None:
             release = await self._live.acquire(stored.id)
@@ -486,9 +500,13 @@ class GovernedRequestHandler(RequestHandler):
             if parked is not None:  # (then no await until it runs)
                 await self._new_runs.admit(_owner(context), parked.count, self._limits)
             run = self._launch(params, context, stored, escapes, release, parks=parked is not None)
-        except BaseException:
+        except BaseException as error:
             if release is not None:
                 release()
+            if config is not None and stored is None and isinstance(error, A2AError):
+                # refused before the task existed: its config goes too
+                push = self._push_for(context)
+                await push.delete(params.message.task_id, config.id, context)
             raise
         return run
 
@@ -572,7 +590,7 @@ class GovernedRequestHandler(RequestHandler):
         message = params.message
         runner = self._runner(context) if escapes or stored is not None else None
         if stored is None:
-            message.task_id = random_id()
+            message.task_id = message.task_id or random_id()  # (set for a push config)
             if not message.context_id:
                 message.context_id = random_id()
             may_park = parks or self._parked is None
@@ -1055,33 +1073,60 @@ class GovernedRequestHandler(RequestHandler):
             raise InvalidParamsError(message="the extended card needs an authenticated caller")
         return self._cards.extended_card(principal)
 
+    def _push_for(self, context: ServerCallContext) -> PushConfigs:
+        """The push configs, for an authenticated caller (an anonymous one's tasks and
+        configs would be every anonymous caller's)."""
+        if self._push is None:
+            raise PushNotificationNotSupportedError(message="push notifications are not supported")
+        if not principal_of(context.user).authenticated:
+            raise InvalidParamsError(message="push notifications need an authenticated caller")
+        return self._push
+
+    async def _push_task(self, task_id: str, context: ServerCallContext) -> PushConfigs:
+        """The push configs, once the task is the caller's (else: no such task)."""
+        push = self._push_for(context)
+        _check_task_id(task_id)
+        if await self._task(task_id, context) is None:
+            raise TaskNotFoundError(message=TASK_NOT_FOUND)
+        return push
+
     @_guarded
     async def on_create_task_push_notification_config(
         self, params: TaskPushNotificationConfig, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
-        """Refused: the card says pushNotifications false (A2A 3.3.4)."""
-        raise PushNotificationNotSupportedError(message="push notifications are not supported")
+        """Store (or replace, by id) a push config of the caller's task (A2A 3.1.7)."""
+        check_required_fields(params)
+        push = await self._push_task(params.task_id, context)
+        return await push.create(params.task_id, params, context)
 
     @_guarded
     async def on_get_task_push_notification_config(
         self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
-        """Refused: the card says pushNotifications false."""
-        raise PushNotificationNotSupportedError(message="push notifications are not supported")
+        """One of the caller's push configs of the caller's task."""
+        check_required_fields(params)
+        push = await self._push_task(params.task_id, context)
+        return await push.get(params.task_id, params.id, context)
 
     @_guarded
     async def on_list_task_push_notification_configs(
         self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
     ) -> ListTaskPushNotificationConfigsResponse:
-        """Refused: the card says pushNotifications false."""
-        raise PushNotificationNotSupportedError(message="push notifications are not supported")
+        """The caller's push configs of the caller's task (one page: they are few)."""
+        check_required_fields(params)
+        push = await self._push_task(params.task_id, context)
+        return ListTaskPushNotificationConfigsResponse(
+            configs=await push.list(params.task_id, context)
+        )
 
     @_guarded
     async def on_delete_task_push_notification_config(
         self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> None:
-        """Refused: the card says pushNotifications false."""
-        raise PushNotificationNotSupportedError(message="push notifications are not supported")
+        """Delete one of the caller's push configs (a missing one is already deleted)."""
+        check_required_fields(params)
+        push = await self._push_task(params.task_id, context)
+        await push.delete(params.task_id, params.id, context)
 
     # -- lifecycle -------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from agent.storage.history import MigrationHistory
 
 VERSION_TABLE = "alembic_version_core"
-HEAD = "core_0004"
+HEAD = "core_0005"
 """The newest revision in ``migrations/versions/``: a new revision changes it too
 (``tests/storage/test_heads.py`` fails otherwise)."""
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"

@@ -8,7 +8,7 @@ creates and migrates them itself.
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Column, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import JSON, Column, Index, Integer, LargeBinary, MetaData, String, Table, Text
 
 from agent.storage.types import UTCDateTime
 
@@ -111,4 +111,35 @@ Written with the task's first durable (accepted) state, deleted with its settled
 the same transaction; a survivor ends the tasks of a replica whose lease expired, and the
 principal, tenant and skill here are what the audit row of such a task names.
 """
+push_notification_configs = Table(
+    "push_notification_configs",
+    metadata,
+    Column("task_id", String(36), primary_key=True),
+    Column("config_id", String(255), primary_key=True),
+    Column("config_data", LargeBinary, nullable=False),
+    Column("owner", String(255), nullable=True),
+    Column("protocol_version", String(16), nullable=True),
+    Index("ix_push_notification_configs_owner", "owner"),
+)
+"""The a2a-sdk's push config table (``DatabasePushNotificationConfigStore`` reads and writes
+it, as its model declares it), made here by a migration so that it exists before any replica
+serves and the outbox's triggers can read it."""
+
+push_outbox = Table(
+    "push_outbox",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("task_id", String(36), nullable=False),
+    Column("config_id", String(255), nullable=False),
+    Column("owner", String(255), nullable=True),
+    Column("status", JSON, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("due_at", UTCDateTime, nullable=True),
+    Column("claimed_until", UTCDateTime, nullable=True),
+    Index("ix_push_outbox_task_id", "task_id", "config_id"),
+)
+"""Notifications not yet delivered: one row per (config, task status) written by a trigger on
+the task table in the transaction that changed the task (agent/push/outbox.py); deleted once
+delivered or given up. ``due_at`` NULL: due now; ``claimed_until``: a replica is sending it."""
+
 TABLES: tuple[str, ...] = tuple(metadata.tables)

@@ -31,6 +31,8 @@ CORE_TABLES = {
     "task_correlation",
     "replica_lease",
     "task_runner",
+    "push_notification_configs",
+    "push_outbox",
 }
 
 
@@ -50,7 +52,7 @@ def test_config_needs_no_ini_file() -> None:
     assert cfg.get_main_option("version_table") == core.VERSION_TABLE == "alembic_version_core"
     for shipped in ("env.py", "script.py.mako", "alembic.ini"):
         assert (core.MIGRATIONS_DIR / shipped).is_file()
-    assert core.head_revision() == "core_0004"
+    assert core.head_revision() == "core_0005"
     assert set(TABLES) == CORE_TABLES
 
 
@@ -59,7 +61,7 @@ def test_the_revision_declares_the_columns_the_code_uses() -> None:
     nullability and keys as ``agent.storage.tables``; the schema tests cannot tell those apart
     where the database stores them alike."""
     scripts = ScriptDirectory.from_config(core.alembic_config())
-    revisions = [scripts.get_revision(r) for r in ("core_0001", "core_0002")]
+    revisions = [scripts.get_revision(r) for r in ("core_0001", "core_0002", "core_0005")]
 
     def shape(columns: Iterable[Column[Any]]) -> list[tuple[str, str, bool | None, bool]]:
         return [(c.name, repr(c.type), c.nullable, c.primary_key) for c in columns]
@@ -91,6 +93,7 @@ def test_offline_sql_creates_every_table_and_trigger() -> None:
     assert "UPDATE alembic_version_core SET version_num='core_0003'" in sql
     assert "ALTER TABLE principal_audit ADD COLUMN projection VARCHAR(8)" in sql
     assert "UPDATE alembic_version_core SET version_num='core_0004'" in sql
+    assert "UPDATE alembic_version_core SET version_num='core_0005'" in sql
 
 
 async def test_upgrade_creates_the_core_tables_only(new_database: NewDatabase) -> None:

@@ -125,6 +125,7 @@ async def test_a_68c130d_database_upgrades_in_place(
         "Running upgrade core_0001 -> core_0002",
         "Running upgrade core_0002 -> core_0003",
         "Running upgrade core_0003 -> core_0004",
+        "Running upgrade core_0004 -> core_0005",
     ]
     assert await core.current_revision(old) == core.head_revision()
     assert await inventory.current_revision(old) == inventory.head_revision()

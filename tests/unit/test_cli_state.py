@@ -56,6 +56,7 @@ RUNS: dict[str, tuple[list[str], dict[str, str], ExitCode, str]] = {
     ),
     "check": (["check", NOWHERE], {}, ExitCode.UNREACHABLE, UNREACHABLE),
     "validate": (["validate"], {}, ExitCode.OK, ""),
+    "listen": (["listen", NOWHERE], {}, ExitCode.UNREACHABLE, UNREACHABLE),
 }
 
 

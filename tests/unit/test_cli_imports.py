@@ -255,55 +255,12 @@ def test_the_client_commands_import_neither_the_server_the_database_nor_the_regi
     args = [a.format(url=url) for a in CLIENT_COMMANDS[command]]
     ran = run_netagent(home, *args, "--binding", binding)
     assert ran.code == 4, ran.stdout  # could not connect: unreachable, not a usage error
-    assert ran.imported(("a2a.client", "httpx", "pydantic")) == ["httpx"]
-    assert ran.imported(("httpx._main", "click", "pygments")) == []  # httpx's own CLI
+    assert ran.imported(("a2a.client", "httpx")) == ["httpx"]
     assert ran.imported(SERVER + DATABASE + REGISTRY) == []
     assert ran.imported(GRPC) == []
     assert ran.imported(("agent.settings", "agent.ports")) == []  # no setting is read
     if command != "check":  # describe prints its checks' status, and runs none of check's
         assert "agent.devtools.conformance" not in ran.modules
-
-
-def test_httpx_s_command_line_left_out_of_a_client_is_there_for_anything_after() -> None:
-    statement = (
-        "from agent.cli import _import_httpx\n"
-        "_import_httpx()\n"
-        "assert 'httpx' in sys.modules and 'httpx._main' not in sys.modules\n"
-        "import httpx._main\n"
-        "assert callable(httpx._main.main)"
-    )
-    assert "httpx._main" in _imported_after(statement)
-
-
-def test_an_http_binding_leaves_grpc_out_and_the_grpc_binding_gets_it_back() -> None:
-    """agent/_sdk.py import_client: the SDK's client imported for JSON-RPC without gRPC, then
-    a gRPC client made in the same process (ClientFactory raises ImportError without it)."""
-    statement = (
-        "import httpx\n"
-        "from agent._sdk import import_client\n"
-        "import_client('JSONRPC')  # as the client commands do, first\n"
-        "from agent.client.calls import sdk_config\n"
-        "from a2a.client import ClientFactory\n"
-        "ClientFactory(sdk_config('JSONRPC', httpx.AsyncClient(), streaming=False))\n"
-        f"assert not [m for m in {GRPC!r} if m in sys.modules]\n"
-        "ClientFactory(sdk_config('GRPC', httpx.AsyncClient(), streaming=False))\n"
-        "ClientFactory(sdk_config('HTTP+JSON', httpx.AsyncClient(), streaming=False))"
-    )
-    modules = _imported_after(statement)
-    assert [m for m in GRPC if m in modules] == list(GRPC)
-
-
-def test_an_sdk_that_needs_a_left_out_module_is_imported_as_ever() -> None:
-    """Should the SDK's client import one of the modules left out unguarded, import_client
-    imports it with them instead of failing (here: a module it always needs, left out)."""
-    statement = (
-        "from agent import _sdk\n"
-        "_sdk._GRPC_MODULES = ('grpc', 'a2a.client.client_factory')\n"
-        "_sdk.import_client('JSONRPC')\n"
-        "from a2a.client import ClientFactory"
-    )
-    modules = _imported_after(statement)
-    assert "a2a.client.client_factory" in modules
 
 
 def test_chain_imports_the_client_and_the_database_but_not_the_server(

@@ -78,7 +78,7 @@ def test_the_deployment_imports_the_network_lexicon_when_the_router_reads_it() -
 
 def test_the_app_imports_no_scikit_learn_nor_numpy() -> None:
     """scikit-learn is imported by the classifier's first training, in the background after
-    start-up (agent/app.py), not on the way to the first served card."""
+    start-up (agent/app/tasks.py), not on the way to the first served card."""
     modules = _imported_after("import netops.app")
     assert not [m for m in modules if m.split(".")[0] in ("sklearn", "scipy", "numpy")]
 

@@ -26,7 +26,7 @@ from rich.text import Text
 from agent.cli_exit import ExitCode, exit_codes_help
 from agent.cli_values import file_path, whole_number
 from agent.cli_view import command_view
-from agent.defaults import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
+from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from a2a.types import AgentCard
@@ -986,12 +986,8 @@ def _run_client(work: Coroutine[Any, Any, T], as_json: bool, token: str | None =
 
 
 def _run_checking(work: Coroutine[Any, Any, T]) -> T:
-    """``run_async`` for a command that verifies interface documents: the schemas an earlier
-    client command checked are not checked again (agent/schema_memo.py ``CLIENT_FOLDER``)."""
-    from agent import schema_memo
-
-    with schema_memo.remembered(schema_memo.CLIENT_FOLDER):
-        return run_async(work)
+    """``run_async`` for a command that verifies interface documents."""
+    return run_async(work)
 
 
 def _status_style() -> dict[str, str]:

@@ -62,9 +62,7 @@ def test_help_builds_without_heavy_imports() -> None:
     modules = _imported_after(statement)
     heavy = _heavy(modules)
     assert not heavy, sorted({m.split(".")[0] for m in heavy})
-    # The defaults it prints come from agent/defaults.py, not the Settings class.
-    assert "agent.defaults" in modules
-    assert not {"agent.settings", "agent.ports"} & set(modules)
+    assert "agent.ports" not in modules
 
 
 def test_the_deployment_imports_the_network_lexicon_when_the_router_reads_it() -> None:
@@ -90,22 +88,6 @@ def test_the_app_imports_no_mcp_sdk() -> None:
     modules = _imported_after("import netops.app")
     assert not [m for m in modules if m.split(".")[0] in ("mcp", "mcp_types", "httpx2")]
     assert "agent.mcp.server" not in modules
-
-
-def test_an_agent_whose_schemas_passed_before_starts_without_jsonschema(tmp_path: Path) -> None:
-    """The registry's schemas passed their metaschema check in an earlier start (remembered
-    by content, agent/schema_memo.py) and every validator is the fast check until an instance
-    fails it (agent/interfaces/draft2020.py): jsonschema is not imported to start."""
-    statement = (
-        "from pathlib import Path\n"
-        "from agent.settings import Settings\n"
-        "from netops.app import create_app\n"
-        f"create_app(Settings(home=Path({str(tmp_path)!r}), grpc_port=0))"
-    )
-    _imported_after(statement)  # the first start may check the schemas, and remembers them
-    modules = _imported_after(statement)
-    assert "agent.interfaces.fast_check" in modules
-    assert not [m for m in modules if m.split(".")[0] in ("jsonschema", "referencing")]
 
 
 def test_a_sqlite_agent_imports_no_postgresql_machinery(tmp_path: Path) -> None:
@@ -258,7 +240,7 @@ def test_the_client_commands_import_neither_the_server_the_database_nor_the_regi
     assert ran.imported(("a2a.client", "httpx")) == ["httpx"]
     assert ran.imported(SERVER + DATABASE + REGISTRY) == []
     assert ran.imported(GRPC) == []
-    assert ran.imported(("agent.settings", "agent.ports")) == []  # no setting is read
+    assert ran.imported(("agent.ports",)) == []
     if command != "check":  # describe prints its checks' status, and runs none of check's
         assert "agent.devtools.conformance" not in ran.modules
 

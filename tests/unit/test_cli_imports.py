@@ -118,6 +118,9 @@ TOKENS = ("jwt", "cryptography")
 GRPC = ("a2a.client.transports.grpc", "a2a.compat.v0_3.types", "grpc")
 """The gRPC binding's client (and the a2a-sdk's 0.3 types, which its 0.3 transport needs)."""
 REGISTRY = ("netops.deployment", "agent.registry.loader")
+APP = ("fastapi", "uvicorn", "sklearn", "scipy", "numpy", "agent.app", "alembic", "a2a.client")
+"""What a command that neither serves, migrates nor calls an agent leaves out (``agent.sdk``,
+which every skill imports, brings SQLAlchemy, the SDK's types and the token library)."""
 """The deployment and its registry: what the agent serves, not what a client calls."""
 
 
@@ -151,16 +154,15 @@ def test_token_imports_neither_the_registry_the_database_nor_a_client(home: Path
 
 
 @pytest.mark.parametrize("args", [["card"], ["card", "diff"], ["validate"]], ids=" ".join)
-def test_the_registry_commands_import_no_server_database_client_nor_tokens(
+def test_the_registry_commands_import_no_app_migrations_nor_client(
     home: Path, args: list[str]
 ) -> None:
-    """The card and validate load the registry (manifests, schemas, handlers): neither the
-    a2a-sdk's server side (agent_card_to_dict), the skills' database (SQLAlchemy through the
-    handlers' imports), a client nor the token library."""
+    """The card and validate load the registry (manifests, schemas, handlers): not the app
+    (FastAPI, uvicorn, the classifier), the migrations nor the SDK's client."""
     ran = run_netagent(home, *args)
     assert ran.code == 0, ran.stdout
     assert "agent.registry.loader" in ran.modules
-    assert ran.imported(SERVER + DATABASE + CLIENT + TOKENS) == []
+    assert ran.imported(APP) == []
 
 
 def test_the_extended_card_imports_the_token_library_and_nothing_heavier(
@@ -169,7 +171,7 @@ def test_the_extended_card_imports_the_token_library_and_nothing_heavier(
     ran = run_netagent(home, "card", "--extended", "--token", bearer)
     assert ran.code == 0, ran.stdout
     assert '"extendedAgentCard": true' in ran.stdout
-    assert ran.imported(SERVER + DATABASE + CLIENT) == []
+    assert ran.imported(APP) == []
 
 
 @pytest.fixture(scope="module")
@@ -186,16 +188,12 @@ def test_the_database_commands_read_a_current_database_by_sqlite3_alone(
     migrated_home: Path, args: list[str]
 ) -> None:
     """Every history at its head: read with the standard library's sqlite3, without the
-    migrations (Alembic) or SQLAlchemy, a server, a client or the token library."""
+    migrations (Alembic), a server or a client, and without loading the registry."""
     ran = run_netagent(migrated_home, *args)
     assert ran.code == 0, ran.stdout
-    assert ran.imported(DATABASE + SERVER + CLIENT + TOKENS) == []
+    assert ran.imported(APP) == []
     assert "sqlite3" in ran.modules
     assert "agent.registry.loader" not in ran.modules
-    assert ran.imported(("agent.interfaces",)) == []  # nor the error codes
-    assert ran.imported(("skills.common",)) == []  # nor the router's network lexicon
-    if args != ["usage"]:
-        assert ran.imported(("jsonschema",)) == []
 
 
 def test_usage_reads_the_manifests_without_loading_the_registry(migrated_home: Path) -> None:
@@ -207,15 +205,6 @@ def test_usage_reads_the_manifests_without_loading_the_registry(migrated_home: P
     assert [m for m in ran.modules if m.endswith(".handler")] == []
     assert ran.imported(("agent.builtin", "agent.registry.cards")) == []
     assert "deprecated" in ran.stdout  # a state read from a manifest (link_headroom's)
-
-
-def test_the_public_surface_imports_a_name_only_when_asked_for() -> None:
-    """``agent.sdk`` is what the deployment and every skill import: by itself it costs nothing,
-    and the deployment's text features bring no jsonschema with them."""
-    ours = {m for m in _imported_after("import agent.sdk") if m.split(".")[0] == "agent"}
-    assert ours == {"agent", "agent.lazy", "agent.sdk"}
-    modules = _imported_after("from agent.sdk import TextFeatures, total")
-    assert "jsonschema" not in modules
 
 
 CLIENT_COMMANDS = {

@@ -1,13 +1,23 @@
-"""The one module that reads a2a-sdk internals; every other module uses only its public API.
+"""The one module that reads or rebinds a2a-sdk internals; every other module uses only its
+public API (tests/test_architecture.py and tests/test_private_names.py hold them to that).
 
-Each function here names what it needs from the SDK's private surface, so an SDK upgrade that
-moves one of them breaks here, with a clear name, and nowhere else. The import-rules test
-(tests/test_architecture.py) holds every other module to that.
+Only what the SDK's public API (a2a-sdk 1.3.0) cannot do is here; each entry says what it
+needs, why, and the SDK release that would let it go. An SDK upgrade that moves one of them
+breaks here, with a clear name, and nowhere else:
+
+- ``card_etag``, ``etag_matches``: the card route's weak ETag and its If-None-Match reading,
+  for our card route, which renders the fixed public card once and adds ``Last-Modified``.
+- ``serialize_integral_numbers``: integral numbers written as JSON integers by the HTTP
+  bindings (``MessageToDict`` writes ``1.0`` for every number of a ``Struct``).
+- ``parse_requests_fast``, ``params_parser``, ``answer_printer``: the JSON-RPC adapter's
+  request parsing and answer printing, made faster (docs/architecture.md, bypass table).
+- ``stream_events_lean``: both HTTP bindings' SSE answer (one helper task per stream).
+- ``sdk_spans_recorded``: whether the SDK's tracing wrappers record anything, which its
+  tracing module says only in module-level flags.
 """
 
 from __future__ import annotations
 
-import sys
 from types import ModuleType
 from typing import Any
 
@@ -18,14 +28,12 @@ from agent.edge.prepared_answer import take as take_answer
 from agent.edge.proto_json import message_to_wire_dict
 
 # The SDK's server side (a2a.server.routes, and agent.edge.sse's Starlette) is imported by the
-# functions that patch or read it, which the app calls as it is built: a client that imports
-# this module for import_client() below must not pay for a server.
+# functions that patch or read it, which the app calls as it is built.
 
 __all__ = [
     "answer_printer",
     "card_etag",
     "etag_matches",
-    "import_client",
     "params_parser",
     "parse_requests_fast",
     "sdk_spans_recorded",
@@ -36,14 +44,18 @@ __all__ = [
 
 
 def card_etag(card: dict[str, Any]) -> str:
-    """The SDK card route's ETag for a rendered card, so ours revalidates exactly as the SDK's."""
+    """The SDK card route's ETag for a rendered card, so ours revalidates exactly as the SDK's.
+
+    Goes when an SDK release exports it (1.3.0 keeps it private to ``agent_card_routes``) or
+    lets ``create_agent_card_routes`` serve a card rendered once."""
     from a2a.server.routes.agent_card_routes import _etag_for
 
     return str(_etag_for(card))
 
 
 def etag_matches(if_none_match: str, etag: str) -> bool:
-    """Whether an If-None-Match header selects ``etag`` (the SDK's own RFC 9110 reading)."""
+    """Whether an If-None-Match header selects ``etag`` (the SDK's own RFC 9110 reading).
+    Goes with :func:`card_etag`."""
     from a2a.server.routes.agent_card_routes import _if_none_match_hits
 
     return bool(_if_none_match_hits(if_none_match, etag))
@@ -76,7 +88,8 @@ def serialize_integral_numbers() -> None:
     """Make the SDK's HTTP bindings write integral numbers as JSON integers (idempotent).
 
     Raises if an SDK module no longer serializes with ``MessageToDict``: an upgrade that moves
-    the step must break here, not silently put ``1.0`` back on the wire.
+    the step must break here, not silently put ``1.0`` back on the wire. Goes when an SDK
+    release takes a serializer for its HTTP bindings (1.3.0 takes none).
     """
     for module in _serializing_modules():
         current = getattr(module, "MessageToDict", None)
@@ -89,6 +102,8 @@ def parse_requests_fast() -> None:
     """Make the SDK's JSON-RPC adapter parse request params with ``proto_parse.parse_dict``
     (ParseDict's outcome, faster; idempotent). Raises if the module no longer parses with
     ``ParseDict``: an upgrade that moves the step must break here, not silently slow down.
+    Goes when its gain falls under 5 % of every bench.perf cell, or an SDK release takes a
+    parser (1.3.0 takes none).
     """
     from a2a.server.routes import jsonrpc_dispatcher
 
@@ -116,7 +131,9 @@ def serializes_integral_numbers() -> bool:
 def stream_events_lean() -> None:
     """Make the SDK's HTTP bindings stream with ``agent.edge.sse`` (one helper task per
     stream instead of sse-starlette's five; idempotent). Raises if a module no longer builds
-    its SSE answer with the SDK's ``create_event_source_response``."""
+    its SSE answer with the SDK's ``create_event_source_response``. Goes when its gain falls
+    under 5 % of every bench.perf cell, or an SDK release streams with one task (1.3.0 uses
+    sse-starlette's)."""
     from a2a.server.routes import common as routes_common
     from a2a.server.routes import jsonrpc_dispatcher, rest_dispatcher
 
@@ -139,14 +156,16 @@ def stream_events_lean() -> None:
 
 
 def params_parser() -> Any:
-    """The function the SDK's JSON-RPC adapter parses request params with."""
+    """The function the SDK's JSON-RPC adapter parses request params with (goes with
+    :func:`parse_requests_fast`)."""
     from a2a.server.routes import jsonrpc_dispatcher
 
     return jsonrpc_dispatcher.ParseDict  # type: ignore[attr-defined]
 
 
 def answer_printer() -> Any:
-    """The function the SDK's JSON-RPC adapter prints its answers with."""
+    """The function the SDK's JSON-RPC adapter prints its answers with (goes with
+    :func:`serialize_integral_numbers`)."""
     from a2a.server.routes import jsonrpc_dispatcher
 
     return jsonrpc_dispatcher.MessageToDict  # type: ignore[attr-defined]
@@ -154,7 +173,8 @@ def answer_printer() -> Any:
 
 def sdk_spans_recorded() -> bool:
     """Whether the SDK's tracing wrappers record anything: its instrumentation is on and a
-    tracer provider other than OpenTelemetry's default proxy is installed."""
+    tracer provider other than OpenTelemetry's default proxy is installed. Goes when an SDK
+    release says so publicly (1.3.0 keeps it in its tracing module's flags)."""
     from a2a.utils import telemetry as sdk_tracing
 
     if not (getattr(sdk_tracing, "otel_installed", False) and sdk_tracing.otel_enabled):
@@ -162,71 +182,3 @@ def sdk_spans_recorded() -> bool:
     from opentelemetry import trace
 
     return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
-
-
-# -- the client's import (agent/client/governed.py, agent/devtools/conformance.py) -------------
-# ``import a2a.client`` runs its package's __init__, whose ClientFactory module imports both gRPC
-# transports (the 1.0 one, and the 0.3 compatibility one, whose pydantic types are most of the
-# package's import) whichever binding the client speaks: 0.11 to 0.13 s of a client
-# command's CPU. client_factory takes either transport as None when its import fails (gRPC is
-# the SDK's optional extra), and only its GRPC producer reads them. A client of an HTTP binding
-# imports the package with the gRPC modules blocked (``sys.modules[name] = None``: an import of
-# it raises ImportError, as Python documents); they are unblocked at once, and the gRPC binding
-# asked for later in the same process gets its transports back (_restore_grpc_transports).
-_GRPC_MODULES = ("grpc", "a2a.client.transports.grpc", "a2a.compat.v0_3.grpc_transport")
-_grpc_left_out = False
-"""Whether import_client imported the SDK's client without its gRPC transports."""
-
-
-def import_client(binding: str) -> None:
-    """Import the a2a-sdk's client for ``binding`` (a card's ``protocolBinding`` name): without
-    gRPC for ``JSONRPC`` and ``HTTP+JSON`` when nothing has imported it yet, with it for
-    ``GRPC`` (its transports restored if an earlier call left them out). Idempotent; call it
-    before using ``ClientFactory`` for a binding (``sdk_config`` does), and, to leave gRPC
-    out, before anything imports ``a2a.client`` (the SDK calls do, first)."""
-    global _grpc_left_out
-    if binding == "GRPC":
-        if _grpc_left_out:
-            _restore_grpc_transports()
-        return
-    if "a2a.client" in sys.modules:
-        return
-    blocked = [name for name in _GRPC_MODULES if name not in sys.modules]
-    for name in blocked:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        import a2a.client
-    except ImportError:  # the SDK no longer takes them as optional: import them as ever
-        _unblock(blocked)
-        import a2a.client  # noqa: F401
-    finally:
-        _unblock(blocked)
-    from a2a.client import client_factory
-
-    _grpc_left_out = client_factory.GrpcTransport is None  # type: ignore[attr-defined]
-
-
-def _unblock(names: list[str]) -> None:
-    for name in names:
-        if name in sys.modules and sys.modules[name] is None:
-            del sys.modules[name]
-
-
-def _restore_grpc_transports() -> None:
-    """Give client_factory the gRPC transports import_client left out (as its own imports
-    would have bound them; a missing gRPC extra leaves them None, and the SDK says so)."""
-    global _grpc_left_out
-    from a2a.client import client_factory
-
-    try:
-        from a2a.client.transports.grpc import GrpcTransport
-    except ImportError:
-        return
-    client_factory.GrpcTransport = GrpcTransport  # type: ignore[attr-defined]
-    try:
-        from a2a.compat.v0_3.grpc_transport import CompatGrpcTransport
-    except ImportError:
-        pass
-    else:
-        client_factory.CompatGrpcTransport = CompatGrpcTransport  # type: ignore[attr-defined]
-    _grpc_left_out = False

@@ -23,10 +23,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from agent.cli_coercion import PlainCoercionGroup
 from agent.cli_exit import ExitCode, exit_codes_help
+from agent.cli_values import file_path, whole_number
 from agent.cli_view import command_view
-from agent.defaults import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
+from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from a2a.types import AgentCard
@@ -58,13 +58,11 @@ app = typer.Typer(
     help="a2a-agent: a schema-governed A2A agent.",
     epilog=exit_codes_help(),
     no_args_is_help=True,
-    cls=PlainCoercionGroup,
 )
 card_app = typer.Typer(
     help="Print or check the agent card.",
     epilog=exit_codes_help(),
     invoke_without_command=True,
-    cls=PlainCoercionGroup,
 )
 app.add_typer(card_app, name="card")
 console = Console(markup=False, emoji=False)
@@ -182,7 +180,9 @@ def require_database(settings: Settings) -> None:
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Address to listen on.")] = None,
-    port: Annotated[int | None, typer.Option(help="Port to listen on.")] = None,
+    port: Annotated[
+        int | None, typer.Option(help="Port to listen on.", parser=whole_number)
+    ] = None,
     database_url: DatabaseUrl = None,
     public_url: Annotated[
         str | None, typer.Option("--public-url", help="Base URL the card advertises.")
@@ -425,7 +425,7 @@ def token(
         ),
     ] = None,
     scope: Annotated[list[str] | None, typer.Option(help="A scope; repeat for more.")] = None,
-    ttl: Annotated[int, typer.Option(help="Lifetime in seconds.")] = 8 * 3600,
+    ttl: Annotated[int, typer.Option(help="Lifetime in seconds.", parser=whole_number)] = 8 * 3600,
     agent_credential: Annotated[
         bool,
         typer.Option(
@@ -615,7 +615,9 @@ def audit_command(
     principal: Annotated[str | None, typer.Option(help="Only this subject.")] = None,
     task: Annotated[str | None, typer.Option(help="Only this task id.")] = None,
     since: Annotated[str | None, typer.Option(help="ISO time, or 30m / 24h / 7d.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many rows, newest first.")] = 100,
+    limit: Annotated[
+        int, typer.Option(help="At most this many rows, newest first.", parser=whole_number)
+    ] = 100,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
     database_url: DatabaseUrl = None,
 ) -> None:
@@ -770,36 +772,14 @@ def _client_errors() -> tuple[type[Exception], ...]:
 
 
 def _binding(value: str) -> str:
-    """``--binding``, checked, and httpx imported for the client (``_import_httpx``). Nothing
-    of the a2a-sdk's client is imported here: a unary JSON-RPC call needs none of it, and the
-    calls that do import it for their binding (agent/client/calls.py ``sdk_config``: without
-    gRPC for an HTTP binding)."""
+    """``--binding``, checked (any case). Nothing of the a2a-sdk's client is imported here: a
+    unary JSON-RPC call needs none of it, and the calls that do import it themselves."""
     from agent.client import BINDINGS
 
     for name in BINDINGS:
         if value.upper() == name:
-            _import_httpx()
             return name
     raise fail(f"--binding must be one of {', '.join(BINDINGS)}, not {value!r}")
-
-
-def _import_httpx() -> None:
-    """httpx without its own command line. Its ``__init__`` imports ``httpx._main`` (click,
-    rich's progress bars, pygments: 25 to 30 ms of a client command) whenever click is
-    installed, and defines a ``main`` that asks for the ``cli`` extra when that import fails;
-    a client command never runs it. The module is left out of that first import the way
-    Python documents (``sys.modules[name] = None`` makes its import raise ImportError), then
-    let in again, so that anything importing it later gets it."""
-    if "httpx" in sys.modules:
-        return
-    left_out = "httpx._main" not in sys.modules
-    if left_out:
-        sys.modules["httpx._main"] = None  # type: ignore[assignment]
-    try:
-        import httpx  # noqa: F401
-    finally:
-        if left_out and "httpx._main" in sys.modules and sys.modules["httpx._main"] is None:
-            del sys.modules["httpx._main"]
 
 
 def _arguments(value: str) -> dict[str, Any]:
@@ -1025,12 +1005,8 @@ def _run_client(work: Coroutine[Any, Any, T], as_json: bool, token: str | None =
 
 
 def _run_checking(work: Coroutine[Any, Any, T]) -> T:
-    """``run_async`` for a command that verifies interface documents: the schemas an earlier
-    client command checked are not checked again (agent/schema_memo.py ``CLIENT_FOLDER``)."""
-    from agent import schema_memo
-
-    with schema_memo.remembered(schema_memo.CLIENT_FOLDER):
-        return run_async(work)
+    """``run_async`` for a command that verifies interface documents."""
+    return run_async(work)
 
 
 def _status_style() -> dict[str, str]:
@@ -1481,7 +1457,9 @@ def chain_command(
     task: Annotated[
         str | None, typer.Option("--task", help="list: links touching this task id.")
     ] = None,
-    limit: Annotated[int, typer.Option(help="list: at most this many, newest first.")] = 100,
+    limit: Annotated[
+        int, typer.Option(help="list: at most this many, newest first.", parser=whole_number)
+    ] = 100,
     as_json: AsJson = False,
     database_url: DatabaseUrl = None,
     require_signature: RequireSignature = False,
@@ -1606,7 +1584,10 @@ def check_command(
     bearer: Bearer = None,
     binding: BindingOption = "JSONRPC",
     json_file: Annotated[
-        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+        Path | None,
+        typer.Option(
+            "--json", help="Also write the report as JSON to this file.", parser=file_path
+        ),
     ] = None,
     require_signature: RequireSignature = False,
 ) -> None:

@@ -12,7 +12,6 @@ these in the docstring of its own errors module):
     - RegistryError                              agent.registry.manifests
     - ScaffoldError                              agent.devtools.scaffold
     - UnknownRevisionError                       agent.storage.history
-    - NotInstalledError (LookupError)            agent.installed
   + SchemaInterfaceError                         agent.errors
     - InterfaceBuildError                        agent.interfaces.document
     - NotRepresentableError (ValueError)         agent.interfaces.digest

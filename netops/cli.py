@@ -20,6 +20,7 @@ from agent.cli import (
     run_async,
 )
 from agent.cli_exit import ExitCode
+from agent.cli_values import whole_number
 
 FACTORY = "netops.deployment:network_deployment"
 
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 def seed_command(
     scale: Annotated[str, typer.Option(help="small | medium | large")] = "small",
     links: Annotated[
-        int | None, typer.Option(help="Exact number of links (overrides --scale).")
+        int | None,
+        typer.Option(help="Exact number of links (overrides --scale).", parser=whole_number),
     ] = None,
     database_url: DatabaseUrl = None,
     until: Annotated[

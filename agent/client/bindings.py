@@ -1,6 +1,5 @@
 """The A2A bindings a client can use, as a card's ``protocolBinding`` names them: their own
-module, so that a command can check ``--binding`` before it imports the a2a-sdk's client (whose
-import depends on the binding: agent/_sdk.py ``import_client``)."""
+module, so that a command can check ``--binding`` before it imports the a2a-sdk's client."""
 
 from __future__ import annotations
 

@@ -149,13 +149,7 @@ def sdk_config(binding: str, http: httpx.AsyncClient, *, streaming: bool) -> Cli
     """The a2a-sdk client's configuration for one binding: ``JSONRPC`` and ``HTTP+JSON`` over
     ``http``; ``GRPC`` over a plaintext channel to the card's ``host:port`` (the SDK closes it
     with the client). The bearer token and extensions go in each call's context either way
-    (``authorization`` and ``a2a-extensions`` metadata on gRPC).
-
-    The SDK's client is made ready for the binding first (``import_client``: an HTTP binding's
-    client is imported without gRPC, whose transports the gRPC binding gets back)."""
-    from agent._sdk import import_client
-
-    import_client(binding)
+    (``authorization`` and ``a2a-extensions`` metadata on gRPC)."""
     from a2a.client import ClientConfig
 
     channel_factory = None

@@ -25,7 +25,7 @@ done here, per call, before the handler sees anything:
   (the SDK's own table differs for three of them: see ``GRPC_STATUS``).
 
 The server runs in the event loop that runs uvicorn, started and stopped by the app's lifespan
-(agent/app.py); NETAGENT_GRPC_PORT chooses its port (docs/operations.md).
+(agent/app/transports.py); NETAGENT_GRPC_PORT chooses its port (docs/operations.md).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ class PrincipalGrpcContextBuilder(DefaultGrpcServerCallContextBuilder):
     """The SDK's gRPC context (its ``grpc_context``, the requested extensions) with our caller.
 
     The user is the ``PrincipalUser`` of the principal ``_admit`` verified, as the HTTP
-    builder (agent/app.py ``PrincipalContextBuilder``) hands over the one the middleware
+    builder (agent/app/transports.py ``PrincipalContextBuilder``) hands over the one the middleware
     verified; ``state`` also carries the metadata as ``headers`` and the scopes as ``auth``,
     as the SDK's HTTP builder does.
     """

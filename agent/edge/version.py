@@ -3,9 +3,9 @@
 A2A 1.0 lets a client send the version as the ``A2A-Version`` query parameter instead of the
 header. The SDK's version check (``a2a.utils.version_validator``, run by both HTTP adapters)
 reads only ``ServerCallContext.state['headers']`` and takes a request without the header for
-0.3; the context builder (agent/app.py) fills that header from the query parameter here, so
-the SDK's one check serves both spellings and answers a bad value with the binding's
-``VERSION_NOT_SUPPORTED`` as it does for the header.
+0.3; the context builder (agent/app/transports.py) fills that header from the query
+parameter here, so the SDK's one check serves both spellings and answers a bad value with
+the binding's ``VERSION_NOT_SUPPORTED`` as it does for the header.
 
 A header with a value wins over the parameter; an empty header counts as absent. Repeated
 parameters that disagree are not a version (the check refuses them), the same ones repeated

@@ -2,7 +2,7 @@
 ``date-time`` asserted, no reference ever fetched, a ``false`` subschema located exactly.
 
 Imported only when it is needed: an instance the fast check (fast_check.py) does not vouch
-for, a schema checked for the first time (``schema_memo``), or a caller asking for the full
+for, a schema checked against the metaschema, or a caller asking for the full
 validator. Importing jsonschema, with attrs, referencing and the metaschemas it loads, was a
 fifth of the instructions of ``netagent describe`` and ``check``, which almost never need it.
 """

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from rfc3339_validator import validate_rfc3339
 
-from agent import schema_memo
 from agent.errors import SchemaInterfaceError
 from agent.interfaces.fast_check import Check, compile_check
 from agent.interfaces.pointer import bounded_pointer, json_pointer
@@ -92,17 +91,11 @@ def check_schema(schema: Any) -> None:
     Beyond the metaschema: every ``$ref``/``$dynamicRef`` must be a ``#...`` fragment that
     resolves inside ``schema``, and any ``$schema`` must be the 2020-12 dialect its reference
     declares. The walk is deliberately conservative: it visits every member, so a ``$ref``
-    string inside ``const``/``default``/``examples`` data must be local too. A pass is
-    remembered by content (``agent/schema_memo.py``): the registry's schemas are checked once,
-    not at every start, and jsonschema is not even imported for them.
+    string inside ``const``/``default``/``examples`` data must be local too.
     """
-    memo = schema_memo.key(schema, "2020-12 + local references", _CHECKER)
-    if schema_memo.passed(memo):
-        return
     from agent.interfaces import draft2020
 
     draft2020.check(schema)
-    schema_memo.record(memo)
 
 
 def compile_validator(schema: Any, *, checked: bool = False) -> SchemaValidator:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -31,7 +32,6 @@ from a2a.utils.proto_utils import warn_on_missing_required_fields
 from google.protobuf.json_format import MessageToDict
 
 from agent.edge.json_numbers import integral_numbers
-from agent.installed import NotInstalledError, version
 from agent.interfaces import EXTENSION_URI, INTERFACE_VERSION
 from agent.registry.identity import AgentIdentity as AgentIdentity
 from agent.registry.loader import Capability, Registry
@@ -55,13 +55,12 @@ PROTOCOL_VERSION = "1.0"
 def agent_version(distribution: str | None) -> str:
     """The deployment's installed distribution's version (``AgentIdentity.distribution``); the
     card version builds on it. Read once: it does not change while the process runs, and an
-    extended card is built at a new caller's first request (each reading lists the ``sys.path``
-    folders)."""
+    extended card is built at a new caller's first request)."""
     if distribution is None:
         return "0.0.0"
     try:
-        return version(distribution)
-    except NotInstalledError:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
         return "0.0.0"
 
 

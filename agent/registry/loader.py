@@ -27,7 +27,6 @@ from agent.registry.manifests import (
     manifest_paths,
     read_json,
     read_manifest,
-    remembered_passes,
 )
 
 __all__ = [
@@ -201,9 +200,8 @@ def load_registry(
     ``skills_dir``; ``agent/registry/builtin_words.py``)."""
     root, paths = manifest_paths(skills_dir, builtin)
     words = builtin_words(words_from or root)
-    with remembered_passes(root):
-        # a generator: each manifest's handler is imported before the next file is read
-        capabilities = [_load_capability(path, data) for path, data in checked_json(paths, words)]
+    # a generator: each manifest's handler is imported before the next file is read
+    capabilities = [_load_capability(path, data) for path, data in checked_json(paths, words)]
     problems = _cross_reference_problems(capabilities, root)
     if problems:
         raise RegistryError(problems[0])
@@ -224,22 +222,21 @@ def validate_registry(
         return None, [str(exc)]
     capabilities: list[Capability] = []
     problems: list[str] = []
-    with remembered_passes(root):
-        check = ManifestCheck()
-        for path in paths:
-            try:
-                data = read_manifest(path, words)
-            except RegistryError as exc:
-                problems.append(str(exc))
-                continue
-            found = check.problems(path, data)
-            if found:
-                problems += found
-                continue
-            try:
-                capabilities.append(_load_capability(path, data))
-            except RegistryError as exc:
-                problems.append(str(exc))
+    check = ManifestCheck()
+    for path in paths:
+        try:
+            data = read_manifest(path, words)
+        except RegistryError as exc:
+            problems.append(str(exc))
+            continue
+        found = check.problems(path, data)
+        if found:
+            problems += found
+            continue
+        try:
+            capabilities.append(_load_capability(path, data))
+        except RegistryError as exc:
+            problems.append(str(exc))
     problems += _cross_reference_problems(capabilities, root)
     return (Registry(_bound(capabilities)) if not problems else None), problems
 

@@ -5,19 +5,16 @@ handler or builds an interface.
 followed by its handler and interface; ``read_manifests`` runs only these, for a command that
 needs a skill's id and state and nothing it runs (``netagent usage`` labels its rows with
 them). Neither the handlers nor the interface machinery (digests, the 2020-12 metaschema
-checks) are imported here, nor jsonschema while every manifest is one that passed before.
+checks) are imported here.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent import schema_memo
 from agent.errors import ConfigurationError
 from agent.registry.builtin_words import CORE_SKILLS_DIR, WORDS_FILE, BuiltinWords, is_core_manifest
 from agent.registry.manifest import Manifest, State
@@ -46,46 +43,26 @@ def manifest_validator() -> Draft202012Validator:
     from jsonschema import Draft202012Validator
 
     schema = json.loads(MANIFEST_SCHEMA.read_text())
-    memo = schema_memo.key(schema, "2020-12 metaschema", __file__)
-    if not schema_memo.passed(memo):
-        Draft202012Validator.check_schema(schema)
-        schema_memo.record(memo)
+    Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
 
 class ManifestCheck:
-    """The manifest schema's check of each manifest, remembered by content like the schemas'
-    own (``agent/schema_memo.py``): a manifest that passed before passes without jsonschema
-    being imported, so a command that only reads manifests (``netagent usage``) does not pay
-    for it. The key holds the manifest schema's bytes, so a changed schema checks again."""
+    """The manifest schema's check of each manifest (its validator built on first use)."""
 
     def __init__(self) -> None:
-        self._check = (
-            "capability manifest schema " + hashlib.sha256(MANIFEST_SCHEMA.read_bytes()).hexdigest()
-        )
         self._validator: Draft202012Validator | None = None
 
     def validator(self) -> Draft202012Validator:
-        """The compiled validator, built on the first manifest the memo does not know."""
+        """The compiled validator, built on the first manifest checked."""
         if self._validator is None:
             self._validator = manifest_validator()
         return self._validator
 
     def problems(self, path: Path, data: Any) -> list[str]:
         """Every problem of one manifest: its schema violations, then its folder name."""
-        memo = schema_memo.key(data, self._check, __file__)
-        if not schema_memo.passed(memo):
-            problems = manifest_problems(path, data, self.validator())
-            if problems:
-                return problems
-            schema_memo.record(memo)
-        return _folder_problems(path, data)
-
-
-def remembered_passes(root: Path) -> AbstractContextManager[None]:
-    """Checks passed in an earlier process, kept beside the skills' bytecode
-    (``agent/schema_memo.py``): the metaschema checks were most of a registry load."""
-    return schema_memo.remembered(root)
+        problems = manifest_problems(path, data, self.validator())
+        return problems or _folder_problems(path, data)
 
 
 def builtin_words(skills_dir: Path) -> BuiltinWords:
@@ -206,10 +183,7 @@ def read_manifests(skills_dir: Path, *, builtin: bool = True) -> dict[str, Manif
     here: ``load_registry`` (and ``netagent validate``) find those."""
     root, paths = manifest_paths(skills_dir, builtin)
     words = builtin_words(root)
-    with remembered_passes(root):
-        manifests = [
-            Manifest.from_json(data, path.parent) for path, data in checked_json(paths, words)
-        ]
+    manifests = [Manifest.from_json(data, path.parent) for path, data in checked_json(paths, words)]
     problems = cross_reference_problems(manifests, root)
     if problems:
         raise RegistryError(problems[0])

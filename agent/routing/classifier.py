@@ -85,7 +85,7 @@ def _reason_of(label: str) -> str | None:
 
 def _pipeline() -> Pipeline:
     # scikit-learn (about a second to import) is imported on the first training, which the
-    # app runs in the background after start-up (agent/app.py), not on the way to its card.
+    # app runs in the background after start-up (agent/app/tasks.py), not on the way to its card.
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import FeatureUnion, Pipeline

@@ -13,7 +13,6 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from agent.storage.inline_sqlite import inline_creator
 from agent.storage.sqlite_file import SQLITE_TIMEOUT_S as SQLITE_TIMEOUT_S  # one busy timeout
 
 _ASYNC_DRIVERS = {
@@ -47,7 +46,7 @@ def async_url(url: str | URL) -> URL:
 def make_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     """Create an engine with the settings the agent relies on.
 
-    SQLite gets WAL (readers never block the writer), enforced foreign keys and
+    SQLite (aiosqlite) gets WAL (readers never block the writer), enforced foreign keys and
     a busy timeout; PostgreSQL gets ``pool_pre_ping`` so a restarted server does
     not surface as a failed skill call.
     """
@@ -80,9 +79,8 @@ def _sqlite_engine(url: URL, *, echo: bool) -> AsyncEngine:
     database = url.database or ""
     uri = database.startswith("file:")
     if uri:  # what SQLite opens: the URI with the URL's own parameters (mode, cache...) in it
-        (database,), _ = url.get_dialect()().create_connect_args(
-            url.update_query_dict({"uri": "true"})
-        )
+        url = url.update_query_dict({"uri": "true"})
+        (database,), _ = url.get_dialect()().create_connect_args(url)
     file = sqlite_file_opened(database)
     kwargs: dict[str, Any] = {}
     if file is None:
@@ -96,9 +94,7 @@ def _sqlite_engine(url: URL, *, echo: bool) -> AsyncEngine:
         # at 32 concurrent callers, +30% throughput and p99 halved).
         kwargs["pool_size"] = 1
         kwargs["max_overflow"] = 0
-    kwargs["async_creator"] = inline_creator(
-        database or ":memory:", timeout=SQLITE_TIMEOUT_S, uri=uri
-    )
+    kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
     engine = create_async_engine(url, echo=echo, **kwargs)
     event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine

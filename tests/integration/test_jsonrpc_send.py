@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-import agent.app
+import agent.app.transports
 from tests.conftest import RunningAgent, start_agent
 
 JSONRPC = "/a2a/jsonrpc"
@@ -32,7 +32,7 @@ VERSION = {"A2A-Version": "1.0"}
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningAgent, RunningAgent]]:
     straight = start_agent(tmp_path_factory.mktemp("straight"))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(agent.app, "sdk_spans_recorded", lambda: True)
+        patch.setattr(agent.app.transports, "sdk_spans_recorded", lambda: True)
         dispatched = start_agent(tmp_path_factory.mktemp("dispatched"))
     yield straight, dispatched
     straight.stop()

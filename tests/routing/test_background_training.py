@@ -1,6 +1,6 @@
-"""The classifier is ready before the agent serves (agent/app.py's lifespan trains it, or reads it
-from its cache): no text request waits for a training; a request naming its skill needs no
-classifier at all."""
+"""The classifier is ready before the agent serves (the routing builder, agent/app/tasks.py,
+trains it or reads it from its cache): no text request waits for a training; a request naming
+its skill needs no classifier at all."""
 
 from __future__ import annotations
 

@@ -125,7 +125,7 @@ async def _prepare(url: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> tup
         calls["core"] += 1
         await core.upgrade(url)
 
-    monkeypatch.setattr("agent.app.upgrade_core", upgrade_core)
+    monkeypatch.setattr("agent.app.storage.upgrade_core", upgrade_core)
     deployment = network_deployment()
     real_migrate = deployment.migrate
     assert real_migrate is not None

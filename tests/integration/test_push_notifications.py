@@ -223,7 +223,9 @@ async def test_a_redirect_is_not_followed(push_agent: RunningAgent) -> None:
         token = push_agent.token("alice")
         await send(push_agent.base_url, token, text_message(ANSWER, task_id))  # a second change
         moving.wait_for(lambda got: len(got) >= 2)
-        assert [r.path for r in moving.received] == ["/hook", "/hook"]  # never /hook/moved
+        # each change was posted to /hook, never to /hook/moved (the reply's own changes may
+        # be one or two, as the run goes: their count is not the point)
+        assert {r.path for r in moving.received} == {"/hook"}, moving.received
     finally:
         moving.stop()
 

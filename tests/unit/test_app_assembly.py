@@ -85,11 +85,15 @@ def test_the_lives_list_is_read_when_the_app_starts() -> None:
 
 def test_the_builders_start_in_the_documented_order() -> None:
     """Teardown (the reverse) is MCP, gRPC, the services, the tasks' parts (relay, sweeper,
-    handler, writer, lease), the token exchange, the database, the spans."""
+    handler, writer, lease), the token exchange, push notifications, the database, the spans.
+    Push notifications' triggers are made before a previous run's interrupted tasks are ended,
+    so those endings are notified too."""
     names: list[Any] = [f"{b.__module__.rsplit('.', 1)[-1]}.{b.__name__}" for b in BUILDERS]
-    assert names[:8] == [
+    assert names[:10] == [
         "tasks.observability",
         "storage.database",
+        "tasks.notifications",
+        "storage.interrupted",
         "security.credentials",
         "tasks.handling",
         "tasks.services",

@@ -1190,7 +1190,7 @@ def _print_invocation(result: dict[str, Any], *, all_records: bool = False) -> N
             record["kind"],
             record["artifact_id"],
             record["schema_uri"],
-            json.dumps(record["data"], sort_keys=True),
+            json.dumps(record["data"], ensure_ascii=False),  # the record schema's order
         )
     console.print(table)
 

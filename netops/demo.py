@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -57,6 +58,7 @@ from agent.interfaces import (
     verify_document,
     verify_reference,
 )
+from agent.interfaces.order import in_schema_order
 from agent.outbound import outbound_client
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
@@ -155,6 +157,14 @@ def _artifact_data(task: Task, name: str) -> dict[str, Any] | None:
     return None
 
 
+def _recommendation(output: dict[str, Any]) -> str:
+    """plan_link_upgrade's answer in one line: what to do, from what to what, and why."""
+    current = _bps(output.get("current_capacity_bps"))
+    recommended = _bps(output.get("recommended_capacity_bps"))
+    change = f"{current} -> {recommended}" if current != recommended else f"stay at {current}"
+    return f"{output.get('recommendation')} ({change}): {output.get('reason')}"
+
+
 def _routing(task: Task) -> dict[str, Any]:
     routing = MessageToDict(task.metadata).get("routing", {})
     return routing if isinstance(routing, dict) else {}
@@ -180,9 +190,23 @@ def _routing_line(routing: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _compact(value: Any, limit: int = 110) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _shown(value: Any) -> str:
+    """A value as a person reads it: text as it is, a yes/no, anything else as JSON (never a
+    Python repr); objects keep the order they were given in (see ``_ordered``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _quoted(text: str) -> str:
+    """What someone typed, in double quotes (JSON's, not Python's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+ERROR_ORDER = {"required": ["code", "message", "details"]}
+"""An error object read from its code down (the rest by name): it crosses the wire as a Struct."""
 
 
 # -- the walkthrough --------------------------------------------------------------------------
@@ -207,7 +231,7 @@ class _Walkthrough:
         self.console.print(*objects, highlight=False, **kwargs)
 
     def line(self, label: str, value: Any) -> None:
-        self.print(f"  [bold]{escape(label)}[/] {escape(str(value))}", markup=True)
+        self.print(f"  [bold]{escape(label)}[/] {escape(_shown(value))}", markup=True)
 
     def token(self, caller: str) -> str:
         if caller not in self.tokens:
@@ -350,7 +374,7 @@ class _Walkthrough:
             )
         self.print(table)
         interaction = document.get("interaction", {})
-        self.line("interaction:", _compact(interaction))
+        self.line("interaction:", interaction)
         self.line("describe_skill calls made by the client:", client.stats.describe_calls - before)
         status: Status = "ok" if agree and not problems and not bad else "failed"
         return status, (
@@ -407,14 +431,14 @@ class _Walkthrough:
         output = invocation.output
         self.line(
             "verdict:",
-            f"{output.get('verdict')} (fits={output.get('fits')}, available "
+            f"{output.get('verdict')} (fits: {_shown(output.get('fits'))}, available "
             f"{_bps(output.get('available_bps'))} of {_bps(output.get('capacity_bps'))}, "
             f"window {output.get('window_seconds')} s)",
         )
         referenced = set(output.get("supporting_record_refs", []))
         matched = sum(r.artifact_id in referenced for r in invocation.records)
         self.line("records referenced by the result:", f"{matched} of {records}")
-        return "ok", f"{records} records streamed, verdict {output.get('verdict')!r}"
+        return "ok", f"{records} records streamed, verdict: {output.get('verdict')}"
 
     # -- step 6 -----------------------------------------------------------------------------
 
@@ -446,13 +470,22 @@ class _Walkthrough:
             self.remember(exc.task_id)
             remote = str(exc.code)
             self.line("refused by the agent:", f"task {exc.task_id} ended {exc.state}")
-            self.line("error object:", exc.error)
+            self.line("error object:", in_schema_order(exc.error, ERROR_ORDER))
         ok = local == "input_invalid" and sent == 0 and remote == "authorization_failed"
         return ("ok" if ok else "failed"), (
-            f"missing unit: {local} (nothing sent: {sent == 0}); globex caller: {remote}"
+            f"missing unit: {local} ({'nothing' if sent == 0 else sent} sent); "
+            f"globex caller: {remote}"
         )
 
     # -- step 7 -----------------------------------------------------------------------------
+
+    async def _routed_result(self, task: Task, skill_id: str) -> Any:
+        """The routed skill's result in its output schema's order (the wire keeps none)."""
+        data = _artifact_data(task, skill_id)
+        if data is None:
+            return _status_parts(task)[0]
+        interface = await self.client("alice").describe(skill_id)
+        return in_schema_order(data, interface.schema("output"))
 
     async def text_routing(self) -> tuple[Status, str]:
         headers = {"Authorization": f"Bearer {self.token('alice')}"}
@@ -462,15 +495,15 @@ class _Walkthrough:
             )
             client = await ClientFactory(config).create_from_url(self.base_url)
             async with client:
-                self.line("alice says:", repr(CLEAR_TEXT))
+                self.line("alice says:", _quoted(CLEAR_TEXT))
                 clear = await _send_text(client, CLEAR_TEXT)
                 self.remember(clear.id)
                 self.line("  state:", _state(clear))
                 self.line("  metadata.routing:", _routing_line(_routing(clear)))
                 routed = _routing(clear).get("skill_id", "")
-                self.line("  result:", _artifact_data(clear, routed) or _status_parts(clear)[0])
+                self.line("  result:", await self._routed_result(clear, routed))
 
-                self.line("alice says:", repr(AMBIGUOUS_TEXT))
+                self.line("alice says:", _quoted(AMBIGUOUS_TEXT))
                 first = await _send_text(client, AMBIGUOUS_TEXT)
                 self.remember(first.id)
                 texts, datas = _status_parts(first)
@@ -485,9 +518,10 @@ class _Walkthrough:
                 ]
                 self.line("  candidates (only alice's skills):", ", ".join(map(str, candidates)))
 
-                self.line("alice answers in the same task:", repr(CLARIFICATION_ANSWER))
+                self.line("alice answers in the same task:", _quoted(CLARIFICATION_ANSWER))
                 reply = await _send_text(client, CLARIFICATION_ANSWER, task_id=first.id)
-                self.line("  task:", f"{reply.id} (same task: {reply.id == first.id})")
+                same = "the same task" if reply.id == first.id else "a NEW task"
+                self.line("  task:", f"{reply.id} ({same})")
                 self.line("  state:", _state(reply))
                 self.line("  metadata.routing:", _routing_line(_routing(reply)))
                 result = _artifact_data(reply, CLARIFICATION_ANSWER) or {}
@@ -503,7 +537,8 @@ class _Walkthrough:
             and _state(reply) == "TASK_STATE_COMPLETED"
         )
         return ("ok" if ok else "failed"), (
-            f"{CLEAR_TEXT!r} -> {routed or '?'} {_state(clear)}; {AMBIGUOUS_TEXT!r} -> "
+            f"{_quoted(CLEAR_TEXT)} -> {routed or '?'} {_state(clear)}; "
+            f"{_quoted(AMBIGUOUS_TEXT)} -> "
             f"{_state(first)} ({len(candidates)} candidate{'' if len(candidates) == 1 else 's'})"
             f" -> {_state(reply)}"
         )
@@ -529,7 +564,7 @@ class _Walkthrough:
     async def _compose(self, store: CorrelationStore) -> tuple[Status, str]:
         paula = self.client("paula")
         arguments = {"link_id": HOT_LINK}
-        self.line("paula chains:", f"check_link_capacity {arguments} -> plan_link_upgrade")
+        self.line("paula chains:", f"check_link_capacity {_shown(arguments)} -> plan_link_upgrade")
         try:
             result = await chain(
                 paula, "check_link_capacity", arguments, paula, "plan_link_upgrade", store
@@ -566,13 +601,10 @@ class _Walkthrough:
             f"check_link_capacity task {result.upstream.task_id}: "
             f"{result.upstream.output.get('verdict')}",
         )
-        self.line(
-            "downstream:",
-            f"plan_link_upgrade task {result.downstream.task_id}: "
-            f"{_compact(result.downstream.output)}",
-        )
+        self.line("downstream:", f"plan_link_upgrade task {result.downstream.task_id}")
+        self.line("  recommendation:", _recommendation(result.downstream.output))
         leftover = composition_differences(result.upstream.interface, result.downstream.interface)
-        self.line("references identical:", not leftover)
+        self.line("schema references identical:", not leftover)
         links = await store.query(workflow_id=result.workflow_id)
         table = Table(
             title=f"task_correlation, workflow {result.workflow_id}", title_justify="left"
@@ -587,7 +619,11 @@ class _Walkthrough:
                 link["downstream_task_id"],
             )
         self.print(table)
-        return "ok", f"workflow {result.workflow_id[:8]}: {len(links)} correlation recorded"
+        answer = result.downstream.output.get("recommendation")
+        return "ok", (
+            f"workflow {result.workflow_id[:8]}: recommendation {answer}, "
+            f"{len(links)} correlation recorded"
+        )
 
     # -- step 9 -----------------------------------------------------------------------------
 
@@ -691,7 +727,8 @@ def _sample_line(record: Record) -> str:
             f"utilization {data.get('utilization_ratio', 0):.0%} "
             f"available {_bps(data.get('available_bps'))}"
         )
-    return f"{record.kind} {_compact(data, 90)}"
+    text = _shown(data)
+    return f"{record.kind} {text if len(text) <= 90 else text[:89] + '…'}"
 
 
 async def _send_text(client: Any, text: str, task_id: str = "") -> Task:

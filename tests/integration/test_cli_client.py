@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent.interfaces import canonical_json, digest_of, schema_reference
+from agent.interfaces import canonical_json, digest_of, schema_reference, trusted_schema
 from agent.registry.loader import Registry, load_registry
 from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
 from agent.settings import Settings
@@ -617,6 +617,44 @@ def test_a_composition_refusal_names_the_fields_and_exits_3(agent, home, binding
     assert "schema_uri: 'urn:netops-agent:schema:evaluate-resource-condition:output'" in run.stderr
     assert "digest: 'sha256:" in run.stderr
     assert netagent(home, "chain", "list", "--json").stdout == ""  # nothing was invoked
+
+
+def test_results_and_documents_print_in_their_schemas_order(agent, home) -> None:
+    """A result crosses the wire as a protobuf Struct (a map, in a new order in every process):
+    the client prints it in its schema's order, and a document from ``$schema`` down."""
+    token = agent.token("alice")
+    arguments = {"link_id": "acme-lnk-00002", "requested_bps": 5_000_000_000}
+    invoked = ok_json(
+        netagent(
+            home, "invoke", agent.base_url, "check_link_capacity",
+            "--args", json.dumps(arguments), "--token", token, "--json",
+        )
+    )  # fmt: skip
+    folder = ROOT / "skills" / "check_link_capacity"
+    output = json.loads((folder / "output.schema.json").read_text(encoding="utf-8"))
+    optional = sorted(set(output["properties"]) - set(output["required"]))
+    assert list(invoked["output"]) == output["required"] + optional  # requested_bps is optional
+    direction = output["properties"]["directions"]["items"]["required"]
+    assert all(list(d) == direction for d in invoked["output"]["directions"])
+    sample = json.loads((folder / "link-utilization-sample.schema.json").read_text("utf-8"))
+    assert all(list(r["data"]) == sample["required"] for r in invoked["records"])
+    described = ok_json(
+        netagent(
+            home, "describe", agent.base_url, "check_link_capacity", "--token", token, "--json"
+        )
+    )
+    document = described["skill_interface"]
+    assert list(document) == list(trusted_schema()["properties"])
+    embedded = document["output_schema"]["resolution"]["schema"]
+    assert list(embedded)[:2] == ["$schema", "type"]
+    assert list(embedded["properties"]) == output["required"] + optional
+    text = netagent(
+        home, "invoke", agent.base_url, "check_link_capacity",
+        "--args", json.dumps(arguments), "--token", token,
+    ).stdout  # fmt: skip
+    members = [line.split(":")[0].strip() for line in text.splitlines() if line.startswith("  ")]
+    top = [m for m in members if m in output["properties"]]
+    assert top == ["verdict", *(n for n in output["required"] + optional if n != "verdict")]
 
 
 # -- audit, card ------------------------------------------------------------------------------

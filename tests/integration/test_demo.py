@@ -69,10 +69,11 @@ async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None
     assert "authorization_failed" in text
     # 7: text routing, a clarification answered in the same task
     assert "TASK_STATE_INPUT_REQUIRED" in text and "metadata.routing: layer=clarification" in text
-    assert "metadata.routing: layer=task_binding; skill_id=" in text and "same task: True" in text
-    # 8: composed, or refused with the reason
+    assert "metadata.routing: layer=task_binding; skill_id=" in text and "(the same task)" in text
+    # 8: composed, or refused with the reason; composed, it shows the recommendation
     if report.status("chain") == "ok":
         assert "task_correlation, workflow" in text
+        assert re.search(r"recommendation: (upgrade|no_change) \(.*bit/s.*\): \S", text), text
     else:
         assert "composition refused" in text
     # 9: the audit table of these tasks
@@ -83,6 +84,9 @@ async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None
     checks = text.count("checked: not there") - 1  # the rows, and the line explaining them
     assert checks >= 1, text
     assert f"{checks} existence check(s) that found nothing" in audit.summary
+    # no Python repr anywhere (a dict, a list, a quoted string, a bool): JSON or words
+    assert not re.search(r"[{\[(]'|': |\bTrue\b|\bFalse\b|\bNone\b", text), text
+    assert '"result": "condition_not_met"' in text  # the worked example's result, as JSON
     denied = int(re.search(r"\((\d+) denied", audit.summary).group(1))  # type: ignore[union-attr]
     assert denied == text.count("deny: ") - 1, text  # the explaining line names it once
 

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -34,12 +34,11 @@ from a2a.client.service_parameters import with_a2a_extensions
 from a2a.helpers import new_text_part
 from a2a.types import GetTaskRequest, Message, Role, SendMessageRequest, Task, TaskState
 from google.protobuf.json_format import MessageToDict
-from rich import box
 from rich.markup import escape
 from rich.panel import Panel
-from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.cli_layout import Column, print_records
 from agent.client import (
     CompositionRefusedError,
     CorrelationStore,
@@ -230,6 +229,12 @@ class _Walkthrough:
     def print(self, *objects: Any, **kwargs: Any) -> None:
         self.console.print(*objects, highlight=False, **kwargs)
 
+    def records(
+        self, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]], lead: int = 1
+    ) -> None:
+        """Rows as a table when its ids fit whole, else one block per row (agent/cli_layout)."""
+        print_records(self.console, title, columns, rows, lead=lead)
+
     def line(self, label: str, value: Any) -> None:
         self.print(f"  [bold]{escape(label)}[/] {escape(_shown(value))}", markup=True)
 
@@ -264,12 +269,11 @@ class _Walkthrough:
         self.line("agent:", f"{card.get('name')} {card.get('version', '')}".strip())
         self.line("skills anyone may know:", ", ".join(map(str, skills)))
         bindings = _binding_rows(card)
-        table = Table(title="schema-interface extension bindings", title_justify="left")
-        for column in ("skill_id", "skill_version", "interface_digest"):
-            table.add_column(column)
-        for skill_id, version, digest in bindings:
-            table.add_row(skill_id, version, _short(digest))
-        self.print(table)
+        self.records(
+            "schema-interface extension bindings",
+            [Column("skill_id"), Column("skill_version"), Column("interface_digest")],
+            [(skill_id, version, _short(digest)) for skill_id, version, digest in bindings],
+        )
         interfaces = [
             f"{i.get('protocolBinding')} {i.get('url')}"
             for i in card.get("supportedInterfaces", [])
@@ -295,22 +299,23 @@ class _Walkthrough:
             f"{len(self.tokens)} tokens (ES256, valid 1 h, iss {self.settings.issuer!r}, "
             f"aud {self.settings.audience!r}, claims sub/tenant/scope)",
         )
-        table = Table(title="the extended card, per caller", title_justify="left")
-        for column in ("caller", "scopes", "skills", "beyond the public card"):
-            table.add_column(column, overflow="fold")
+        rows = []
         seen: dict[str, list[str]] = {}
         for subject, (tenant, scopes) in DEMO_CALLERS.items():
             advertised = await self.client(subject).fetch_card()
             seen[subject] = [s.id for s in advertised.card.skills]
             self.advertised[subject] = dict(advertised.bindings)
             extra = [s for s in seen[subject] if s not in self.public_skills]
-            table.add_row(
-                f"{subject}@{tenant}",
-                " ".join(scopes),
-                str(len(seen[subject])),
-                ", ".join(extra) or "-",
+            rows.append(
+                (f"{subject}@{tenant}", " ".join(scopes), str(len(seen[subject])), ", ".join(extra))
             )
-        self.print(table)
+        columns = [
+            Column("caller"),
+            Column("scopes"),
+            Column("skills", justify="right", label=True),
+            Column("beyond the public card"),
+        ]
+        self.records("the extended card, per caller", columns, rows, lead=3)
         base = set(seen["alice"])
         differences = []
         for subject in ("paula", "gary"):
@@ -350,9 +355,7 @@ class _Walkthrough:
             f"trusted schema ({TRUSTED_SCHEMA_PATH.name}):",
             "document is valid" if not problems else "; ".join(problems),
         )
-        table = Table(title="embedded schemas, each digest recomputed", title_justify="left")
-        for column in ("member", "schema_uri", "version", "digest", "recomputed"):
-            table.add_column(column, overflow="fold")
+        rows = []
         references = [
             ("input_schema", document["input_schema"]),
             ("output_schema", document["output_schema"]),
@@ -365,14 +368,18 @@ class _Walkthrough:
         for member, ref in references:
             fine = not verify_reference(ref)
             bad += not fine
-            table.add_row(
-                member,
-                str(ref.get("schema_uri")),
-                str(ref.get("version")),
-                _short(ref.get("digest")),
-                "matches" if fine else "MISMATCH",
+            rows.append(
+                (
+                    member,
+                    str(ref.get("version")),
+                    str(ref.get("schema_uri")),
+                    _short(ref.get("digest")),
+                    "matches" if fine else "MISMATCH",
+                )
             )
-        self.print(table)
+        names = ("member", "version", "schema_uri", "digest", "recomputed")
+        title = "embedded schemas, each digest recomputed"
+        self.records(title, [Column(name) for name in names], rows, lead=2)
         interaction = document.get("interaction", {})
         self.line("interaction:", interaction)
         self.line("describe_skill calls made by the client:", client.stats.describe_calls - before)
@@ -606,19 +613,17 @@ class _Walkthrough:
         leftover = composition_differences(result.upstream.interface, result.downstream.interface)
         self.line("schema references identical:", not leftover)
         links = await store.query(workflow_id=result.workflow_id)
-        table = Table(
-            title=f"task_correlation, workflow {result.workflow_id}", title_justify="left"
-        )
-        for column in ("upstream", "task", "downstream", "task"):
-            table.add_column(column, overflow="fold")
-        for link in links:
-            table.add_row(
+        rows = [
+            (
                 link["upstream_skill"],
                 link["upstream_task_id"],
                 link["downstream_skill"],
                 link["downstream_task_id"],
             )
-        self.print(table)
+            for link in links
+        ]
+        columns = [Column("upstream"), Column("task"), Column("downstream"), Column("task")]
+        self.records(f"task_correlation, workflow {result.workflow_id}", columns, rows, lead=2)
         answer = result.downstream.output.get("recommendation")
         return "ok", (
             f"workflow {result.workflow_id[:8]}: recommendation {answer}, "
@@ -637,32 +642,26 @@ class _Walkthrough:
         finally:
             await engine.dispose()
         rows.sort(key=lambda r: r["id"], reverse=True)
-        table = Table(
-            title=f"principal audit ({len(rows)} row{'' if len(rows) == 1 else 's'}, newest first)",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-        )
-        principal = max([9, *(len(f"{r['principal']}@{r['tenant'] or '-'}") for r in rows)])
-        widths = {"time": 8, "principal": principal, "skill": 22, "task": 8, "tool.op": 23}
-        widths["decision"] = max(20, self.console.width - sum(widths.values()) - 20)
-        for column in ("time", "principal", "skill", "task", "tool.op", "decision"):
-            table.add_column(column, no_wrap=True, overflow="ellipsis", width=widths.get(column))
         succeeded = {
             r["task_id"]
             for r in rows
             if (r["tool"], r["operation"], r["decision"]) == ("agent", "invoke", "allow")
         }
         checks = [r for r in rows if _existence_check(r, succeeded)]
-        for row in rows:
-            table.add_row(
+        shown = [
+            (
                 row["ts"].strftime("%H:%M:%S") if row["ts"] else "",
                 f"{row['principal']}@{row['tenant'] or '-'}",
-                row["skill_id"] or "",
+                row["skill_id"] or "-",
                 (row["task_id"] or "")[:8],
                 f"{row['tool']}.{row['operation']}",
                 EXISTENCE_CHECK if row in checks else f"{row['decision']}: {row['reason']}",
             )
-        self.print(table)
+            for row in rows
+        ]
+        names = ("time", "principal", "skill", "task", "tool.op", "decision")
+        title = f"principal audit ({len(rows)} row{'' if len(rows) == 1 else 's'}, newest first)"
+        self.records(title, [Column(name) for name in names], shown, lead=4)
         if checks:
             self.line(
                 f"{EXISTENCE_CHECK}: a lookup that found nothing (the tool records it as deny: "
@@ -858,12 +857,9 @@ async def run_demo(
             report.steps.append(StepResult(number, name, status, summary))
     finally:
         await walk.aclose()
-    table = Table(title="walkthrough summary")
-    for column in ("#", "step", "status", "summary"):
-        table.add_column(column, overflow="fold")
-    for step in report.steps:
-        table.add_row(str(step.number), step.name, step.status, step.summary)
-    console.print(table)
+    rows = [(str(s.number), s.name, s.status, s.summary) for s in report.steps]
+    columns = [Column("#", justify="right"), Column("step"), Column("status"), Column("summary")]
+    print_records(console, "walkthrough summary", columns, rows, lead=3)
     return report
 
 

@@ -660,42 +660,59 @@ def test_results_and_documents_print_in_their_schemas_order(agent, home) -> None
 # -- audit, card ------------------------------------------------------------------------------
 
 
-def test_the_audit_table_fits_80_columns_and_counts_in_words(agent, home) -> None:
-    invoked = ok_json(
-        netagent(
-            home,
-            "invoke",
-            agent.base_url,
-            "check_link_capacity",
-            "--args",
-            json.dumps(HOT_LINK),
-            "--token",
-            agent.token("alice"),
-            "--json",
+def assert_fits(text: str, columns: int, identifiers: set[str]) -> None:
+    """Every line within the terminal, and every identifier shown whole on one line."""
+    assert all(len(line) <= columns for line in text.splitlines()), text
+    broken = sorted(i for i in identifiers if i not in text)
+    assert not broken, f"cut or broken at {columns} columns: {broken}\n{text}"
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_audit_usage_and_describe_fit_the_terminal_with_every_id_whole(
+    agent, home, columns: int
+) -> None:
+    token = agent.token("alice")
+    tasks = [
+        ok_json(
+            netagent(
+                home, "invoke", agent.base_url, skill, "--args", json.dumps(arguments),
+                "--token", token, "--json",
+            )
+        )["task_id"]
+        for skill, arguments in (
+            ("check_link_capacity", HOT_LINK),
+            ("evaluate_resource_condition", CONDITION),
         )
-    )
+    ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
-    env |= {"NETAGENT_HOME": str(home), "COLUMNS": "80"}
+    env |= {"NETAGENT_HOME": str(home), "COLUMNS": str(columns)}
     url = agent.settings.resolved_database_url
 
-    def audit(*args: str) -> str:
+    def shown(*args: str) -> str:
         run = subprocess.run(
-            [str(NETAGENT), "audit", "--database-url", url, *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
+            [str(NETAGENT), *args], env=env, capture_output=True, text=True, timeout=60, check=False
         )
-        assert run.returncode == 0, run.stderr
+        assert run.returncode == 0, run.stdout + run.stderr
         return run.stdout
 
-    table = audit("--task", invoked["task_id"])
-    assert all(len(line) <= 80 for line in table.splitlines()), table
-    for whole in ("check_link_capacity", "agent:netops-agent", "utilization_samples", "alice@acme"):
-        assert whole in table, whole  # no id is cut in the middle
-    assert invoked["task_id"][:8] in table
-    assert "1 row, newest first" in audit("--limit", "1")
+    skills = {"check_link_capacity", "evaluate_resource_condition"}
+    audit = shown("audit", "--database-url", url, "--limit", "20")
+    ids = {*skills, "alice@acme", "agent:netops-agent", "inventory.utilization_samples"}
+    assert_fits(audit, columns, ids | {task[:8] for task in tasks})
+    assert "1 row, newest first" in shown("audit", "--database-url", url, "--limit", "1")
+    usage = shown("usage", "--database-url", url)
+    every_skill = {"plan_link_upgrade", "lookup_inventory", "link_headroom", "deprecated"}
+    assert_fits(usage, columns, skills | every_skill)
+    described = shown("describe", agent.base_url, "evaluate_resource_condition", "--token", token)
+    document = ok_json(
+        netagent(
+            home, "describe", agent.base_url, "evaluate_resource_condition",
+            "--token", token, "--json",
+        )
+    )["skill_interface"]  # fmt: skip
+    references = [document["input_schema"], document["output_schema"]]
+    references += list(document["supporting_record_schemas"].values())
+    assert_fits(described, columns, {r[m] for r in references for m in ("schema_uri", "digest")})
 
 
 @pytest.mark.backend_free

@@ -110,8 +110,7 @@ async def test_usage_labels_the_clarification_turns(demo_agent: RunningAgent) ->
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    rows = [line for line in run.stdout.splitlines() if "│" in line]
-    (row,) = [line for line in rows if "(no skill chosen)" in line]
+    (row,) = [line for line in run.stdout.splitlines() if "(no skill chosen)  " in line]
     assert "clarification" in row
     assert "(none)" not in run.stdout and "unknown" not in run.stdout
     assert "(no skill chosen): plain-text turns the agent answered by asking" in " ".join(

@@ -187,7 +187,12 @@ def serve(
         str | None, typer.Option("--public-url", help="Base URL the card advertises.")
     ] = None,
     log_format: Annotated[
-        str | None, typer.Option("--log-format", help="text (default) or json: one object a line.")
+        str | None,
+        typer.Option(
+            "--log-format",
+            help="auto (default: text on a terminal, json otherwise), text (a short line per "
+            "request) or json (one object a line, with the audit rows).",
+        ),
     ] = None,
     conformance: Annotated[
         bool,
@@ -206,10 +211,14 @@ def serve(
         ),
     ] = 1,
 ) -> None:
-    """Run the agent (creates, migrates and seeds the embedded database on first start)."""
+    """Run the agent (creates, migrates and seeds the embedded database on first start); the
+    demo tokens and the console's address are printed once it listens."""
+    import contextlib
+
     import uvicorn
 
     from agent.app import create_app
+    from agent.listening import AnnouncingServer
     from agent.observability.log_format import configure_logging
     from agent.registry.loader import RegistryError
     from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
@@ -247,9 +256,37 @@ def serve(
         raise fail(f"registry: {exc}") from None
     except ValueError as exc:  # a setting that cannot work, e.g. an exchange URL without credential
         raise fail(f"settings: {exc}") from None
-    runtime = application.state.runtime
-    if runtime.signing_key is not None:
-        _print_demo_tokens(settings, deployment.demo_callers)
+    callers = deployment.demo_callers if application.state.runtime.signing_key else ()
+
+    def announce() -> None:
+        _print_banner(settings, callers)
+
+    options: dict[str, Any] = {"log_config": log_config, "log_level": settings.log_level}
+    if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)
+        os.environ.update(settings_environment(settings))
+        os.environ[DEPLOYMENT_FACTORY_ENV] = factory
+        announce()  # uvicorn's supervisor starts the workers: no one moment they all listen
+        uvicorn.run(
+            APP_FACTORY,
+            host=settings.host,
+            port=settings.port,
+            factory=True,
+            workers=workers,
+            **options,
+        )
+        return
+    config = uvicorn.Config(application, host=settings.host, port=settings.port, **options)
+    server = AnnouncingServer(config, announce)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    if not server.started:  # start-up failed, and uvicorn logged why
+        raise typer.Exit(code=ExitCode.USAGE)
+
+
+def _print_banner(settings: Settings, callers: Sequence[DemoCaller], *, again: bool = True) -> None:
+    """The demo tokens (if this agent signs its own), then where the card and console are."""
+    if callers:
+        _print_demo_tokens(settings, callers)
     base = settings.resolved_public_url
     console.print(
         f"Agent card: [bold]{escape(base)}/.well-known/agent-card.json[/]",
@@ -257,22 +294,15 @@ def serve(
         soft_wrap=True,
         markup=True,
     )
-    sign_in = "one of the tokens above" if runtime.signing_key is not None else "a bearer token"
+    sign_in = "one of the tokens above" if callers else "a bearer token"
     console.print(
         f"Console:    [bold]{escape(base)}/console/[/] (sign in with {sign_in})",
         highlight=False,
         soft_wrap=True,
         markup=True,
     )
-    target: Any = application
-    options: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
-    if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)
-        os.environ.update(settings_environment(settings))
-        os.environ[DEPLOYMENT_FACTORY_ENV] = factory
-        target, options = APP_FACTORY, {**options, "factory": True, "workers": workers}
-    uvicorn.run(
-        target, host=settings.host, port=settings.port, log_level=settings.log_level, **options
-    )
+    if callers and again:
+        console.print("Again later: netagent tokens", style="dim", highlight=False)
 
 
 TOKEN_VARIABLE = "NETAGENT_TOKEN"
@@ -461,6 +491,20 @@ def token(
             key, settings, subject=subject, tenant=tenant, scopes=scope or [], ttl_seconds=ttl
         )
     )
+
+
+@app.command("tokens")
+def tokens_command() -> None:
+    """Print the demo callers' tokens again (fresh ones, valid 8 h), as ``netagent serve``
+    printed them, with the card's and the console's address."""
+    settings = cli_settings()
+    if not settings.embedded_issuer:
+        raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
+    require_signing_key(settings, "tokens signed with a new key would be refused by the agent")
+    callers = _deployment().demo_callers
+    if not callers:
+        raise fail("this deployment has no demo callers: `netagent token` makes a token")
+    _print_banner(settings, callers, again=False)
 
 
 def _card_factory(public_url: str | None, *, grpc_url: str | None = None) -> CardFactory:

@@ -91,6 +91,22 @@ async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None
     assert denied == text.count("deny: ") - 1, text  # the explaining line names it once
 
 
+async def test_the_walkthrough_fits_80_columns_and_cuts_no_id(demo_agent: RunningAgent) -> None:
+    """At 80 columns its audit table read `ti… princ… 03…`: now a row that does not fit is a
+    block, and only digests and key ids are shortened, on purpose (`sha256:d247462855b6…`)."""
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=80, force_terminal=False, color_system=None)
+    report = await run_demo(demo_agent.base_url, demo_agent.settings, out)
+    text = buffer.getvalue()
+    assert report.ok, text
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    shortened = re.findall(r"\S*…\S*", text)
+    deliberate = re.compile(r"^\(?(sha256:[0-9a-f]{12}|[A-Za-z0-9_-]{12})…[):]*$")
+    assert all(deliberate.match(token) for token in shortened), shortened
+    for whole in ("evaluate_resource_condition", "inventory.utilization_samples", "paula@acme"):
+        assert whole in text, whole
+
+
 async def test_usage_labels_the_clarification_turns(demo_agent: RunningAgent) -> None:
     report, _ = await walk(demo_agent)  # step 7 asks which skill: a turn with no skill yet
     assert report.status("text_routing") == "ok"

@@ -32,10 +32,11 @@ _MAX_DEPTH = 64
 def member_order(schema: Mapping[str, Any], names: Iterable[str]) -> list[str]:
     """``names`` in ``schema``'s order: its required members, its other properties, the rest."""
     required, declared = _declared(schema)
-    present = list(dict.fromkeys(names))
-    first = [name for name in required if name in present]
-    known = sorted(name for name in present if name in declared and name not in first)
-    rest = sorted(name for name in present if name not in declared and name not in first)
+    present = set(names)
+    first = list(dict.fromkeys(name for name in required if name in present))
+    placed = set(first)
+    known = sorted(name for name in present if name in declared and name not in placed)
+    rest = sorted(name for name in present if name not in declared and name not in placed)
     return first + known + rest
 
 
@@ -96,15 +97,16 @@ def _sorted_json(value: Any, depth: int) -> Any:
     return value
 
 
-def _declared(schema: Mapping[str, Any]) -> tuple[list[str], set[str]]:
+def _declared(schema: Mapping[str, Any], depth: int = 0) -> tuple[list[str], set[str]]:
     """The required names (in order) and the declared property names of ``schema`` and of its
     branches (``allOf``, ``anyOf``, ``oneOf``, ``then``, ``else``)."""
-    required = [n for n in schema.get("required", []) if isinstance(n, str)]
+    listed = schema.get("required")
+    required = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
     properties = schema.get("properties")
     declared = set(properties) if isinstance(properties, Mapping) else set()
-    for branch in _branches(schema):
-        more_required, more_declared = _declared(branch)
-        required += [name for name in more_required if name not in required]
+    for branch in _branches(schema) if depth < _MAX_DEPTH else []:
+        more_required, more_declared = _declared(branch, depth + 1)
+        required += more_required  # repeats are dropped where the order is made
         declared |= more_declared
     return required, declared
 

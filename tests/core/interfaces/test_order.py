@@ -131,3 +131,15 @@ def test_an_interface_document_follows_the_trusted_schema() -> None:
     ]
     assert list(ordered["supporting_record_schemas"]) == ["a-kind", "b-kind"]
     assert list(ordered["input_schema"]["resolution"]["schema"])[:2] == ["$schema", "type"]
+
+
+def test_a_huge_object_or_a_deep_schema_is_ordered_whole() -> None:
+    names = [f"m{i:06d}" for i in range(200_000)]
+    schema = {"required": names[::-1], "properties": {n: {} for n in names}}
+    ordered = in_schema_order(dict.fromkeys(names, 0), schema)
+    assert list(ordered) == names[::-1]
+    assert in_schema_order({"a": 1}, {"required": "a"}) == {"a": 1}  # not an array: no order
+    deep: dict[str, Any] = {"required": ["b"]}
+    for _ in range(5000):
+        deep = {"allOf": [deep]}
+    assert list(in_schema_order({"a": 1, "b": 2}, deep)) == ["a", "b"]  # past the bound: by name

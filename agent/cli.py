@@ -213,15 +213,9 @@ def serve(
 ) -> None:
     """Run the agent (creates, migrates and seeds the embedded database on first start); the
     demo tokens and the console's address are printed once it listens."""
-    import contextlib
-
-    import uvicorn
-
     from agent.app import create_app
-    from agent.listening import AnnouncingServer
     from agent.observability.log_format import configure_logging
     from agent.registry.loader import RegistryError
-    from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
 
     settings = cli_settings(
         host=host,
@@ -257,6 +251,24 @@ def serve(
     except ValueError as exc:  # a setting that cannot work, e.g. an exchange URL without credential
         raise fail(f"settings: {exc}") from None
     callers = deployment.demo_callers if application.state.runtime.signing_key else ()
+    _listen(application, settings, callers, log_config, workers, factory)
+
+
+def _listen(
+    application: Any,
+    settings: Settings,
+    callers: Sequence[DemoCaller],
+    log_config: dict[str, Any],
+    workers: int,
+    factory: str,
+) -> None:
+    """Serve until stopped; the banner (tokens, addresses) once the agent listens."""
+    import contextlib
+
+    import uvicorn
+
+    from agent.listening import AnnouncingServer
+    from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
 
     def announce() -> None:
         _print_banner(settings, callers)

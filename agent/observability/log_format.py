@@ -157,7 +157,7 @@ def resolved_format(log_format: str, stream: Any = None) -> str:
     return "text" if callable(getattr(stream, "isatty", None)) and stream.isatty() else "json"
 
 
-def configure_logging(level: str, log_format: str) -> dict[str, Any] | None:
+def configure_logging(level: str, log_format: str) -> dict[str, Any]:
     """Set up the root logger on stderr; returns the ``log_config`` to hand to uvicorn, which
     sends uvicorn's error and access loggers through the root handler (every line on stderr
     is in the one format)."""

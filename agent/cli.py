@@ -8,6 +8,7 @@ may add commands of its own to :data:`app` (such as ``seed`` and ``demo``).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import gc
 import json
@@ -21,7 +22,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.text import Text
 
 from agent.cli_exit import ExitCode, exit_codes_help
 from agent.cli_values import file_path, whole_number
@@ -188,7 +188,12 @@ def serve(
         str | None, typer.Option("--public-url", help="Base URL the card advertises.")
     ] = None,
     log_format: Annotated[
-        str | None, typer.Option("--log-format", help="text (default) or json: one object a line.")
+        str | None,
+        typer.Option(
+            "--log-format",
+            help="auto (default: text on a terminal, json otherwise), text (a short line per "
+            "request) or json (one object a line, with the audit rows).",
+        ),
     ] = None,
     conformance: Annotated[
         bool,
@@ -207,13 +212,11 @@ def serve(
         ),
     ] = 1,
 ) -> None:
-    """Run the agent (creates, migrates and seeds the embedded database on first start)."""
-    import uvicorn
-
+    """Run the agent (creates, migrates and seeds the embedded database on first start); the
+    demo tokens and the console's address are printed once it listens."""
     from agent.app import create_app
     from agent.observability.log_format import configure_logging
     from agent.registry.loader import RegistryError
-    from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
 
     settings = cli_settings(
         host=host,
@@ -248,12 +251,59 @@ def serve(
         raise fail(f"registry: {exc}") from None
     except ValueError as exc:  # a setting that cannot work, e.g. an exchange URL without credential
         raise fail(f"settings: {exc}") from None
-    runtime = application.state.runtime
-    printed = runtime.signing_key is not None and settings.print_tokens
+    callers = deployment.demo_callers if application.state.runtime.signing_key else ()
+    _listen(application, settings, callers, log_config, workers, factory)
+
+
+def _listen(
+    application: Any,
+    settings: Settings,
+    callers: Sequence[DemoCaller],
+    log_config: dict[str, Any],
+    workers: int,
+    factory: str,
+) -> None:
+    """Serve until stopped; the banner (tokens, addresses) once the agent listens."""
+    import contextlib
+
+    import uvicorn
+
+    from agent.listening import AnnouncingServer
+    from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
+
+    def announce() -> None:
+        _print_banner(settings, callers)
+
+    options: dict[str, Any] = {"log_config": log_config, "log_level": settings.log_level}
+    if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)
+        os.environ.update(settings_environment(settings))
+        os.environ[DEPLOYMENT_FACTORY_ENV] = factory
+        announce()  # uvicorn's supervisor starts the workers: no one moment they all listen
+        uvicorn.run(
+            APP_FACTORY,
+            host=settings.host,
+            port=settings.port,
+            factory=True,
+            workers=workers,
+            **options,
+        )
+        return
+    config = uvicorn.Config(application, host=settings.host, port=settings.port, **options)
+    server = AnnouncingServer(config, announce)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    if not server.started:  # start-up failed, and uvicorn logged why
+        raise typer.Exit(code=ExitCode.USAGE)
+
+
+def _print_banner(settings: Settings, callers: Sequence[DemoCaller], *, again: bool = True) -> None:
+    """The demo tokens (if this agent signs its own, and NETAGENT_PRINT_TOKENS is on; else
+    how to make one), then where the card and console are."""
+    printed = bool(callers) and settings.print_tokens
     if printed:
-        _print_demo_tokens(settings, deployment.demo_callers)
-    elif runtime.signing_key is not None:
-        _say_demo_tokens_are_not_printed(deployment.demo_callers)
+        _print_demo_tokens(settings, callers)
+    elif callers:
+        _say_demo_tokens_are_not_printed(callers)
     base = settings.resolved_public_url
     console.print(
         f"Agent card: [bold]{escape(base)}/.well-known/agent-card.json[/]",
@@ -268,15 +318,8 @@ def serve(
         soft_wrap=True,
         markup=True,
     )
-    target: Any = application
-    options: dict[str, Any] = {} if log_config is None else {"log_config": log_config}
-    if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)
-        os.environ.update(settings_environment(settings))
-        os.environ[DEPLOYMENT_FACTORY_ENV] = factory
-        target, options = APP_FACTORY, {**options, "factory": True, "workers": workers}
-    uvicorn.run(
-        target, host=settings.host, port=settings.port, log_level=settings.log_level, **options
-    )
+    if printed and again:
+        console.print("Again later: netagent tokens", style="dim", highlight=False)
 
 
 TOKEN_VARIABLE = "NETAGENT_TOKEN"
@@ -483,6 +526,20 @@ def token(
     )
 
 
+@app.command("tokens")
+def tokens_command() -> None:
+    """Print the demo callers' tokens again (fresh ones, valid 8 h), as ``netagent serve``
+    printed them, with the card's and the console's address."""
+    settings = cli_settings()
+    if not settings.embedded_issuer:
+        raise fail("tokens come from the external issuer (NETAGENT_JWKS_URL is set)")
+    require_signing_key(settings, "tokens signed with a new key would be refused by the agent")
+    callers = _deployment().demo_callers
+    if not callers:
+        raise fail("this deployment has no demo callers: `netagent token` makes a token")
+    _print_banner(dataclasses.replace(settings, print_tokens=True), callers, again=False)
+
+
 def _card_factory(public_url: str | None, *, grpc_url: str | None = None) -> CardFactory:
     """The cards ``serve`` would build with these settings (``grpc_url`` overrides theirs)."""
     from agent.registry.cards import CardFactory
@@ -622,8 +679,6 @@ def audit_command(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Read the principal audit trail (tool calls and invocations)."""
-    from rich.table import Table
-
     moment = _since(since)
     filters: dict[str, Any] = {
         "tenant": tenant,
@@ -641,36 +696,41 @@ def audit_command(
         for row in rows:
             print(json.dumps(row, default=str, sort_keys=True))
         return
-    from rich import box
+    _print_audit(rows)
+
+
+def _print_audit(rows: list[dict[str, Any]]) -> None:
+    """The audit rows as a table when every id fits whole, else one two-line block a row."""
+    from agent.cli_layout import Column, print_records
 
     days = {row["ts"].date() for row in rows if row["ts"]}
     one_day = len(days) == 1
     when = f", {next(iter(days))} UTC" if one_day else ", UTC"
-    table = Table(
-        title=f"principal audit ({_count(len(rows), 'row')}, newest first{when})",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        padding=(0, 0),  # the box's blank column rule is the one space between columns
-    )
-    # Fits 80 columns: each id on a line of its own, so none is cut in the middle.
-    table.add_column("time", no_wrap=True)
-    table.add_column("who", overflow="fold", width=18)
-    table.add_column("skill, task", overflow="fold", width=19)
-    table.add_column("tool.operation", overflow="fold", width=19)
-    table.add_column("decision", overflow="fold", min_width=12)
+    columns = [
+        Column("time", identifier=True),
+        Column("who"),
+        Column("skill"),
+        Column("version, task", identifier=True),
+        Column("tool.operation"),
+        Column("decision"),
+    ]
+    records = []
     for row in rows:
-        via = f"\nvia {', '.join(row['actor_chain'])}" if row["actor_chain"] else ""
-        version = f"{row['skill_version']} " if row["skill_version"] else ""
-        resources = "\n".join(row["resource_ids"])
+        via = f" via {', '.join(row['actor_chain'])}" if row["actor_chain"] else ""
+        resources = " ".join(row["resource_ids"])
         ts = row["ts"]
-        table.add_row(
-            (ts.strftime("%H:%M:%S") if one_day else ts.strftime("%m-%d %H:%M")) if ts else "",
-            f"{row['principal']}@{row['tenant'] or '-'}{via}",
-            f"{row['skill_id'] or '-'}\n{version}{(row['task_id'] or '-')[:8]}",
-            f"{row['tool']}.\n{row['operation']}" + (f"\n{resources}" if resources else ""),
-            f"{row['decision']}: {row['reason']}",
+        records.append(
+            (
+                (ts.strftime("%H:%M:%S") if one_day else ts.strftime("%m-%d %H:%M")) if ts else "",
+                f"{row['principal']}@{row['tenant'] or '-'}{via}",
+                row["skill_id"] or "-",
+                f"{row['skill_version'] or ''} {(row['task_id'] or '-')[:8]}".strip(),
+                f"{row['tool']}.{row['operation']}" + (f" {resources}" if resources else ""),
+                f"{row['decision']}: {row['reason']}",
+            )
         )
-    console.print(table)
+    title = f"principal audit ({_count(len(rows), 'row')}, newest first{when})"
+    print_records(console, title, columns, records, lead=4)
 
 
 def _count(number: int, noun: str) -> str:
@@ -685,7 +745,7 @@ def usage_command(
 ) -> None:
     """Calls run and refused per day, callers and last call per capability (is a deprecated
     skill still used? who keeps asking for one they may not use?)."""
-    from rich.table import Table
+    from agent.cli_layout import Column, print_records
 
     moment = _since(since)
     rows = _read_database(
@@ -694,9 +754,7 @@ def usage_command(
         lambda engine: _audit_log(engine).usage(since=moment),
     )
     manifests = _read_manifests(cli_settings())
-    table = Table(title="capability usage, from the audit trail")
-    for column in ("skill", "state", "day", "calls", "refused", "callers", "last call"):
-        table.add_column(column)
+    records = []
     seen = set()
     unchosen = False
     for row in rows:
@@ -706,19 +764,31 @@ def usage_command(
             unchosen = True
             state = "clarification" if not row["refused"] else "clarification, unrouted"
         seen.add(row["skill_id"])
-        table.add_row(
-            row["skill_id"] or NO_SKILL_CHOSEN,
-            state,
-            row["day"],
-            str(row["calls"]),
-            str(row["refused"]),
-            str(row["callers"]),
-            str(row["last_call"])[:19],
+        last = str(row["last_call"])[:19]
+        records.append(
+            (
+                row["skill_id"] or NO_SKILL_CHOSEN,
+                state,
+                row["day"],
+                str(row["calls"]),
+                str(row["refused"]),
+                str(row["callers"]),
+                last[11:] if last.startswith(str(row["day"])) else last,  # that day's: the time
+            )
         )
     for manifest in manifests.values():
         if manifest.id not in seen:
-            table.add_row(manifest.id, manifest.state.value, "-", "0", "0", "0", "never")
-    console.print(table)
+            records.append((manifest.id, manifest.state.value, "-", "0", "0", "0", "never"))
+    columns = [
+        Column("skill", identifier=True),
+        Column("state"),
+        Column("day", identifier=True),
+        Column("calls", justify="right", label=True),
+        Column("refused", justify="right", label=True),
+        Column("callers", justify="right", label=True),
+        Column("last call", label=True),
+    ]
+    print_records(console, "capability usage, from the audit trail", columns, records, lead=3)
     if unchosen:
         console.print(
             f"{NO_SKILL_CHOSEN}: plain-text turns the agent answered by asking which skill "
@@ -1009,22 +1079,12 @@ def _run_checking(work: Coroutine[Any, Any, T]) -> T:
     return run_async(work)
 
 
-def _status_style() -> dict[str, str]:
-    from agent.devtools.statuses import FAIL, NOT_APPLICABLE, PASS, SKIP
-
-    return {PASS: "green", FAIL: "bold red", SKIP: "yellow", NOT_APPLICABLE: "dim"}
-
-
 def _print_checks(checks: list[tuple[str, str]]) -> None:
-    from rich.table import Table
+    from agent.cli_layout import Column, print_records
 
-    table = Table(title="checked", show_header=False, box=None)
-    table.add_column("", style="green")
-    table.add_column("check", style="bold")
-    table.add_column("detail", overflow="fold")
-    for name, detail in checks:
-        table.add_row("ok", name, detail)
-    console.print(table)
+    columns = [Column("", style="green"), Column("check", identifier=True), Column("detail")]
+    rows = [("ok", name, detail) for name, detail in checks]
+    print_records(console, "checked", columns, rows, lead=2)
 
 
 def _describe_checks(
@@ -1059,29 +1119,30 @@ def _describe_checks(
 
 
 def _print_interface(document: dict[str, Any]) -> None:
-    from rich.table import Table
+    from agent.cli_layout import Column, print_records
 
-    schemas = Table(title=f"{document['skill_id']} {document['skill_version']}: schemas")
-    for column in ("role", "schema_uri", "version", "digest"):
-        schemas.add_column(column, overflow="fold")
     records: dict[str, Any] = document["supporting_record_schemas"]
-    rows = [("input", document["input_schema"]), ("output", document["output_schema"])]
-    rows += [(f"record {kind}", reference) for kind, reference in records.items()]
-    for role, reference in rows:
-        schemas.add_row(role, reference["schema_uri"], reference["version"], reference["digest"])
-    console.print(schemas)
+    references = [("input", document["input_schema"]), ("output", document["output_schema"])]
+    references += [(f"record {kind}", reference) for kind, reference in records.items()]
+    rows = [(role, r["version"], r["schema_uri"], r["digest"]) for role, r in references]
+    columns = [
+        Column("role", identifier=True),
+        Column("version", identifier=True),
+        Column("schema_uri", identifier=True),
+        Column("digest", identifier=True),
+    ]
+    title = f"{document['skill_id']} {document['skill_version']}: schemas"
+    print_records(console, title, columns, rows, lead=2)
     console.print(f"record kinds: {', '.join(records) or '(none)'}", highlight=False)
-    facts = Table(title="interaction, authority, constraints")
-    facts.add_column("member")
-    facts.add_column("value", overflow="fold")
+    facts = []
     for member in ("interaction", "authority", "constraints"):
         value = document.get(member)
         if isinstance(value, dict) and value:
-            for key, item in value.items():
-                facts.add_row(f"{member}.{key}", json.dumps(item))
+            facts += [(f"{member}.{key}", json.dumps(item)) for key, item in value.items()]
         else:
-            facts.add_row(member, json.dumps(value))
-    console.print(facts)
+            facts.append((member, json.dumps(value)))
+    columns = [Column("member", identifier=True), Column("value")]
+    print_records(console, "interaction, authority, constraints", columns, facts)
 
 
 def _record_json(record: Record) -> dict[str, Any]:
@@ -1153,7 +1214,7 @@ def _text_lines(value: Any, key: str = "", indent: str = "") -> list[str]:
 def _print_invocation(result: dict[str, Any], *, all_records: bool = False) -> None:
     """The result first (as text: rates in Gbit/s, the JSON keeps bit/s), then the records:
     how many of each kind, or every one with ``all_records``."""
-    from rich.table import Table
+    from agent.cli_layout import Column, print_records
 
     console.print(
         f"[bold]{escape(result['skill'])}[/] {escape(result['skill_version'])}: task "
@@ -1177,17 +1238,17 @@ def _print_invocation(result: dict[str, Any], *, all_records: bool = False) -> N
     console.print(f"supporting records, each schema-valid: {counted}{hint}", highlight=False)
     if not all_records or not records:
         return
-    table = Table(title=f"supporting records ({len(records)})")
-    for column in ("kind", "artifact_id", "schema_uri", "data"):
-        table.add_column(column, overflow="fold")
-    for record in records:
-        table.add_row(
-            record["kind"],
-            record["artifact_id"],
-            record["schema_uri"],
-            json.dumps(record["data"], sort_keys=True),
-        )
-    console.print(table)
+    columns = [
+        Column("kind", identifier=True),
+        Column("artifact_id", identifier=True),
+        Column("schema_uri", identifier=True),
+        Column("data"),
+    ]
+    rows = [
+        (r["kind"], r["artifact_id"], r["schema_uri"], json.dumps(r["data"], ensure_ascii=False))
+        for r in records  # each record's data in its schema's order
+    ]
+    print_records(console, f"supporting records ({len(records)})", columns, rows, lead=2)
 
 
 @app.command("describe")
@@ -1468,8 +1529,7 @@ def chain_command(
 
     The upstream -> downstream task correlation is stored in the local database.
     """
-    from rich.table import Table
-
+    from agent.cli_layout import Column, print_records
     from agent.client import CorrelationStore
 
     if target == "list":
@@ -1535,12 +1595,15 @@ def chain_command(
             ("downstream", "the upstream output validated as its input before sending"),
         ]
     )
-    steps = Table(title=f"workflow {result.workflow_id}")
-    for column in ("step", "skill", "task id", "context id", "endpoint"):
-        steps.add_column(column, overflow="fold")
-    for step, item in (("upstream", up), ("downstream", down)):
-        steps.add_row(step, item["skill"], item["task_id"], item["context_id"], item["endpoint"])
-    console.print(steps)
+    columns = [
+        Column(header, identifier=True)
+        for header in ("step", "skill", "task id", "context id", "endpoint")
+    ]
+    steps = [
+        (step, item["skill"], item["task_id"], item["context_id"], item["endpoint"])
+        for step, item in (("upstream", up), ("downstream", down))
+    ]
+    print_records(console, f"workflow {result.workflow_id}", columns, steps, lead=3)
     console.print(f"workflow id: {result.workflow_id} (correlation stored)", highlight=False)
     _print_invocation(down)
 
@@ -1557,25 +1620,33 @@ def _store_on_insert(insert: Callable[[dict[str, Any]], Awaitable[None]]) -> Cor
 
 
 def _print_correlations(rows: list[dict[str, Any]], as_json: bool) -> None:
-    from rich.table import Table
+    from agent.cli_layout import Column, print_records
 
     if as_json:
         for row in rows:
             print(json.dumps(row, default=str, sort_keys=True))
         return
-    table = Table(title=f"task correlations ({_count(len(rows), 'row')}, newest first)")
-    for column in ("ts", "workflow", "upstream", "downstream"):
-        table.add_column(column, overflow="fold")
+    records = []
     for row in rows:
         ts = row["ts"]
-        table.add_row(
-            ts.strftime("%Y-%m-%d %H:%M:%S") if isinstance(ts, datetime) else str(ts),
-            row["workflow_id"],
-            f"{row['upstream_skill']} task {row['upstream_task_id']} @ {row['upstream_endpoint']}",
-            f"{row['downstream_skill']} task {row['downstream_task_id']} "
-            f"@ {row['downstream_endpoint']}",
+        records.append(
+            (
+                ts.strftime("%Y-%m-%d %H:%M:%S") if isinstance(ts, datetime) else str(ts),
+                row["workflow_id"],
+                f"{row['upstream_skill']} task {row['upstream_task_id']} "
+                f"@ {row['upstream_endpoint']}",
+                f"{row['downstream_skill']} task {row['downstream_task_id']} "
+                f"@ {row['downstream_endpoint']}",
+            )
         )
-    console.print(table)
+    columns = [
+        Column("time", identifier=True),
+        Column("workflow", identifier=True),
+        Column("upstream"),
+        Column("downstream"),
+    ]
+    title = f"task correlations ({_count(len(rows), 'row')}, newest first)"
+    print_records(console, title, columns, records, lead=2)
 
 
 @app.command("check")
@@ -1590,16 +1661,22 @@ def check_command(
         ),
     ] = None,
     require_signature: RequireSignature = False,
+    details: Annotated[
+        bool,
+        typer.Option(
+            "--details",
+            help="List every check with its reason, not only the ones that did not pass.",
+        ),
+    ] = False,
 ) -> None:
     """Check any A2A agent against the schema-interface procedure (exit 1 if a check fails,
     4 if nothing answers, 5 if it refuses the token).
 
-    A signed card is verified against the JWKS on the card's own origin; a card whose
-    signature fails is not used."""
-    from rich.table import Table
-
+    Prints the verdict first, then how each skill fared and every check that did not pass
+    (--details: every check). A signed card is verified against the JWKS on the card's own
+    origin; a card whose signature fails is not used."""
     chosen = _binding(binding)
-    from agent.devtools.conformance import FAIL, NOT_APPLICABLE, PASS, SKIP, check_agent
+    from agent.devtools.conformance import check_agent
 
     report = _run_checking(
         check_agent(url, token=bearer, binding=chosen, require_signature=require_signature)
@@ -1612,31 +1689,7 @@ def check_command(
             ExitCode.UNREACHABLE,
         )
     caller = "with --token" if bearer else "anonymous"
-    table = Table(title=f"schema-interface conformance of {url} ({chosen}, {caller})")
-    for column in ("subject", "check", "result", "reason"):
-        table.add_column(column, overflow="fold")
-    subject = None
-    for check in report.checks:
-        if subject is not None and check.subject != subject:
-            table.add_section()
-        table.add_row(
-            check.subject if check.subject != subject else "",
-            check.name,
-            Text(check.status, style=_status_style()[check.status]),
-            check.reason,
-        )
-        subject = check.subject
-    console.print(table)
-    for note in report.notes:
-        console.print(f"note: {note}", highlight=False)
-    counts = report.counts()
-    console.print(
-        f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped, "
-        f"{counts[NOT_APPLICABLE]} not applicable: "
-        + ("[green]conforms[/]" if report.ok else "[bold red]does not conform[/]"),
-        highlight=False,
-        markup=True,
-    )
+    _print_report(report, f"{url} ({chosen}, {caller})", details=details)
     if report.refusal is not None:
         for line in _refusal_lines(report.refusal, bearer):
             console.print(line, highlight=False, markup=False)
@@ -1645,6 +1698,47 @@ def check_command(
         raise typer.Exit(code=ExitCode.TOKEN_REFUSED)
     if not report.ok:
         raise typer.Exit(code=ExitCode.FAILED)
+
+
+def _print_report(report: Report, target: str, *, details: bool) -> None:
+    """The verdict, a line per subject, then the checks that did not pass (or every one)."""
+    from agent.cli_layout import Column, print_records
+    from agent.devtools.statuses import FAIL, NOT_APPLICABLE, PASS, SKIP
+
+    counts = report.counts()
+    verdict = "[green]conforms[/]" if report.ok else "[bold red]does not conform[/]"
+    console.print(f"{escape(target)} {verdict} to the schema-interface procedure", markup=True)
+    console.print(
+        f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped, "
+        f"{counts[NOT_APPLICABLE]} not applicable",
+        highlight=False,
+    )
+    subjects: dict[str, dict[str, int]] = {}
+    for check in report.checks:
+        tally = subjects.setdefault(check.subject, {})
+        tally[check.status] = tally.get(check.status, 0) + 1
+    tallies = [
+        (subject, ", ".join(f"{n} {status}" for status, n in tally.items()))
+        for subject, tally in subjects.items()
+    ]
+    print_records(
+        console, "by subject", [Column("subject", identifier=True), Column("checks")], tallies
+    )
+    shown = [c for c in report.checks if details or c.status in (FAIL, SKIP)]
+    if shown:
+        columns = [
+            Column("subject", identifier=True),
+            Column("check", identifier=True),
+            Column("result", identifier=True),
+            Column("reason"),
+        ]
+        rows = [(c.subject, c.name, c.status, c.reason) for c in shown]
+        title = "every check" if details else "checks that did not pass"
+        print_records(console, title, columns, rows, lead=3)
+    if not details:
+        console.print("--details lists every check with its reason", style="dim", highlight=False)
+    for note in report.notes:
+        console.print(f"note: {note}", highlight=False)
 
 
 def _write_report(json_file: Path | None, report: Report) -> None:

@@ -113,7 +113,7 @@ class Settings:
     tool_jwks_url: str | None = None
     metrics: bool = True
     otel: bool = False
-    log_format: str = "text"
+    log_format: str = "auto"
     cluster: bool | None = None
     conformance: bool = False
     body_timeout: float = 30.0

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -33,12 +34,11 @@ from a2a.client.service_parameters import with_a2a_extensions
 from a2a.helpers import new_text_part
 from a2a.types import GetTaskRequest, Message, Role, SendMessageRequest, Task, TaskState
 from google.protobuf.json_format import MessageToDict
-from rich import box
 from rich.markup import escape
 from rich.panel import Panel
-from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.cli_layout import Column, print_records
 from agent.client import (
     CompositionRefusedError,
     CorrelationStore,
@@ -57,6 +57,7 @@ from agent.interfaces import (
     verify_document,
     verify_reference,
 )
+from agent.interfaces.order import in_schema_order
 from agent.outbound import outbound_client
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
@@ -155,6 +156,14 @@ def _artifact_data(task: Task, name: str) -> dict[str, Any] | None:
     return None
 
 
+def _recommendation(output: dict[str, Any]) -> str:
+    """plan_link_upgrade's answer in one line: what to do, from what to what, and why."""
+    current = _bps(output.get("current_capacity_bps"))
+    recommended = _bps(output.get("recommended_capacity_bps"))
+    change = f"{current} -> {recommended}" if current != recommended else f"stay at {current}"
+    return f"{output.get('recommendation')} ({change}): {output.get('reason')}"
+
+
 def _routing(task: Task) -> dict[str, Any]:
     routing = MessageToDict(task.metadata).get("routing", {})
     return routing if isinstance(routing, dict) else {}
@@ -180,9 +189,23 @@ def _routing_line(routing: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _compact(value: Any, limit: int = 110) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _shown(value: Any) -> str:
+    """A value as a person reads it: text as it is, a yes/no, anything else as JSON (never a
+    Python repr); objects keep the order they were given in (see ``_ordered``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _quoted(text: str) -> str:
+    """What someone typed, in double quotes (JSON's, not Python's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+ERROR_ORDER = {"required": ["code", "message", "details"]}
+"""An error object read from its code down (the rest by name): it crosses the wire as a Struct."""
 
 
 # -- the walkthrough --------------------------------------------------------------------------
@@ -206,8 +229,14 @@ class _Walkthrough:
     def print(self, *objects: Any, **kwargs: Any) -> None:
         self.console.print(*objects, highlight=False, **kwargs)
 
+    def records(
+        self, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]], lead: int = 1
+    ) -> None:
+        """Rows as a table when its ids fit whole, else one block per row (agent/cli_layout)."""
+        print_records(self.console, title, columns, rows, lead=lead)
+
     def line(self, label: str, value: Any) -> None:
-        self.print(f"  [bold]{escape(label)}[/] {escape(str(value))}", markup=True)
+        self.print(f"  [bold]{escape(label)}[/] {escape(_shown(value))}", markup=True)
 
     def token(self, caller: str) -> str:
         if caller not in self.tokens:
@@ -240,12 +269,11 @@ class _Walkthrough:
         self.line("agent:", f"{card.get('name')} {card.get('version', '')}".strip())
         self.line("skills anyone may know:", ", ".join(map(str, skills)))
         bindings = _binding_rows(card)
-        table = Table(title="schema-interface extension bindings", title_justify="left")
-        for column in ("skill_id", "skill_version", "interface_digest"):
-            table.add_column(column)
-        for skill_id, version, digest in bindings:
-            table.add_row(skill_id, version, _short(digest))
-        self.print(table)
+        self.records(
+            "schema-interface extension bindings",
+            [Column("skill_id"), Column("skill_version"), Column("interface_digest")],
+            [(skill_id, version, _short(digest)) for skill_id, version, digest in bindings],
+        )
         interfaces = [
             f"{i.get('protocolBinding')} {i.get('url')}"
             for i in card.get("supportedInterfaces", [])
@@ -271,22 +299,23 @@ class _Walkthrough:
             f"{len(self.tokens)} tokens (ES256, valid 1 h, iss {self.settings.issuer!r}, "
             f"aud {self.settings.audience!r}, claims sub/tenant/scope)",
         )
-        table = Table(title="the extended card, per caller", title_justify="left")
-        for column in ("caller", "scopes", "skills", "beyond the public card"):
-            table.add_column(column, overflow="fold")
+        rows = []
         seen: dict[str, list[str]] = {}
         for subject, (tenant, scopes) in DEMO_CALLERS.items():
             advertised = await self.client(subject).fetch_card()
             seen[subject] = [s.id for s in advertised.card.skills]
             self.advertised[subject] = dict(advertised.bindings)
             extra = [s for s in seen[subject] if s not in self.public_skills]
-            table.add_row(
-                f"{subject}@{tenant}",
-                " ".join(scopes),
-                str(len(seen[subject])),
-                ", ".join(extra) or "-",
+            rows.append(
+                (f"{subject}@{tenant}", " ".join(scopes), str(len(seen[subject])), ", ".join(extra))
             )
-        self.print(table)
+        columns = [
+            Column("caller"),
+            Column("scopes"),
+            Column("skills", justify="right", label=True),
+            Column("beyond the public card"),
+        ]
+        self.records("the extended card, per caller", columns, rows, lead=3)
         base = set(seen["alice"])
         differences = []
         for subject in ("paula", "gary"):
@@ -326,9 +355,7 @@ class _Walkthrough:
             f"trusted schema ({TRUSTED_SCHEMA_PATH.name}):",
             "document is valid" if not problems else "; ".join(problems),
         )
-        table = Table(title="embedded schemas, each digest recomputed", title_justify="left")
-        for column in ("member", "schema_uri", "version", "digest", "recomputed"):
-            table.add_column(column, overflow="fold")
+        rows = []
         references = [
             ("input_schema", document["input_schema"]),
             ("output_schema", document["output_schema"]),
@@ -341,16 +368,20 @@ class _Walkthrough:
         for member, ref in references:
             fine = not verify_reference(ref)
             bad += not fine
-            table.add_row(
-                member,
-                str(ref.get("schema_uri")),
-                str(ref.get("version")),
-                _short(ref.get("digest")),
-                "matches" if fine else "MISMATCH",
+            rows.append(
+                (
+                    member,
+                    str(ref.get("version")),
+                    str(ref.get("schema_uri")),
+                    _short(ref.get("digest")),
+                    "matches" if fine else "MISMATCH",
+                )
             )
-        self.print(table)
+        names = ("member", "version", "schema_uri", "digest", "recomputed")
+        title = "embedded schemas, each digest recomputed"
+        self.records(title, [Column(name) for name in names], rows, lead=2)
         interaction = document.get("interaction", {})
-        self.line("interaction:", _compact(interaction))
+        self.line("interaction:", interaction)
         self.line("describe_skill calls made by the client:", client.stats.describe_calls - before)
         status: Status = "ok" if agree and not problems and not bad else "failed"
         return status, (
@@ -407,14 +438,14 @@ class _Walkthrough:
         output = invocation.output
         self.line(
             "verdict:",
-            f"{output.get('verdict')} (fits={output.get('fits')}, available "
+            f"{output.get('verdict')} (fits: {_shown(output.get('fits'))}, available "
             f"{_bps(output.get('available_bps'))} of {_bps(output.get('capacity_bps'))}, "
             f"window {output.get('window_seconds')} s)",
         )
         referenced = set(output.get("supporting_record_refs", []))
         matched = sum(r.artifact_id in referenced for r in invocation.records)
         self.line("records referenced by the result:", f"{matched} of {records}")
-        return "ok", f"{records} records streamed, verdict {output.get('verdict')!r}"
+        return "ok", f"{records} records streamed, verdict: {output.get('verdict')}"
 
     # -- step 6 -----------------------------------------------------------------------------
 
@@ -446,13 +477,22 @@ class _Walkthrough:
             self.remember(exc.task_id)
             remote = str(exc.code)
             self.line("refused by the agent:", f"task {exc.task_id} ended {exc.state}")
-            self.line("error object:", exc.error)
+            self.line("error object:", in_schema_order(exc.error, ERROR_ORDER))
         ok = local == "input_invalid" and sent == 0 and remote == "authorization_failed"
         return ("ok" if ok else "failed"), (
-            f"missing unit: {local} (nothing sent: {sent == 0}); globex caller: {remote}"
+            f"missing unit: {local} ({'nothing' if sent == 0 else sent} sent); "
+            f"globex caller: {remote}"
         )
 
     # -- step 7 -----------------------------------------------------------------------------
+
+    async def _routed_result(self, task: Task, skill_id: str) -> Any:
+        """The routed skill's result in its output schema's order (the wire keeps none)."""
+        data = _artifact_data(task, skill_id)
+        if data is None:
+            return _status_parts(task)[0]
+        interface = await self.client("alice").describe(skill_id)
+        return in_schema_order(data, interface.schema("output"))
 
     async def text_routing(self) -> tuple[Status, str]:
         headers = {"Authorization": f"Bearer {self.token('alice')}"}
@@ -462,15 +502,15 @@ class _Walkthrough:
             )
             client = await ClientFactory(config).create_from_url(self.base_url)
             async with client:
-                self.line("alice says:", repr(CLEAR_TEXT))
+                self.line("alice says:", _quoted(CLEAR_TEXT))
                 clear = await _send_text(client, CLEAR_TEXT)
                 self.remember(clear.id)
                 self.line("  state:", _state(clear))
                 self.line("  metadata.routing:", _routing_line(_routing(clear)))
                 routed = _routing(clear).get("skill_id", "")
-                self.line("  result:", _artifact_data(clear, routed) or _status_parts(clear)[0])
+                self.line("  result:", await self._routed_result(clear, routed))
 
-                self.line("alice says:", repr(AMBIGUOUS_TEXT))
+                self.line("alice says:", _quoted(AMBIGUOUS_TEXT))
                 first = await _send_text(client, AMBIGUOUS_TEXT)
                 self.remember(first.id)
                 texts, datas = _status_parts(first)
@@ -485,9 +525,10 @@ class _Walkthrough:
                 ]
                 self.line("  candidates (only alice's skills):", ", ".join(map(str, candidates)))
 
-                self.line("alice answers in the same task:", repr(CLARIFICATION_ANSWER))
+                self.line("alice answers in the same task:", _quoted(CLARIFICATION_ANSWER))
                 reply = await _send_text(client, CLARIFICATION_ANSWER, task_id=first.id)
-                self.line("  task:", f"{reply.id} (same task: {reply.id == first.id})")
+                same = "the same task" if reply.id == first.id else "a NEW task"
+                self.line("  task:", f"{reply.id} ({same})")
                 self.line("  state:", _state(reply))
                 self.line("  metadata.routing:", _routing_line(_routing(reply)))
                 result = _artifact_data(reply, CLARIFICATION_ANSWER) or {}
@@ -503,7 +544,8 @@ class _Walkthrough:
             and _state(reply) == "TASK_STATE_COMPLETED"
         )
         return ("ok" if ok else "failed"), (
-            f"{CLEAR_TEXT!r} -> {routed or '?'} {_state(clear)}; {AMBIGUOUS_TEXT!r} -> "
+            f"{_quoted(CLEAR_TEXT)} -> {routed or '?'} {_state(clear)}; "
+            f"{_quoted(AMBIGUOUS_TEXT)} -> "
             f"{_state(first)} ({len(candidates)} candidate{'' if len(candidates) == 1 else 's'})"
             f" -> {_state(reply)}"
         )
@@ -529,7 +571,7 @@ class _Walkthrough:
     async def _compose(self, store: CorrelationStore) -> tuple[Status, str]:
         paula = self.client("paula")
         arguments = {"link_id": HOT_LINK}
-        self.line("paula chains:", f"check_link_capacity {arguments} -> plan_link_upgrade")
+        self.line("paula chains:", f"check_link_capacity {_shown(arguments)} -> plan_link_upgrade")
         try:
             result = await chain(
                 paula, "check_link_capacity", arguments, paula, "plan_link_upgrade", store
@@ -566,28 +608,27 @@ class _Walkthrough:
             f"check_link_capacity task {result.upstream.task_id}: "
             f"{result.upstream.output.get('verdict')}",
         )
-        self.line(
-            "downstream:",
-            f"plan_link_upgrade task {result.downstream.task_id}: "
-            f"{_compact(result.downstream.output)}",
-        )
+        self.line("downstream:", f"plan_link_upgrade task {result.downstream.task_id}")
+        self.line("  recommendation:", _recommendation(result.downstream.output))
         leftover = composition_differences(result.upstream.interface, result.downstream.interface)
-        self.line("references identical:", not leftover)
+        self.line("schema references identical:", not leftover)
         links = await store.query(workflow_id=result.workflow_id)
-        table = Table(
-            title=f"task_correlation, workflow {result.workflow_id}", title_justify="left"
-        )
-        for column in ("upstream", "task", "downstream", "task"):
-            table.add_column(column, overflow="fold")
-        for link in links:
-            table.add_row(
+        rows = [
+            (
                 link["upstream_skill"],
                 link["upstream_task_id"],
                 link["downstream_skill"],
                 link["downstream_task_id"],
             )
-        self.print(table)
-        return "ok", f"workflow {result.workflow_id[:8]}: {len(links)} correlation recorded"
+            for link in links
+        ]
+        columns = [Column("upstream"), Column("task"), Column("downstream"), Column("task")]
+        self.records(f"task_correlation, workflow {result.workflow_id}", columns, rows, lead=2)
+        answer = result.downstream.output.get("recommendation")
+        return "ok", (
+            f"workflow {result.workflow_id[:8]}: recommendation {answer}, "
+            f"{len(links)} correlation recorded"
+        )
 
     # -- step 9 -----------------------------------------------------------------------------
 
@@ -601,32 +642,26 @@ class _Walkthrough:
         finally:
             await engine.dispose()
         rows.sort(key=lambda r: r["id"], reverse=True)
-        table = Table(
-            title=f"principal audit ({len(rows)} row{'' if len(rows) == 1 else 's'}, newest first)",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-        )
-        principal = max([9, *(len(f"{r['principal']}@{r['tenant'] or '-'}") for r in rows)])
-        widths = {"time": 8, "principal": principal, "skill": 22, "task": 8, "tool.op": 23}
-        widths["decision"] = max(20, self.console.width - sum(widths.values()) - 20)
-        for column in ("time", "principal", "skill", "task", "tool.op", "decision"):
-            table.add_column(column, no_wrap=True, overflow="ellipsis", width=widths.get(column))
         succeeded = {
             r["task_id"]
             for r in rows
             if (r["tool"], r["operation"], r["decision"]) == ("agent", "invoke", "allow")
         }
         checks = [r for r in rows if _existence_check(r, succeeded)]
-        for row in rows:
-            table.add_row(
+        shown = [
+            (
                 row["ts"].strftime("%H:%M:%S") if row["ts"] else "",
                 f"{row['principal']}@{row['tenant'] or '-'}",
-                row["skill_id"] or "",
+                row["skill_id"] or "-",
                 (row["task_id"] or "")[:8],
                 f"{row['tool']}.{row['operation']}",
                 EXISTENCE_CHECK if row in checks else f"{row['decision']}: {row['reason']}",
             )
-        self.print(table)
+            for row in rows
+        ]
+        names = ("time", "principal", "skill", "task", "tool.op", "decision")
+        title = f"principal audit ({len(rows)} row{'' if len(rows) == 1 else 's'}, newest first)"
+        self.records(title, [Column(name) for name in names], shown, lead=4)
         if checks:
             self.line(
                 f"{EXISTENCE_CHECK}: a lookup that found nothing (the tool records it as deny: "
@@ -691,7 +726,8 @@ def _sample_line(record: Record) -> str:
             f"utilization {data.get('utilization_ratio', 0):.0%} "
             f"available {_bps(data.get('available_bps'))}"
         )
-    return f"{record.kind} {_compact(data, 90)}"
+    text = _shown(data)
+    return f"{record.kind} {text if len(text) <= 90 else text[:89] + '…'}"
 
 
 async def _send_text(client: Any, text: str, task_id: str = "") -> Task:
@@ -821,12 +857,9 @@ async def run_demo(
             report.steps.append(StepResult(number, name, status, summary))
     finally:
         await walk.aclose()
-    table = Table(title="walkthrough summary")
-    for column in ("#", "step", "status", "summary"):
-        table.add_column(column, overflow="fold")
-    for step in report.steps:
-        table.add_row(str(step.number), step.name, step.status, step.summary)
-    console.print(table)
+    rows = [(str(s.number), s.name, s.status, s.summary) for s in report.steps]
+    columns = [Column("#", justify="right"), Column("step"), Column("status"), Column("summary")]
+    print_records(console, "walkthrough summary", columns, rows, lead=3)
     return report
 
 

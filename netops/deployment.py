@@ -79,7 +79,9 @@ async def seed_demo_inventory(settings: Settings, engine: AsyncEngine) -> None:
 
     if not await is_seeded(engine):
         report = await seed(engine, scale="small")
-        log.info("seeded demo inventory: %s", report)
+        rows = report.counts.items()
+        counts = ", ".join(f"{n} {kind}s" for kind, n in rows if "sample" not in kind)
+        log.info("seeded the demo inventory (%s scale): %s", report.scale, counts)
 
 
 def live_telemetry_from(environ: Mapping[str, str]) -> bool:
@@ -123,7 +125,7 @@ class LiveTelemetry:
             try:
                 added = await extend_telemetry(engine, datetime.now(UTC))
                 if added:
-                    log.info("simulated telemetry extended by %d samples", added)
+                    log.debug("simulated telemetry extended by %d samples", added)
             except Exception:  # a failed refresh must not take the agent down
                 log.exception("could not extend the simulated telemetry")
             await asyncio.sleep(self._every)

@@ -6,6 +6,11 @@ against a real agent this module starts with ``netagent serve`` on a free loopba
 blocks see ``NETAGENT_URL`` (that agent's base URL) and ``NETAGENT_HOME`` (the agent's own home,
 so tokens minted with ``netagent token`` are signed with the agent's key, and ``netagent audit``
 reads the agent's database). Blocks fenced plain ``sh`` are shown, not run.
+
+The README's tour is fenced ``sh tour``: its blocks run as one script, in order (a later step
+uses the tokens and shell functions an earlier one made), exactly as written, with only the
+README's address (``http://127.0.0.1:8000``) replaced by the test agent's; each block must show
+its answer, in a few lines.
 """
 
 from __future__ import annotations
@@ -85,6 +90,40 @@ def find_blocks() -> list[Block]:
 
 
 BLOCKS = find_blocks()
+README_ADDRESS = "http://127.0.0.1:8000"
+TOUR_BLOCK_MAX_LINES = 60
+"""A tour step shows the part that matters: no step prints more (step 4 printed 216 lines)."""
+TOUR_ANSWERS = (
+    "skills: describe_skill, lookup_inventory",  # 1: the public card
+    "no signing key in",  # 2: no key, no token, exit 2
+    "exit 2",
+    "link_headroom, lookup_inventory, plan_link_upgrade",  # 3: paula's extended card
+    "TASK_STATE_COMPLETED evaluate_resource_condition 1.0 sha256:",  # 4: describe_skill
+    '"result": "condition_not_met"',  # 5: the worked example, its variants
+    '"instance_path": "/condition/unit", "keyword": "required"',
+    "authorization_failed: resource not found or not accessible",
+    "TASK_STATE_COMPLETED - routing: classifier check_link_capacity",  # 6: plain text
+    "TASK_STATE_INPUT_REQUIRED - routing: clarification",
+    "TASK_STATE_COMPLETED - routing: task_binding check_link_capacity",
+    "- /link_id: one of: link_id",
+    "principal audit (10 rows, newest first",  # 7: audit and usage
+    "capability usage, from the audit trail",
+    "verdict: 5 Gbit/s fits:",  # 8: the governed client, check, chain
+    "(JSONRPC, with --token) conforms",
+    "recommendation: upgrade",
+    "task correlations (1 row, newest first)",
+)
+
+
+def tour_blocks() -> list[Block]:
+    """The README's ``sh tour`` blocks, in order."""
+    path = ROOT / "README.md"
+    text = path.read_text(encoding="utf-8")
+    return [
+        Block(path, text.count("\n", 0, match.start()) + 1, match.group(3))
+        for match in FENCE.finditer(text)
+        if match.group(2).split() == ["sh", "tour"]
+    ]
 
 
 def _free_port() -> int:
@@ -164,6 +203,30 @@ def test_block_runs(block: Block, docs_agent: DocsAgent) -> None:
         f"{block.where}: the block starting `{block.first_line}` exited {code}\n"
         f"--- output ---\n{output}"
     )
+
+
+def test_the_readme_tour_runs_in_order_and_each_step_shows_its_answer(
+    docs_agent: DocsAgent,
+) -> None:
+    blocks = tour_blocks()
+    assert len(blocks) >= 10, "the README's tour is fenced `sh tour`"
+    marker = "--- tour block at "
+    script = "".join(
+        f"echo '{marker}{block.where}'\n{block.body.replace(README_ADDRESS, docs_agent.url)}"
+        for block in blocks
+    )
+    if not (ROOT / ".venv").is_dir():  # the README's venv: the suite's interpreter's then
+        script = script.replace(".venv/bin/", f"{BIN}/")
+    code, output = _run(Block(ROOT / "README.md", blocks[0].line, script), docs_agent)
+    assert code == 0, f"the README tour exited {code}\n--- output ---\n{output}"
+    shown = output.split(marker)[1:]
+    assert len(shown) == len(blocks), output
+    for step in shown:
+        lines = step.splitlines()
+        assert 1 < len(lines) <= TOUR_BLOCK_MAX_LINES + 1, f"{len(lines)} lines:\n{step}"
+    missing = [answer for answer in TOUR_ANSWERS if answer not in output]
+    assert not missing, f"the tour does not show {missing}\n--- output ---\n{output}"
+    assert "Traceback" not in output and "{'" not in output, output
 
 
 def test_the_docs_exist_and_enough_blocks_are_tested() -> None:

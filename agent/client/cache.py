@@ -28,6 +28,16 @@ class VerifiedInterface:
             return str(self.document["supporting_record_schemas"][kind]["schema_uri"])
         return str(self.document[f"{role}_schema"]["schema_uri"])
 
+    def schema(self, role: str, kind: str | None = None) -> dict[str, Any]:
+        """The inline JSON Schema of the input, output or a record kind (steps 5-6 checked
+        that each reference carries one)."""
+        if role == "record":
+            reference = self.document["supporting_record_schemas"][kind]
+        else:
+            reference = self.document[f"{role}_schema"]
+        schema = reference["resolution"]["schema"]
+        return schema if isinstance(schema, dict) else {}
+
 
 class InterfaceCache:
     """Keyed by target identity (card URL + interface URL, project choice 12) and skill id.

@@ -49,8 +49,10 @@ from agent.interfaces import (
     compile_validator,
     digest_of,
     error_details,
+    trusted_schema,
     verify_document,
 )
+from agent.interfaces.order import document_order, in_schema_order
 from agent.outbound import outbound_client
 from agent.routing.skill_request import plain_json
 from agent.security.card_signatures import (
@@ -284,6 +286,7 @@ class GovernedClient:
         )
         if problems:
             raise InterfaceInvalidError("the document fails verification", problems)
+        document = document_order(document, trusted_schema())  # as received: a Struct's order
         verified = _compile(advertised, skill_id, version, digest, document)
         self.cache.put(verified)
         return verified
@@ -380,7 +383,8 @@ class GovernedClient:
         details = error_details(interface.output_validator, data)
         if details:
             raise OutputInvalidError("result does not match output_schema", details)
-        return data
+        ordered: dict[str, Any] = in_schema_order(data, interface.schema("output"))
+        return ordered  # in the schema's order: a Struct's is random
 
     @staticmethod
     def _record(interface: VerifiedInterface, artifact: Any) -> Record:
@@ -392,7 +396,8 @@ class GovernedClient:
         details = error_details(validator, data)
         if details:
             raise OutputInvalidError(f"{kind} record does not match its schema", details)
-        return Record(kind, artifact.artifact_id, data, interface.schema_uri("record", kind))
+        ordered = in_schema_order(data, interface.schema("record", kind))
+        return Record(kind, artifact.artifact_id, ordered, interface.schema_uri("record", kind))
 
     async def _dispatch_record(self, record: Record, invocation: Invocation | None) -> None:
         for handler in self._record_handlers.get(record.schema_uri, []):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import re
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -388,7 +389,8 @@ class _Checker:
                 "the schema-interface procedure",
             )
             return None
-        self._add(AGENT, EXTENSION, PASS, f"{EXTENSION_URI} (required: {extension.required})")
+        required = json.dumps(extension.required)
+        self._add(AGENT, EXTENSION, PASS, f"{EXTENSION_URI} (required: {required})")
         params = plain_json(MessageToDict(extension).get("params", {}))
         params = params if isinstance(params, dict) else {}
         version = params.get("interface_version")
@@ -671,9 +673,8 @@ class _Checker:
         paths = [e.get("instance_path") if isinstance(e, dict) else None for e in entries]
         bad = [p for p in paths if not is_json_pointer(p)]
         if bad:
-            self._add(
-                skill, name, FAIL, f"sent {sent}: instance_path not a JSON Pointer: {bad[:3]!r}"
-            )
+            shown = json.dumps(bad[:3])
+            self._add(skill, name, FAIL, f"sent {sent}: instance_path not a JSON Pointer: {shown}")
             return
         shown = ", ".join(repr(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
         self._add(skill, name, PASS, f"sent {sent}: REJECTED {expected}; instance_path {shown}")

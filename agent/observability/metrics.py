@@ -324,10 +324,10 @@ class TaskObserver:
             children[0].inc()
             children[1].observe(seconds)
         log.info(
-            "%s %s (%s) in %.1f ms",
-            skill,
+            "%s %s%s in %.1f ms",
+            skill if capability is not None else "(no skill chosen)",
             state,
-            code,
+            f" ({code})" if code != NONE else "",
             seconds * 1000,
             extra={"state": state, "code": code, "duration_ms": round(seconds * 1000, 1)},
         )

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent.interfaces import canonical_json, digest_of, schema_reference
+from agent.interfaces import canonical_json, digest_of, schema_reference, trusted_schema
 from agent.registry.loader import Registry, load_registry
 from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
 from agent.settings import Settings
@@ -619,45 +619,100 @@ def test_a_composition_refusal_names_the_fields_and_exits_3(agent, home, binding
     assert netagent(home, "chain", "list", "--json").stdout == ""  # nothing was invoked
 
 
+def test_results_and_documents_print_in_their_schemas_order(agent, home) -> None:
+    """A result crosses the wire as a protobuf Struct (a map, in a new order in every process):
+    the client prints it in its schema's order, and a document from ``$schema`` down."""
+    token = agent.token("alice")
+    arguments = {"link_id": "acme-lnk-00002", "requested_bps": 5_000_000_000}
+    invoked = ok_json(
+        netagent(
+            home, "invoke", agent.base_url, "check_link_capacity",
+            "--args", json.dumps(arguments), "--token", token, "--json",
+        )
+    )  # fmt: skip
+    folder = ROOT / "skills" / "check_link_capacity"
+    output = json.loads((folder / "output.schema.json").read_text(encoding="utf-8"))
+    optional = sorted(set(output["properties"]) - set(output["required"]))
+    assert list(invoked["output"]) == output["required"] + optional  # requested_bps is optional
+    direction = output["properties"]["directions"]["items"]["required"]
+    assert all(list(d) == direction for d in invoked["output"]["directions"])
+    sample = json.loads((folder / "link-utilization-sample.schema.json").read_text("utf-8"))
+    assert all(list(r["data"]) == sample["required"] for r in invoked["records"])
+    described = ok_json(
+        netagent(
+            home, "describe", agent.base_url, "check_link_capacity", "--token", token, "--json"
+        )
+    )
+    document = described["skill_interface"]
+    assert list(document) == list(trusted_schema()["properties"])
+    embedded = document["output_schema"]["resolution"]["schema"]
+    assert list(embedded)[:2] == ["$schema", "type"]
+    assert list(embedded["properties"]) == output["required"] + optional
+    text = netagent(
+        home, "invoke", agent.base_url, "check_link_capacity",
+        "--args", json.dumps(arguments), "--token", token,
+    ).stdout  # fmt: skip
+    members = [line.split(":")[0].strip() for line in text.splitlines() if line.startswith("  ")]
+    top = [m for m in members if m in output["properties"]]
+    assert top == ["verdict", *(n for n in output["required"] + optional if n != "verdict")]
+
+
 # -- audit, card ------------------------------------------------------------------------------
 
 
-def test_the_audit_table_fits_80_columns_and_counts_in_words(agent, home) -> None:
-    invoked = ok_json(
-        netagent(
-            home,
-            "invoke",
-            agent.base_url,
-            "check_link_capacity",
-            "--args",
-            json.dumps(HOT_LINK),
-            "--token",
-            agent.token("alice"),
-            "--json",
+def assert_fits(text: str, columns: int, identifiers: set[str]) -> None:
+    """Every line within the terminal, and every identifier shown whole on one line."""
+    assert all(len(line) <= columns for line in text.splitlines()), text
+    broken = sorted(i for i in identifiers if i not in text)
+    assert not broken, f"cut or broken at {columns} columns: {broken}\n{text}"
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_audit_usage_and_describe_fit_the_terminal_with_every_id_whole(
+    agent, home, columns: int
+) -> None:
+    token = agent.token("alice")
+    tasks = [
+        ok_json(
+            netagent(
+                home, "invoke", agent.base_url, skill, "--args", json.dumps(arguments),
+                "--token", token, "--json",
+            )
+        )["task_id"]
+        for skill, arguments in (
+            ("check_link_capacity", HOT_LINK),
+            ("evaluate_resource_condition", CONDITION),
         )
-    )
+    ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
-    env |= {"NETAGENT_HOME": str(home), "COLUMNS": "80"}
+    env |= {"NETAGENT_HOME": str(home), "COLUMNS": str(columns)}
     url = agent.settings.resolved_database_url
 
-    def audit(*args: str) -> str:
+    def shown(*args: str) -> str:
         run = subprocess.run(
-            [str(NETAGENT), "audit", "--database-url", url, *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
+            [str(NETAGENT), *args], env=env, capture_output=True, text=True, timeout=60, check=False
         )
-        assert run.returncode == 0, run.stderr
+        assert run.returncode == 0, run.stdout + run.stderr
         return run.stdout
 
-    table = audit("--task", invoked["task_id"])
-    assert all(len(line) <= 80 for line in table.splitlines()), table
-    for whole in ("check_link_capacity", "agent:netops-agent", "utilization_samples", "alice@acme"):
-        assert whole in table, whole  # no id is cut in the middle
-    assert invoked["task_id"][:8] in table
-    assert "1 row, newest first" in audit("--limit", "1")
+    skills = {"check_link_capacity", "evaluate_resource_condition"}
+    audit = shown("audit", "--database-url", url, "--limit", "20")
+    ids = {*skills, "alice@acme", "agent:netops-agent", "inventory.utilization_samples"}
+    assert_fits(audit, columns, ids | {task[:8] for task in tasks})
+    assert "1 row, newest first" in shown("audit", "--database-url", url, "--limit", "1")
+    usage = shown("usage", "--database-url", url)
+    every_skill = {"plan_link_upgrade", "lookup_inventory", "link_headroom", "deprecated"}
+    assert_fits(usage, columns, skills | every_skill)
+    described = shown("describe", agent.base_url, "evaluate_resource_condition", "--token", token)
+    document = ok_json(
+        netagent(
+            home, "describe", agent.base_url, "evaluate_resource_condition",
+            "--token", token, "--json",
+        )
+    )["skill_interface"]  # fmt: skip
+    references = [document["input_schema"], document["output_schema"]]
+    references += list(document["supporting_record_schemas"].values())
+    assert_fits(described, columns, {r[m] for r in references for m in ("schema_uri", "digest")})
 
 
 @pytest.mark.backend_free

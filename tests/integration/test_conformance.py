@@ -142,6 +142,41 @@ def test_our_agent_conforms_for_every_caller(agent, tmp_path, binding, who) -> N
         assert checks[(AGENT, "extended card signature")]["status"] == PASS
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_check_leads_with_its_verdict_is_short_and_fits_the_terminal(
+    agent, tmp_path, columns: int
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETAGENT_")}
+    env |= {"NETAGENT_HOME": str(tmp_path), "COLUMNS": str(columns)}
+    command = [str(NETAGENT), "check", agent.base_url, "--token", agent.token("alice")]
+    report_file = tmp_path / "report.json"
+    short, detailed = (
+        subprocess.run(
+            [*command, *more, "--json", str(report_file)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        for more in ([], ["--details"])
+    )
+    assert short.returncode == detailed.returncode == 0, short.stdout + short.stderr
+    report = json.loads(report_file.read_text())
+    lines = short.stdout.splitlines()
+    assert f"{agent.base_url} (JSONRPC, with --token) conforms" in " ".join(lines[:2]), lines
+    assert len(lines) <= 15, short.stdout  # the verdict, a line per skill, how to see more
+    assert "--details" in lines[-1]
+    for subject in {c["subject"] for c in report["checks"]}:
+        assert any(line.startswith(subject + " ") for line in lines), subject
+    every = detailed.stdout
+    assert all(len(line) <= columns for line in every.splitlines()), every
+    assert all(f"{c['subject']}  {c['name']}  {c['status']}" in every for c in report["checks"])
+    words = {word for c in report["checks"] for word in c["reason"].split()}
+    broken = sorted(w for w in words if len(w) <= columns - 2 and w not in every.split())
+    assert not broken, f"cut or broken: {broken}\n{every}"
+
+
 async def test_probes_report_what_was_sent_and_what_came_back(agent) -> None:
     report = await check_agent(agent.base_url, token=agent.token("paula"))
     assert report.ok, report.failed()
@@ -293,7 +328,7 @@ command with a traceback) nor as emoji."""
 def test_an_agents_words_are_printed_as_text(tmp_path, text: str) -> None:
     card = {"name": f"agent {text} end", "version": text, "supportedInterfaces": []}
     with json_server(card) as url:
-        run, report = check(tmp_path, url)
+        run, report = check(tmp_path, url, "--details")  # every check, the card's with it
     assert run.returncode == 1, run.stdout + run.stderr
     fetched, signature, offered = report["checks"]
     assert (fetched["status"], signature["status"], offered["status"]) == (
@@ -302,8 +337,8 @@ def test_an_agents_words_are_printed_as_text(tmp_path, text: str) -> None:
         FAIL,
     )
     assert text in fetched["reason"]
-    shown = " ".join(run.stdout.split())  # the table folds long cells over lines
-    assert text.replace(" ", "") in shown.replace(" ", "").replace("│", "")
+    shown = " ".join(run.stdout.split())  # a long reason is wrapped over lines
+    assert text.replace(" ", "") in shown.replace(" ", "")
     assert "does not conform" in run.stdout
 
 

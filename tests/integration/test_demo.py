@@ -69,10 +69,11 @@ async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None
     assert "authorization_failed" in text
     # 7: text routing, a clarification answered in the same task
     assert "TASK_STATE_INPUT_REQUIRED" in text and "metadata.routing: stage=clarification" in text
-    assert "metadata.routing: stage=task_binding; skill_id=" in text and "same task: True" in text
-    # 8: composed, or refused with the reason
+    assert "metadata.routing: stage=task_binding; skill_id=" in text and "(the same task)" in text
+    # 8: composed, or refused with the reason; composed, it shows the recommendation
     if report.status("chain") == "ok":
         assert "task_correlation, workflow" in text
+        assert re.search(r"recommendation: (upgrade|no_change) \(.*bit/s.*\): \S", text), text
     else:
         assert "composition refused" in text
     # 9: the audit table of these tasks
@@ -83,8 +84,27 @@ async def test_the_walkthrough_runs_every_step(demo_agent: RunningAgent) -> None
     checks = text.count("checked: not there") - 1  # the rows, and the line explaining them
     assert checks >= 1, text
     assert f"{checks} existence check(s) that found nothing" in audit.summary
+    # no Python repr anywhere (a dict, a list, a quoted string, a bool): JSON or words
+    assert not re.search(r"[{\[(]'|': |\bTrue\b|\bFalse\b|\bNone\b", text), text
+    assert '"result": "condition_not_met"' in text  # the worked example's result, as JSON
     denied = int(re.search(r"\((\d+) denied", audit.summary).group(1))  # type: ignore[union-attr]
     assert denied == text.count("deny: ") - 1, text  # the explaining line names it once
+
+
+async def test_the_walkthrough_fits_80_columns_and_cuts_no_id(demo_agent: RunningAgent) -> None:
+    """At 80 columns its audit table read `ti… princ… 03…`: now a row that does not fit is a
+    block, and only digests and key ids are shortened, on purpose (`sha256:d247462855b6…`)."""
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=80, force_terminal=False, color_system=None)
+    report = await run_demo(demo_agent.base_url, demo_agent.settings, out)
+    text = buffer.getvalue()
+    assert report.ok, text
+    assert all(len(line) <= 80 for line in text.splitlines()), text
+    shortened = re.findall(r"\S*…\S*", text)
+    deliberate = re.compile(r"^\(?(sha256:[0-9a-f]{12}|[A-Za-z0-9_-]{12})…[):]*$")
+    assert all(deliberate.match(token) for token in shortened), shortened
+    for whole in ("evaluate_resource_condition", "inventory.utilization_samples", "paula@acme"):
+        assert whole in text, whole
 
 
 async def test_usage_labels_the_clarification_turns(demo_agent: RunningAgent) -> None:
@@ -106,8 +126,7 @@ async def test_usage_labels_the_clarification_turns(demo_agent: RunningAgent) ->
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    rows = [line for line in run.stdout.splitlines() if "│" in line]
-    (row,) = [line for line in rows if "(no skill chosen)" in line]
+    (row,) = [line for line in run.stdout.splitlines() if "(no skill chosen)  " in line]
     assert "clarification" in row
     assert "(none)" not in run.stdout and "unknown" not in run.stdout
     assert "(no skill chosen): plain-text turns the agent answered by asking" in " ".join(

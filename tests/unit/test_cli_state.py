@@ -35,6 +35,7 @@ RUNS: dict[str, tuple[list[str], dict[str, str], ExitCode, str]] = {
     # command line, extra environment, exit code, what stderr must say
     "mcp": (["mcp"], {"NETAGENT_TOKEN": "x"}, ExitCode.USAGE, NO_KEY),
     "token": (["token", "--subject", "a", "--tenant", "acme"], {}, ExitCode.USAGE, NO_KEY),
+    "tokens": (["tokens"], {}, ExitCode.USAGE, NO_KEY),
     "card": (["card"], {}, ExitCode.OK, ""),
     "card --extended": (["card", "--extended", "--token", "x"], {}, ExitCode.USAGE, NO_KEY),
     "card diff": (["card", "diff", "--snapshot", "missing.json"], {}, ExitCode.FAILED, ""),

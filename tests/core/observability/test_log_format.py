@@ -114,7 +114,7 @@ def test_a_callers_request_id_is_kept_only_when_it_is_a_short_plain_token(
 
 
 def test_configure_logging_refuses_an_unknown_format() -> None:
-    with pytest.raises(ValueError, match="text, json"):
+    with pytest.raises(ValueError, match="auto, text, json"):
         configure_logging("info", "xml")
 
 
@@ -134,3 +134,53 @@ def test_json_logging_routes_uvicorn_through_the_root_handler() -> None:
     finally:
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
+
+
+def test_auto_is_text_on_a_terminal_and_json_anywhere_else(tmp_path) -> None:
+    import os
+
+    from agent.observability.log_format import resolved_format
+
+    leader, follower = os.openpty()
+    try:
+        with os.fdopen(follower, "w", closefd=False) as terminal:
+            assert resolved_format("auto", terminal) == "text"
+        with (tmp_path / "log").open("w") as file:
+            assert resolved_format("auto", file) == "json"
+            assert resolved_format("text", file) == "text"  # asked for: as asked
+        assert resolved_format("json", None) == "json"
+        assert resolved_format("auto", object()) == "json"  # no isatty: not a terminal
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+def test_a_terminal_line_is_short_and_names_the_caller_of_its_skill_run() -> None:
+    from agent.observability.log_format import QuietBelowWarning, TextFormatter
+
+    access = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5", "POST", "/a2a/jsonrpc", "1.1", 200),
+        None,
+    )
+    assert TextFormatter().format(access).endswith(" POST /a2a/jsonrpc 200")
+
+    def inside() -> str:
+        bind_task(TaskIds("task-1", "ctx-1", "check_link_capacity", "alice", "acme"))
+        made = logging.LogRecord("agent.tasks", logging.INFO, __file__, 1, "done", (), None)
+        return TextFormatter().format(made)
+
+    line = contextvars.copy_context().run(inside)
+    assert line.endswith(" alice@acme done") and len(line) == len("00:00:00 alice@acme done")
+    warned = TextFormatter().format(record("tool %s refused", "inventory"))
+    assert warned.endswith(" WARNING agent.server.executor: tool inventory refused")
+    quiet = QuietBelowWarning(("alembic",))
+    plumbing = logging.LogRecord("alembic.runtime", logging.INFO, __file__, 1, "x", (), None)
+    assert not quiet.filter(plumbing)
+    plumbing.levelno = logging.ERROR
+    assert quiet.filter(plumbing)
+    assert quiet.filter(logging.LogRecord("alembicx", logging.INFO, __file__, 1, "x", (), None))

@@ -25,22 +25,13 @@ from agent.console.topology import (
     TopologyRefusedError,
 )
 from agent.security.principal import Principal
-from db.gate import OPERATION_SCOPES
 from db.inventory import Inventory
 from db.records import LinkRecord, UtilizationSampleRecord
+from netops.access import may, needs
 
 ROLE_RANK = {"core": 0, "edge": 1, "aggregation": 2, "access": 3}
 CURRENT_LOOKBACK = timedelta(minutes=15)
 """How far back "current" utilization looks for the newest sample (samples are 5 min apart)."""
-
-
-def _may(principal: Principal, operation: str) -> bool:
-    """The gate's rule for ``operation``, applied to the caller's own scopes."""
-    return bool(principal.scopes & OPERATION_SCOPES[operation])
-
-
-def _needs(operation: str) -> str:
-    return " or ".join(sorted(OPERATION_SCOPES[operation]))
 
 
 def _bps(value: int) -> str:
@@ -81,8 +72,8 @@ class InventoryTopology:
     def _inventory(self, principal: Principal) -> Inventory:
         if not principal.authenticated or not principal.tenant:
             raise TopologyRefusedError("the network view needs an authenticated caller")
-        if not _may(principal, "links"):
-            raise TopologyRefusedError(f"the network view needs one of: {_needs('links')}")
+        if not may(principal, "links"):
+            raise TopologyRefusedError(f"the network view needs one of: {needs('links')}")
         return Inventory(self._engine, principal.tenant)
 
     async def graph(self, principal: Principal, now: datetime) -> Graph:
@@ -91,7 +82,7 @@ class InventoryTopology:
         sites = await inventory.sites()
         devices = await inventory.devices()
         links = await inventory.links()
-        with_load = _may(principal, "utilization_samples")
+        with_load = may(principal, "utilization_samples")
         current = (
             await inventory.current_utilization(now - CURRENT_LOOKBACK, now) if with_load else {}
         )
@@ -99,7 +90,7 @@ class InventoryTopology:
             _edge(link, current.get(link["link_id"]) if link["status"] == "connected" else None)
             for link in links
         ]
-        note = "" if with_load else f"Utilization needs one of: {_needs('utilization_samples')}."
+        note = "" if with_load else f"Utilization needs one of: {needs('utilization_samples')}."
         return Graph(
             groups=[
                 Group(
@@ -142,8 +133,8 @@ class InventoryTopology:
         ]
         if link["label"]:
             facts.append(("Label", link["label"]))
-        if not _may(principal, "utilization_samples"):
-            note = f"Utilization needs one of: {_needs('utilization_samples')}."
+        if not may(principal, "utilization_samples"):
+            note = f"Utilization needs one of: {needs('utilization_samples')}."
             return EdgeDetail(_edge(link, None), facts, note=note)
         samples = await inventory.utilization_samples(edge_id, since, until)
         by_direction: dict[str, list[tuple[datetime, float]]] = defaultdict(list)

@@ -13,8 +13,9 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -33,6 +34,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from agent.console.pages import ConsolePage, PageSource, page_query
 from agent.console.schemas import BRANCHING, explain, form, summary, tree
 from agent.console.session import PREFIX, session_cookie
 from agent.console.topology import (
@@ -61,7 +63,7 @@ from agent.registry.loader import Capability, Registry
 from agent.registry.policy import entitled, visible
 from agent.security.principal import Principal, principal_of
 from agent.settings import Limits
-from agent.storage.audit import AuditLog, AuditRecord
+from agent.storage.audit import NOT_FOUND, AuditLog, AuditRecord
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
@@ -83,6 +85,13 @@ CSP = (
 )
 LOOKBACK_UNITS = {"m": 60, "h": 3600, "d": 86400}
 _LOOKBACK = re.compile(r"([0-9]{1,12})([mhd])", re.ASCII)
+
+
+def _own_path(path: str, taken: set[str], page: str = "console page") -> str:
+    """A deployment page's path, when it is one lower-case word no other page has."""
+    if path in taken or not _PAGE_PATH.fullmatch(path):
+        raise ValueError(f"the {page}'s path {path!r} is the console's, taken or no word")
+    return path
 
 
 def _secure_headers(response: Response) -> Response:
@@ -264,13 +273,19 @@ class Console:
         limits: Limits | None = None,
         *,
         view: TopologyView | None = None,
+        pages: Sequence[tuple[ConsolePage, PageSource]] = (),
     ) -> None:
         """``topology`` and ``view`` come together (``view.source`` built ``topology``): the
-        page's data, and its path, name and template (the deployment's words)."""
+        page's data, and its path, name and template (the deployment's words); ``pages``: the
+        view's further pages, each with the source its ``source`` built."""
         if (topology is None) != (view is None):
             raise ValueError("the console's topology needs its view, and the view its topology")
-        if view is not None and (view.path in CORE_PAGES or not _PAGE_PATH.fullmatch(view.path)):
-            raise ValueError(f"the topology page's path {view.path!r} is the console's or no word")
+        taken = set(CORE_PAGES)
+        for path in [view.path] if view is not None else []:
+            taken.add(_own_path(path, taken, "topology page"))
+        for page, _ in pages:
+            taken.add(_own_path(page.path, taken))
+        self.pages = list(pages)
         self.limits = limits or Limits()
         self.registry = registry
         self.cards = cards
@@ -283,6 +298,9 @@ class Console:
         self.templates.env.globals["topology_page"] = (
             (view.path, view.label) if view is not None else None
         )
+        self.templates.env.globals["deployment_pages"] = [
+            (page.path, page.label) for page, _ in self.pages if page.label
+        ]
 
     # ------------------------------------------------------------------ helpers
 
@@ -393,7 +411,7 @@ class Console:
                 tool=CONSOLE_TOOL,
                 operation=self.view.path,
                 decision="deny" if missing else "allow",
-                reason="not found in the caller's tenant" if missing else "ok",
+                reason=NOT_FOUND if missing else "ok",
                 resource_ids=tuple(i for i in (site_id, link_id) if i),
             )
         )
@@ -451,6 +469,36 @@ class Console:
             window=window,
             windows=list(WINDOWS),
             chart_box=(CHART_WIDTH, CHART_HEIGHT, CHART_PAD),
+        )
+
+    # ---------------------------------------------------------- deployment pages
+
+    async def deployment_page(
+        self, page: ConsolePage, source: PageSource, request: Request
+    ) -> Response:
+        """One of the deployment's pages: its source's answer in its template, audited."""
+        principal = self._principal(request)
+        query = page_query(request.query_params, page.accepts)
+        if not all(map(queryable, query.values())):
+            return self._page(request, page.template, 400, view=page.path, refused=UNQUERYABLE)
+        try:
+            answer = await source(principal, query, self.clock())
+        except TopologyRefusedError as exc:
+            return self._page(request, page.template, 403, view=page.path, refused=str(exc))
+        await self.audit.write(
+            AuditRecord(
+                principal=principal.subject,
+                tenant=principal.tenant,
+                tool=CONSOLE_TOOL,
+                operation=page.path,
+                decision="deny" if answer.missing else "allow",
+                reason=NOT_FOUND if answer.missing else "ok",
+                resource_ids=answer.named,
+            )
+        )
+        status = 404 if answer.missing else 200
+        return self._page(
+            request, page.template, status, view=page.path, query=query, **answer.context
         )
 
     # -------------------------------------------------------------------- skills
@@ -711,6 +759,10 @@ class Console:
             Route("/login", self.login_page, methods=["GET"]),
             Route("/login", self.login, methods=["POST"]),
             *topology,
+            *[
+                Route(f"/{page.path}", partial(self.deployment_page, page, source), methods=["GET"])
+                for page, source in self.pages
+            ],
             Route("/skills", self.skills, methods=["GET"]),
             Route("/try", self.try_page, methods=["GET"]),
             Route("/tasks", self.tasks, methods=["GET"]),

@@ -21,6 +21,8 @@ from agent.security.principal import Principal
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from agent.console.pages import ConsolePage
+
 WINDOWS: dict[str, timedelta] = {
     "1h": timedelta(hours=1),
     "6h": timedelta(hours=6),
@@ -134,6 +136,9 @@ class TopologyView:
     """The folder holding ``template`` (searched after the core's own templates)."""
     template: str
     """The page's template file; a name the core's templates do not use."""
+    pages: Sequence[ConsolePage] = ()
+    """The deployment's further pages (``agent/console/pages.py``), templates in ``templates``,
+    in the navigation after the topology page in this order."""
 
 
 # ------------------------------------------------------------------------------- layout

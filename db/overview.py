@@ -87,7 +87,8 @@ class Overview(Inventory):
         return cast(list[InterfaceStateRecord], await self._rows(statement))
 
     async def search(self, text: str, limit: int = SEARCH_LIMIT) -> SearchHits:
-        """Sites, devices, interfaces and links whose name or id holds ``text``."""
+        """Sites, devices, interfaces and links whose name or id holds ``text`` (a link also
+        when an end's device name does)."""
         if not isinstance(text, str) or not text.strip():
             raise InventoryError("search text must be a non-empty string")
         needle = text.strip()
@@ -102,10 +103,13 @@ class Overview(Inventory):
         ports = self._interface_select().where(
             or_(_containing(Interface.name, needle), _containing(Interface.resource_id, needle))
         )
+        ends = self._ports_where(_containing(Device.name, needle))
         links = self._link_select().where(
             or_(
                 _containing(Link.link_id, needle),
                 _containing(func.coalesce(Link.label, ""), needle),
+                Link.a_interface_id.in_(ends),
+                Link.b_interface_id.in_(ends),
             )
         )
         return {

@@ -32,9 +32,14 @@ async def test_search_finds_each_kind_by_part_of_its_name_in_any_case(demo: Seed
     acme = Overview(demo.engine, "acme")
     hits = await acme.search("NYC1-CORE")
     assert [d["name"] for d in hits["devices"]] == ["nyc1-core-01", "nyc1-core-02"]
-    assert hits["links"] == [] and hits["sites"] == []
+    assert hits["sites"] == []
+    assert all("nyc1-core" in f"{k['a_device']} {k['b_device']}" for k in hits["links"])
     assert [s["slug"] for s in (await acme.search("lon"))["sites"]] == ["lon1"]
     assert [k["link_id"] for k in (await acme.search("lnk-00015"))["links"]] == ["acme-lnk-00015"]
+    # a link is found by its ends' device names too
+    at_lon1 = (await acme.search("lon1-edge-01"))["links"]
+    assert at_lon1 and all("lon1-edge-01" in (k["a_device"], k["b_device"]) for k in at_lon1)
+    assert "acme-lnk-00036" in {k["link_id"] for k in at_lon1}
     ports = (await acme.search("ethernet5"))["interfaces"]
     assert ports and all(p["name"] == "Ethernet5" for p in ports)
     assert len((await acme.search("e", limit=3))["devices"]) == 3

@@ -228,3 +228,41 @@ def test_a_medium_site_view_fits_the_screen_and_nothing_overlaps(
     expect(page.locator("g.node")).to_have_count(25)  # still the site's view
     assert_page_bounded(page)
     shot(page, screenshots, "medium-site.png")
+
+
+def test_what_is_wrong_search_and_a_device_page_at_the_medium_scale(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    page.get_by_role("navigation", name="Console views").get_by_role(
+        "link", name="Problems"
+    ).click()
+    expect(page.locator("#problems-count")).to_contain_text(
+        "6 problems: 1 critical, 2 major, 3 warning."
+    )
+    rows = page.locator("#problems-table tbody tr")
+    expect(rows).to_have_count(6)
+    assert {rows.nth(i).get_attribute("data-name") for i in range(3, 6)} == HOT
+    expect(page.get_by_label("Site").locator("option")).to_have_count(27)  # all, and 26 sites
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-problems.png")
+    page.get_by_label("Site").select_option("lon1")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("acme-lnk-00092")
+
+    page.get_by_role("navigation", name="Console views").get_by_role("link", name="Search").click()
+    page.get_by_label("Site, device, interface or link").fill("lon9")
+    page.get_by_role("button", name="Search").click()
+    count = page.locator("#search-count")
+    expect(count).to_contain_text("1 site, 15 devices, 0 interfaces, 25 links")
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-search.png")
+    page.locator("#hits-devices").get_by_role("link", name="lon9-core-01").click()
+    expect(page.locator("h1")).to_contain_text("lon9-core-01")
+    expect(page.locator("#device-facts")).to_contain_text("Junos OS")
+    expect(page.locator('.gauge[data-metric="cpu"] .gauge-value')).to_have_text(
+        re.compile(r"^\d+\.\d %$")
+    )
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-device.png")

@@ -78,7 +78,9 @@ def test_search_finds_a_device_and_its_page_shows_ports_links_and_cpu(
     nav(page, "Search")
     page.get_by_label("Site, device, interface or link").fill("NYC1-agg-02")
     page.get_by_role("button", name="Search").click()
-    expect(page.locator("#search-count")).to_contain_text("1 match for NYC1-agg-02")
+    expect(page.locator("#search-count")).to_contain_text(
+        "for NYC1-agg-02: 0 sites, 1 device, 0 interfaces, 7 links"
+    )
     page.screenshot(path=screenshots / "search.png", full_page=True)
     page.locator("#hits-devices").get_by_role("link", name="nyc1-agg-02").click()
     expect(page.locator("h1")).to_contain_text("nyc1-agg-02")

@@ -60,7 +60,10 @@ DEMO_CALLERS = (
     ),
     DemoCaller("gary", "globex", ("inventory.read", "assurance.read", "capacity.read")),
     DemoCaller("vic", "acme", ("inventory.read",)),
+    DemoCaller("nora", "acme", ("inventory.read", "assurance.read", "capacity.read", "audit.read")),
 )
+"""The demo's callers; nora is the tenant's operator: she reads what alice reads and, with
+``audit.read``, the tenant's whole audit trail in the console."""
 
 
 def connect_inventory(environment: ToolEnvironment) -> ToolClientFactory:

@@ -747,6 +747,7 @@ class Console:
             limit=AUDIT_LIMIT,
             audit_scope=AUDIT_SCOPE,
             views=views,
+            not_found=NOT_FOUND,
         )
 
     def routes(self) -> list[Route | Mount]:

@@ -183,3 +183,29 @@ def test_concurrent_views_each_get_their_whole_page(console_agent):
             answers = list(pool.map(fetch, range(16)))
     assert all(code == 200 for code, _ in answers)
     assert all("</html>" in text for _, text in answers)
+
+
+def test_the_operator_reads_the_tenants_trail_and_not_found_is_no_refusal(
+    page, console_agent, screenshots: Path
+):
+    """nora (the demo's operator, with audit.read) sees every acme caller's rows; a check
+    that found nothing in her tenant reads "not found", a refused call "deny"."""
+    with closing(client_for(console_agent, "alice")) as alice:
+        assert alice.get("/console/device", params={"id": "nyc1-core-01"}).status_code == 200
+    with closing(client_for(console_agent, "vic")) as vic:  # another acme caller's row
+        assert vic.get("/console/network", params={"link": "acme-lnk-00002"}).status_code == 200
+    login(page, console_agent, "nora")
+    expect(page.locator("#caller")).to_contain_text("nora · tenant acme")
+    page.goto(f"{console_agent.base_url}/console/device?id=no-such-device")
+    expect(page.locator("#device-missing")).to_have_text("No device no-such-device in your tenant.")
+    nav(page, "Audit")
+    expect(page.locator("#audit-table")).to_be_visible()
+    page.get_by_label("Show console page views").check()
+    page.get_by_role("button", name="Filter").click()
+    rows = page.locator("#audit-table tbody tr")
+    expect(rows.filter(has_text="alice").first).to_contain_text("console · device")
+    missing = rows.filter(has_text="no-such-device")
+    expect(missing.first).to_contain_text("not found")
+    expect(missing.first).to_have_class("decision-absent")
+    expect(page.locator("#audit-legend")).to_contain_text("reads not found")
+    page.screenshot(path=screenshots / "audit-operator.png", full_page=True)

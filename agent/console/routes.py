@@ -37,6 +37,14 @@ from starlette.templating import Jinja2Templates
 from agent.console.pages import ConsolePage, PageSource, page_query
 from agent.console.schemas import BRANCHING, explain, form, summary, tree
 from agent.console.session import PREFIX, session_cookie
+from agent.console.tasks import (
+    SKILL_PAGES,
+    STATES,
+    TASK_PAGE_SIZE,
+    TaskFilters,
+    read_filters,
+    task_view,
+)
 from agent.console.topology import (
     CHART_HEIGHT,
     CHART_PAD,
@@ -75,7 +83,6 @@ CONSOLE_TOOL = "console"
 CORE_PAGES = frozenset({"login", "logout", "skills", "try", "tasks", "audit", "api", "static"})
 """The console's own paths: a deployment's topology page takes another."""
 _PAGE_PATH = re.compile(r"[a-z][a-z0-9-]{0,31}", re.ASCII)
-TASK_PAGE_SIZE = 50
 FIT_LIMIT = 30
 """Up to this many sites the overview is scaled to the page; past it, it keeps its size (its
 labels stay readable) and scrolls in its box."""
@@ -163,66 +170,9 @@ def _diff(public: Any, extended: Any, path: str = "") -> list[tuple[str, str, st
     return [(path, show(public), show(extended))]
 
 
-def _references(result: Any, record_ids: set[str], path: str = "") -> list[tuple[str, str]]:
-    """Where the result names a record artifact: (JSON Pointer in the result, artifactId)."""
-    if isinstance(result, dict):
-        return [
-            ref
-            for key, value in result.items()
-            for ref in _references(value, record_ids, f"{path}/{key}")
-        ]
-    if isinstance(result, list):
-        return [
-            ref
-            for i, value in enumerate(result)
-            for ref in _references(value, record_ids, f"{path}/{i}")
-        ]
-    return [(path, result)] if isinstance(result, str) and result in record_ids else []
-
-
 def _same_reference(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Two Schema References name the same schema (docs/schema-interfaces.md)."""
     return all(a.get(k) == b.get(k) for k in ("schema_uri", "version", "dialect", "digest"))
-
-
-def _part_data(parts: list[dict[str, Any]]) -> Any:
-    for part in parts:
-        if "data" in part:
-            return part["data"]
-    texts = [p["text"] for p in parts if "text" in p]
-    return "\n".join(texts) if texts else None
-
-
-def _task_view(task: dict[str, Any]) -> dict[str, Any]:
-    """A task as the tasks page shows it: state, skill, artifacts, the error object if any."""
-    status = task.get("status", {})
-    state = str(status.get("state", "")).removeprefix("TASK_STATE_")
-    message = status.get("message") or {}
-    error = None
-    if state in ("REJECTED", "FAILED"):
-        error = _part_data(message.get("parts", []))
-    artifacts = [
-        {
-            "id": a.get("artifactId", ""),
-            "name": a.get("name", ""),
-            "data": json.dumps(_part_data(a.get("parts", [])), indent=2, sort_keys=True),
-        }
-        for a in task.get("artifacts", [])
-    ]
-    records = {a["id"] for a in artifacts if a["id"] != "result"}
-    result = next((a for a in task.get("artifacts", []) if a.get("artifactId") == "result"), None)
-    references = _references(_part_data(result.get("parts", [])), records) if result else []
-    routing = (task.get("metadata") or {}).get("routing") or {}
-    return {
-        "id": task.get("id", ""),
-        "context": task.get("contextId", ""),
-        "state": state,
-        "timestamp": status.get("timestamp", ""),
-        "skill": routing.get("skill_id") or "",
-        "artifacts": artifacts,
-        "references": references,
-        "error": json.dumps(error, indent=2, sort_keys=True) if error is not None else None,
-    }
 
 
 UNQUERYABLE = "Filters may not contain U+0000 or unpaired surrogates."
@@ -667,31 +617,79 @@ class Console:
     # --------------------------------------------------------------------- tasks
 
     async def tasks(self, request: Request) -> Response:
-        """The caller's recent tasks, asked of the agent's A2A endpoint (ListTasks)."""
-        payload = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "ListTasks",
-            "params": {"pageSize": TASK_PAGE_SIZE, "includeArtifacts": True, "historyLength": 0},
-        }
+        """The caller's tasks, asked of the agent's A2A endpoint (ListTasks), newest first,
+        filtered by state, skill and time, a page at a time."""
+        principal = self._principal(request)
+        params = request.query_params
+        skills = sorted(c.id for c in self._visible(principal))
+        if not all(map(queryable, params.values())):
+            return self._tasks_page(request, TaskFilters(problem=UNQUERYABLE), skills, 400)
+        since_text = params.get("since", "").strip()
+        since = _since(since_text, datetime.now(UTC)) if since_text else None
+        filters = read_filters(params, set(skills), since, since_text)
         base = _agent_base(request)
         if base is None:
-            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNREACHABLE})
+            error = {"message": UNREACHABLE}
+            return self._tasks_page(request, filters, skills, 503, error=error)
         try:
-            async with own_client(timeout=30) as client:
+            tasks, next_token, error = await self._list_tasks(request, base, filters)
+        except (httpx.HTTPError, ValueError) as exc:
+            log.warning("console tasks page: ListTasks failed: %s", type(exc).__name__)
+            error = {"message": UNANSWERED}
+            return self._tasks_page(request, filters, skills, 503, error=error)
+        status = 400 if error and filters.page_token else 200
+        return self._tasks_page(
+            request, filters, skills, status, tasks=tasks, next_token=next_token, error=error
+        )
+
+    def _tasks_page(
+        self,
+        request: Request,
+        filters: TaskFilters,
+        skills: list[str],
+        status: int = 200,
+        **context: Any,
+    ) -> Response:
+        context = {"tasks": [], "next_token": "", "error": None} | context
+        return self._page(
+            request,
+            "tasks.html",
+            status,
+            filters=filters,
+            skills=skills,
+            states=STATES,
+            page_size=TASK_PAGE_SIZE,
+            link=lambda **changes: f"{PREFIX}/tasks?{urlencode(filters.query(**changes))}",
+            **context,
+        )
+
+    async def _list_tasks(
+        self, request: Request, base: str, filters: TaskFilters
+    ) -> tuple[list[dict[str, Any]], str, Any]:
+        """One console page of the caller's tasks: ListTasks pages until it is full (with a
+        skill filter, at most SKILL_PAGES of them), the token of the next, any error."""
+        found: list[dict[str, Any]] = []
+        token = filters.page_token
+        async with own_client(timeout=30) as client:
+            for _ in range(SKILL_PAGES if filters.skill else 1):
+                params = filters.params(token)
+                payload = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": params}
                 answer = await client.post(
                     base + JSONRPC_PATH, json=payload, headers=_a2a_headers(request)
                 )
-            reply = answer.json()
-        except (httpx.HTTPError, ValueError) as exc:
-            log.warning("console tasks page: ListTasks failed: %s", type(exc).__name__)
-            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNANSWERED})
-        if not isinstance(reply, dict):
-            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNANSWERED})
-        error = reply.get("error")
-        tasks = [_task_view(t) for t in (reply.get("result") or {}).get("tasks", [])]
-        tasks.sort(key=lambda t: t["timestamp"], reverse=True)
-        return self._page(request, "tasks.html", tasks=tasks, error=error)
+                reply = answer.json()
+                if not isinstance(reply, dict):
+                    raise ValueError("ListTasks answered no object")
+                if reply.get("error"):
+                    return found, "", reply["error"]
+                result = reply.get("result") or {}
+                views = [task_view(t) for t in result.get("tasks", [])]
+                found += [v for v in views if not filters.skill or v["skill"] == filters.skill]
+                token = str(result.get("nextPageToken") or "")
+                if not token or len(found) >= TASK_PAGE_SIZE:
+                    break
+        found.sort(key=lambda t: t["timestamp"], reverse=True)  # newest first, as ListTasks
+        return found, token, None
 
     # --------------------------------------------------------------------- audit
 

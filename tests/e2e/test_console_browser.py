@@ -329,12 +329,15 @@ def test_try_the_worked_example_then_its_task_and_audit_row(page, console_agent,
 
     nav(page, "Tasks")
     task_row = page.locator(f'#tasks-table tr[data-task="{task_id}"]')
-    expect(task_row).to_contain_text("COMPLETED")
+    expect(task_row).to_contain_text("completed")
     expect(task_row).to_contain_text(WORKED_EXAMPLE)
+    # The answer first, in words with its unit; the result and its record folded.
+    expect(task_row.locator(".answer")).to_have_text("condition not met; observed 42 percent")
+    expect(task_row.locator(".refs")).not_to_be_visible()
+    task_row.get_by_text("result and 1 record").click()
     expect(task_row.locator(".refs")).to_have_text(
         f"result /supporting_record_refs/0 names record {record_id}"
     )
-    task_row.get_by_text("artifact result").click()
     expect(task_row).to_contain_text('"result": "condition_not_met"')
     page.screenshot(path=screenshots / "tasks.png", full_page=True)
 
@@ -355,8 +358,9 @@ def test_a_refused_invocation_shows_its_error_object(page, console_agent, screen
     task_id = re.search(r"Task (\S+):", page.locator("#final-state").inner_text()).group(1)
     nav(page, "Tasks")
     task_row = page.locator(f'#tasks-table tr[data-task="{task_id}"]')
-    expect(task_row).to_contain_text("REJECTED")
-    task_row.get_by_text("error object").click()
+    expect(task_row).to_contain_text("rejected")
+    expect(task_row.locator(".answer")).to_contain_text("authorization_failed: ")
+    task_row.locator("summary").get_by_text("error object").click()
     expect(task_row.locator(".error-object pre")).to_contain_text("authorization_failed")
     page.screenshot(path=screenshots / "tasks-error.png", full_page=True)
 

@@ -35,6 +35,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from agent.console.pages import ConsolePage, PageSource, page_query
+from agent.console.results import error_summary, summarize
 from agent.console.schemas import BRANCHING, explain, form, summary, tree
 from agent.console.session import PREFIX, session_cookie
 from agent.console.tasks import (
@@ -519,10 +520,12 @@ class Console:
         principal = self._principal(request)
         usable = [c for c in self._visible(principal) if entitled(c.manifest, principal)]
         chosen_id = request.query_params.get("skill", "")
+        then = request.query_params.get("then", "")
         chosen = next((c for c in usable if c.id == chosen_id), None)
         fields = None
         alternatives: tuple[str, list[str]] | None = None
         feeds: list[str] = []
+        producers: list[str] = []
         if chosen is not None and chosen.interface is not None:
             document = chosen.interface.document
             schema = document["input_schema"]["resolution"]["schema"]
@@ -537,6 +540,13 @@ class Console:
                 if c.interface is not None
                 and _same_reference(c.interface.document["input_schema"], document["output_schema"])
             ]
+            # And the skills whose output is this one's input: a person fills theirs by hand.
+            producers = [
+                c.id
+                for c in usable
+                if c.interface is not None
+                and _same_reference(c.interface.document["output_schema"], document["input_schema"])
+            ]
         return self._page(
             request,
             "try.html",
@@ -547,6 +557,8 @@ class Console:
             fields=fields,
             alternatives=alternatives,
             feeds=feeds,
+            producers=producers,
+            then=then if then in feeds else "",
         )
 
     async def validate(self, request: Request) -> Response:
@@ -567,6 +579,16 @@ class Console:
         for detail in details:  # a oneOf/anyOf failure says which alternative failed, and why
             explain(validator, schema, body.get("arguments"), detail)
         return _secure_headers(JSONResponse({"valid": not details, "details": details}))
+
+    async def summary(self, request: Request) -> Response:
+        """A result (or a task's error object) in one line, as the tasks page shows it, for
+        the Try-it page to lead with (agent/console/results.py)."""
+        body = await _json_body(request)
+        refused = self._over_limits(body)
+        if refused is not None:
+            return refused
+        line = error_summary(body["error"]) if "error" in body else summarize(body.get("result"))
+        return _secure_headers(JSONResponse({"summary": line}))
 
     async def invoke(self, request: Request) -> Response:
         """Relay SendStreamingMessage to the agent's own A2A endpoint with the caller's token."""
@@ -768,6 +790,7 @@ class Console:
             Route("/audit", self.audit_page, methods=["GET"]),
             Route("/api/validate", self.validate, methods=["POST"]),
             Route("/api/invoke", self.invoke, methods=["POST"]),
+            Route("/api/summary", self.summary, methods=["POST"]),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ]
 

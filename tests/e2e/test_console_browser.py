@@ -306,7 +306,7 @@ def test_try_the_worked_example_then_its_task_and_audit_row(page, console_agent,
     reference = page.locator("#references tbody tr")
     expect(reference).to_have_count(1)
     expect(reference.locator("td").first).to_have_text("/supporting_record_refs/0")
-    record_id = reference.locator("td a").inner_text()
+    record_id = reference.locator("td a").text_content()  # folded under the answer
     record = page.locator(f"#record-{record_id}")
     expect(record).to_contain_text('"value": 42')
     expect(record).to_contain_text('"resource_id": "network-resource-123"')
@@ -396,7 +396,7 @@ def test_the_other_tenant_sees_none_of_acme(page, console_agent, screenshots: Pa
     assert "100 Gbit/s" not in page.locator("#detail").inner_text()
 
     nav(page, "Tasks")
-    expect(page.locator("h1")).to_have_text("Your recent tasks")
+    expect(page.locator("h1")).to_have_text("Your tasks")
     assert task["id"] not in page.content()
     assert "condition_not_met" not in page.content()
 
@@ -465,7 +465,7 @@ def test_a_result_feeds_the_skill_whose_input_is_its_output(page, console_agent,
     expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
     page.get_by_role("button", name="Invoke (stream)").click()
     expect(page.locator("#final-state")).to_contain_text("COMPLETED")
-    capacity = json.loads(page.locator("#result-data").inner_text())
+    capacity = json.loads(page.locator("#result-data").text_content() or "")
     assert capacity["link_id"] == "acme-lnk-00002"
 
     page.get_by_role("button", name="Use the result as input of plan_link_upgrade").click()
@@ -476,7 +476,7 @@ def test_a_result_feeds_the_skill_whose_input_is_its_output(page, console_agent,
     expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
     page.get_by_role("button", name="Invoke (stream)").click()
     expect(page.locator("#final-state")).to_contain_text("COMPLETED")
-    plan = json.loads(page.locator("#result-data").inner_text())
+    plan = json.loads(page.locator("#result-data").text_content() or "")
     assert plan["link_id"] == "acme-lnk-00002" and plan["recommendation"]
     page.screenshot(path=screenshots / "try-it-composed.png", full_page=True)
 

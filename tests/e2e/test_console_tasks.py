@@ -127,3 +127,44 @@ def test_tasks_come_a_page_at_a_time(page, console_agent):
     answer = page.goto(f"{console_agent.base_url}/console/tasks?page=forged")
     assert answer is not None and answer.status == 400
     expect(page.locator("main")).to_contain_text("not a page token this agent issued")
+
+
+def test_a_plan_filled_by_hand_from_a_link_and_a_demand_leads_with_its_answer(
+    page, console_agent, screenshots: Path
+):
+    page.goto(f"{console_agent.base_url}/console/login")
+    page.get_by_label("Bearer token").fill(console_agent.token("paula"))  # capacity.plan
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/console/network$"))
+    page.goto(f"{console_agent.base_url}/console/try?skill=plan_link_upgrade")
+    # Its input is check_link_capacity's result: its 13 members are folded away, and the
+    # way to fill it by hand is the check's form (a link and a demand).
+    expect(page.locator("#all-members")).not_to_have_attribute("open", "")
+    expect(page.get_by_label("capacity_bps")).not_to_be_visible()
+    page.locator("#by-hand").get_by_role("link", name="check_link_capacity's form").click()
+    expect(page).to_have_url(re.compile(r"skill=check_link_capacity&then=plan_link_upgrade"))
+    expect(page.locator("#then")).to_contain_text("handed to plan_link_upgrade")
+    page.get_by_label("link_id").fill("acme-lnk-00002")
+    page.get_by_label("requested_bps").fill("5000000000")
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+    page.get_by_role("button", name="Invoke (stream)").click()
+    # Completed: the result is handed over (as the button did, and still does).
+    expect(page).to_have_url(re.compile(r"/console/try\?skill=plan_link_upgrade$"))
+    expect(page.locator("#handed")).to_have_text(
+        "Filled from the result of check_link_capacity: invoke to run plan_link_upgrade on it."
+    )
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#final-state")).to_contain_text("COMPLETED")
+    expect(page.locator("#result-answer")).to_have_text(
+        re.compile(
+            r"^acme-lnk-00002: upgrade; peak utilization \d+% .*recommended capacity \d+ Gbit/s$"
+        )
+    )
+    # The JSON and the records are folded below the answer: the page stays short.
+    expect(page.locator("#result-data")).not_to_be_visible()
+    expect(page.locator("#result-details > summary")).to_contain_text("The result and its")
+    assert page.evaluate("document.documentElement.scrollHeight") < 2_500
+    page.screenshot(path=screenshots / "try-it-plan-by-hand.png", full_page=True)
+    page.locator("#result-details > summary").click()
+    expect(page.locator("#result-data")).to_contain_text('"recommendation": "upgrade"')

@@ -44,7 +44,7 @@ def _measure(key: str, value: Any, result: dict[str, Any]) -> str | None:
     if key.startswith("observed_") and isinstance(unit, str):
         return f"observed {_number(value)} {unit}"
     if key == "count" and isinstance(result.get("kind"), str):
-        cut = " (truncated)" if result.get("truncated") is True else ""
+        cut = " (not all listed)" if result.get("truncated") is True else ""
         return f"{_number(value)} {result['kind']}{cut}"
     return None
 

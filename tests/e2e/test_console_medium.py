@@ -266,3 +266,22 @@ def test_what_is_wrong_search_and_a_device_page_at_the_medium_scale(
     )
     assert_page_bounded(page)
     shot(page, screenshots, "medium-device.png")
+
+
+def test_a_capacity_check_and_its_task_lead_with_the_answer_at_the_medium_scale(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    page.goto(f"{console_agent.base_url}/console/try?skill=lookup_inventory")
+    page.get_by_label("Arguments as JSON").fill('{"kind": "links"}')
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#final-state")).to_contain_text("COMPLETED")
+    # The answer in words; the JSON of every link folded (the page stays short).
+    expect(page.locator("#result-answer")).to_have_text(re.compile(r"^[\d,]+ links"))
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-try-it.png")
+    page.goto(f"{console_agent.base_url}/console/tasks?skill=lookup_inventory")
+    expect(page.locator("#tasks-table .answer").first).to_have_text(re.compile(r"^[\d,]+ links"))
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-tasks.png")

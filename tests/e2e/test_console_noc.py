@@ -209,3 +209,24 @@ def test_the_operator_reads_the_tenants_trail_and_not_found_is_no_refusal(
     expect(missing.first).to_have_class("decision-absent")
     expect(page.locator("#audit-legend")).to_contain_text("reads not found")
     page.screenshot(path=screenshots / "audit-operator.png", full_page=True)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'{"result": ' + b"[" * 5_000 + b"]" * 5_000 + b"}",
+        b'{"result": {"verdict": "' + "\u2003é".encode() * 50_000 + b'"}}',
+        b'{"error": {"code": "x\\u0000y", "message": "\\ud800"}}',
+    ],
+    ids=["not-json", "a-list", "deep", "huge-unicode", "nul-and-surrogate"],
+)
+def test_the_summary_endpoint_answers_any_body_without_a_500(console_agent, body):
+    with closing(client_for(console_agent, "alice")) as alice:
+        answer = alice.post(
+            "/console/api/summary", content=body, headers={"Content-Type": "application/json"}
+        )
+    assert answer.status_code in (200, 400, 413), answer.text
+    if answer.status_code == 200:
+        assert len(answer.json()["summary"]) <= 240

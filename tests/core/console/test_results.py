@@ -34,7 +34,7 @@ SINCE = datetime(2026, 11, 29, 10, 0, tzinfo=UTC)
             },
             "l-2: upgrade; peak 94% is above 80%; recommended capacity 200 Gbit/s",
         ),
-        ({"kind": "links", "count": 1203, "truncated": True}, "1,203 links (truncated)"),
+        ({"kind": "links", "count": 1203, "truncated": True}, "1,203 links (not all listed)"),
         (
             {"link_id": "l-3", "headroom_percent": 17.94, "capacity_bps": 10**11},
             "l-3: headroom 17.9 %, capacity 100 Gbit/s",

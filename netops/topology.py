@@ -10,6 +10,7 @@ does for a skill's tool token.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from datetime import datetime, timedelta
 
@@ -25,6 +26,7 @@ from agent.console.topology import (
     TopologyRefusedError,
 )
 from agent.security.principal import Principal
+from agent.units import bit_rate
 from db.inventory import Inventory
 from db.records import LinkRecord, UtilizationSampleRecord
 from netops.access import may, needs
@@ -40,6 +42,41 @@ def _bps(value: int) -> str:
         if value >= size:
             return f"{value / size:g} {unit}"
     return f"{value} bit/s"
+
+
+STATS_HEADER = ("Direction", "Now", "95th percentile", "Peak", "Mean")
+
+
+def percentile(values: list[int], share: float) -> int:
+    """The nearest-rank percentile (``share`` 0..1) of ``values``, as NOC reports take it."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def _rate(bps: float, capacity: int) -> str:
+    return f"{bit_rate(bps)} ({bps / capacity * 100:.1f} %)" if capacity else bit_rate(bps)
+
+
+def direction_stats(samples: list[UtilizationSampleRecord], capacity: int) -> list[tuple[str, ...]]:
+    """Per direction over the window, in bit/s and percent of capacity: the newest sample, the
+    95th percentile, the peak and the mean; the header first. Empty without samples."""
+    by_direction: dict[str, list[UtilizationSampleRecord]] = defaultdict(list)
+    for sample in samples:
+        by_direction[sample["direction"]].append(sample)
+    rows: list[tuple[str, ...]] = []
+    for direction, own in sorted(by_direction.items()):
+        used = [int(s["utilized_bps"]) for s in own]
+        newest = max(own, key=lambda s: s["observed_at"])
+        rows.append(
+            (
+                direction.replace("_", " "),
+                _rate(newest["utilized_bps"], capacity),
+                _rate(percentile(used, 0.95), capacity),
+                _rate(max(used), capacity),
+                _rate(sum(used) / len(used), capacity),
+            )
+        )
+    return [STATS_HEADER, *rows] if rows else []
 
 
 def _latest_ratio(samples: list[UtilizationSampleRecord]) -> float | None:
@@ -149,5 +186,10 @@ class InventoryTopology:
         ]
         note = "" if samples else "No utilization samples in this window."
         return EdgeDetail(
-            _edge(link, _latest_ratio(recent)), facts, series, note=note, samples=len(samples)
+            _edge(link, _latest_ratio(recent)),
+            facts,
+            series,
+            note=note,
+            samples=len(samples),
+            stats=direction_stats(samples, link["capacity_bps"]),
         )

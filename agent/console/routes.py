@@ -57,12 +57,15 @@ from agent.console.topology import (
     TopologyRefusedError,
     TopologySource,
     TopologyView,
+    busiest_now,
     group_of,
+    hover_bands,
     link_page,
     load_class,
     overview,
     polyline,
     site_view,
+    time_ticks,
 )
 from agent.edge.limits import check_json
 from agent.edge.strings import queryable
@@ -397,6 +400,8 @@ class Console:
                 "since": since.strftime("%Y-%m-%d %H:%M"),
                 "until": now.strftime("%Y-%m-%d %H:%M UTC"),
                 "peak": max((p[1] for s in detail.series for p in s.points), default=0.0),
+                "ticks": time_ticks(since, now),
+                "bands": hover_bands(detail.series, since, now),
             }
         return self._topology_page(
             request,
@@ -420,6 +425,7 @@ class Console:
             window=window,
             windows=list(WINDOWS),
             chart_box=(CHART_WIDTH, CHART_HEIGHT, CHART_PAD),
+            busiest_now=busiest_now(edges),
         )
 
     # ---------------------------------------------------------- deployment pages

@@ -145,6 +145,10 @@ def test_network_graph_link_detail_and_window(page, console_agent, screenshots: 
     expect(page.locator("#links-count")).to_have_text(
         "Links 1 to 50 of 58, hot and down links first."
     )
+    # The tenant's busiest links now, with their load and capacity.
+    busiest = page.locator("#busiest-list li")
+    expect(busiest).to_have_count(10)
+    expect(busiest.first).to_contain_text("acme-lnk-00036 94.4 % of 50 Gbit/s")
     page.screenshot(path=screenshots / "network.png", full_page=True)
     page.get_by_role("navigation", name="Pages of links").get_by_role("link", name="Next").click()
     expect(page.locator("#links-count")).to_contain_text("Links 51 to 58 of 58")
@@ -194,6 +198,25 @@ def test_network_graph_link_detail_and_window(page, console_agent, screenshots: 
     day = page.locator("svg#utilization-chart").get_attribute("aria-label")
     day_samples = int(re.search(r", (\d+) samples,", day).group(1))
     assert day_samples == 2 * (288 + 1), day  # both ends of the window included
+    # Both directions in bit/s and percent: now, the 95th percentile, peak and mean.
+    stats = page.locator("#direction-stats")
+    expect(stats.locator("thead th")).to_have_text(
+        ["Direction", "Now", "95th percentile", "Peak", "Mean"]
+    )
+    expect(stats.locator("tbody th")).to_have_text(["a to b", "b to a"])
+    expect(stats.locator("tbody tr").first.locator("td").first).to_have_text(
+        "82.06 Gbit/s (82.1 %)"
+    )
+    expect(stats.locator("tbody tr").first.locator("td").nth(1)).to_have_text(
+        re.compile(r"^\d+(\.\d+)? Gbit/s \(\d+\.\d %\)$")
+    )
+    # Time ticks along the axis, and every slice of the chart says its values on hover.
+    chart = page.locator("svg#utilization-chart")
+    expect(chart.locator("text.tick-label")).to_have_count(9)  # every 3 h over 24 h, both ends
+    expect(chart.locator("rect.band")).to_have_count(48)
+    expect(chart.locator("rect.band title").last).to_have_text(
+        re.compile(r"^2026-11-29 11:30 to 12:00: a to b \d+\.\d %, b to a \d+\.\d %$")
+    )
 
     # Keyboard: a link of the graph is reachable and opens with Enter.
     page.locator('a.edge[data-link="acme-lnk-00010"]').focus()

@@ -34,6 +34,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from agent.console.export import csv_response
 from agent.console.pages import ConsolePage, PageSource, page_query
 from agent.console.results import error_summary, summarize
 from agent.console.schemas import BRANCHING, explain, form, summary, tree
@@ -82,6 +83,8 @@ HERE = Path(__file__).resolve().parent
 AUDIT_SCOPE = "audit.read"
 """Holders see their whole tenant's audit trail; everyone else only their own rows."""
 AUDIT_LIMIT = 200
+AUDIT_EXPORT_LIMIT = 10_000
+"""The newest rows a CSV of the audit trail holds (the page shows AUDIT_LIMIT)."""
 CONSOLE_TOOL = "console"
 """The audit rows the console writes itself (one per topology page view)."""
 CORE_PAGES = frozenset({"login", "logout", "skills", "try", "tasks", "audit", "api", "static"})
@@ -375,6 +378,8 @@ class Console:
             edges = [e for e in edges if site_id in (groups.get(e.a), groups.get(e.b))]
             if peer_id:
                 edges = [e for e in edges if peer_id in (groups.get(e.a), groups.get(e.b))]
+        if params.get("format") == "csv":
+            return _links_csv(edges, text, load, self.view.path)
         table = link_page(edges, text=text, load=load, page=page_number)
         state = {
             "site": site_id if site else "",
@@ -753,14 +758,17 @@ class Console:
                 audit_scope=AUDIT_SCOPE,
                 views=views,
             )
+        export = params.get("format") == "csv"
         rows = await self.audit.query(
             tenant=principal.tenant,
             principal=who or None,
             task_id=task or None,
             since=since,
-            limit=AUDIT_LIMIT,
+            limit=AUDIT_EXPORT_LIMIT if export else AUDIT_LIMIT,
             exclude_tool=None if views or task else CONSOLE_TOOL,
         )
+        if export:
+            return _secure_headers(_audit_csv(rows, principal.tenant or "tenant"))
         return self._page(
             request,
             "audit.html",
@@ -774,6 +782,7 @@ class Console:
             audit_scope=AUDIT_SCOPE,
             views=views,
             not_found=NOT_FOUND,
+            export_limit=AUDIT_EXPORT_LIMIT,
         )
 
     def routes(self) -> list[Route | Mount]:
@@ -799,6 +808,53 @@ class Console:
             Route("/api/summary", self.summary, methods=["POST"]),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ]
+
+
+def _links_csv(edges: list[Edge], text: str, load: str, path: str) -> Response:
+    """Every edge the table's filters match (not one page), in the table's order, as CSV."""
+    table = link_page(edges, text=text, load=load, page=1, size=max(len(edges), 1))
+    rows = [
+        (e.id, e.label, e.status, e.capacity, f"{e.ratio * 100:.1f}" if e.ratio is not None else "")
+        for e in table.rows
+    ]
+    header = ("id", "ends", "status", "capacity", "load_percent_now")
+    return _secure_headers(csv_response(header, rows, f"{path}-links.csv"))
+
+
+AUDIT_COLUMNS = (
+    "time_utc",
+    "principal",
+    "acting",
+    "skill",
+    "skill_version",
+    "task",
+    "tool",
+    "operation",
+    "resources",
+    "decision",
+    "reason",
+)
+
+
+def _audit_csv(rows: list[dict[str, Any]], tenant: str) -> Response:
+    """The audit rows asked for, newest first, as CSV (a not-found check reads "not found")."""
+    lines = [
+        (
+            r["ts"].strftime("%Y-%m-%dT%H:%M:%SZ"),
+            r["principal"],
+            " > ".join(r["actor_chain"] or ()),
+            r["skill_id"] or "",
+            r["skill_version"] or "",
+            r["task_id"] or "",
+            r["tool"],
+            r["operation"],
+            " ".join(r["resource_ids"] or ()),
+            "not found" if (r["decision"], r["reason"]) == ("deny", NOT_FOUND) else r["decision"],
+            r["reason"],
+        )
+        for r in rows
+    ]
+    return csv_response(AUDIT_COLUMNS, lines, f"audit-{tenant}.csv")
 
 
 async def _json_body(request: Request) -> dict[str, Any]:

@@ -6,6 +6,8 @@ Screenshots of each view go with the other browser tests' (docs/console.md).
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -28,6 +30,8 @@ except ImportError:  # the browser fixture skips (or fails under CI) with the re
 
 DOWN_LINK = "acme-lnk-00015"
 HOT_LINKS = ["acme-lnk-00002", "acme-lnk-00010", "acme-lnk-00036"]
+HOT_ORDER = ["acme-lnk-00036", "acme-lnk-00010", "acme-lnk-00002"]
+"""The hot links busiest first, as the links table orders them."""
 
 
 def client_for(agent: RunningAgent, subject: str, **token: Any) -> httpx.Client:
@@ -230,3 +234,48 @@ def test_the_summary_endpoint_answers_any_body_without_a_500(console_agent, body
     assert answer.status_code in (200, 400, 413), answer.text
     if answer.status_code == 200:
         assert len(answer.json()["summary"]) <= 240
+
+
+def test_the_links_table_and_the_audit_trail_download_as_csv(console_agent):
+    with closing(client_for(console_agent, "alice")) as alice:
+        every = alice.get("/console/network", params={"format": "csv"})
+        assert every.status_code == 200
+        assert every.headers["content-type"].startswith("text/csv")
+        assert 'filename="network-links.csv"' in every.headers["content-disposition"]
+        rows = list(csv.reader(io.StringIO(every.text)))
+        assert rows[0] == ["id", "ends", "status", "capacity", "load_percent_now"]
+        assert len(rows) == 1 + 58  # every page, not the first 50
+        assert rows[1][0] == "acme-lnk-00036" and rows[1][4] == "94.4"  # hot first, as the table
+        hot = alice.get("/console/network", params={"format": "csv", "load": "hot"})
+        assert [r[0] for r in csv.reader(io.StringIO(hot.text))][1:] == HOT_ORDER
+        alice.get("/console/device", params={"id": "no-such-device"})
+    with closing(client_for(console_agent, "nora")) as nora:
+        trail = nora.get("/console/audit", params={"format": "csv", "views": "1"})
+        assert trail.status_code == 200
+        assert 'filename="audit-acme.csv"' in trail.headers["content-disposition"]
+        lines = list(csv.DictReader(io.StringIO(trail.text)))
+        assert {"alice"} <= {line["principal"] for line in lines}
+        missing = [line for line in lines if line["resources"] == "no-such-device"]
+        assert missing and missing[0]["decision"] == "not found"
+    with closing(client_for(console_agent, "gary")) as gary:  # globex's: nothing of acme
+        theirs = gary.get("/console/audit", params={"format": "csv", "views": "1"}).text
+        assert (
+            "alice" not in theirs
+            and "acme-lnk" not in gary.get("/console/network", params={"format": "csv"}).text
+        )
+
+
+def test_what_is_wrong_refreshes_itself_until_paused(page, console_agent):
+    page.clock.install()
+    login(page, console_agent, "alice")
+    page.goto(f"{console_agent.base_url}/console/problems")
+    toggle = page.get_by_label("Refresh every 30 s")
+    expect(toggle).to_be_checked()
+    page.clock.run_for(31_000)
+    expect(page.locator("#live-status")).to_contain_text("Updated at")
+    expect(page.locator("#problems-table tbody tr")).to_have_count(6)  # swapped in whole
+    toggle.uncheck()
+    expect(page.locator("#live-status")).to_have_text("Live refresh paused.")
+    # A tasks page with nothing running offers no refresh at all.
+    page.goto(f"{console_agent.base_url}/console/tasks")
+    expect(page.locator("#live-toggle")).to_have_count(0)

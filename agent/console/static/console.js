@@ -432,4 +432,32 @@ function setUpTry() {
   validate(form);
 }
 
-document.addEventListener("DOMContentLoaded", () => { setUpLogin(); setUpTry(); });
+// Live refresh: a region marked data-live="SECONDS" is fetched again (the same URL, the same
+// cookie) and its contents swapped in, while its checkbox is ticked; a region the new page no
+// longer marks live (no task running any more) stops. Nothing else on the page moves.
+function setUpLive() {
+  const region = document.querySelector("[data-live]");
+  const toggle = document.getElementById("live-toggle");
+  const status = document.getElementById("live-status");
+  if (!region || !toggle || !status) return;
+  let timer = null;
+  const stop = (why) => { clearInterval(timer); timer = null; toggle.checked = false; if (why) status.textContent = why; };
+  async function refresh() {
+    try {
+      const answer = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      if (!answer.ok || answer.redirected) { stop(`Live refresh stopped: the page answered ${answer.status}${answer.redirected ? " (log in again)" : ""}.`); return; }
+      const fresh = new DOMParser().parseFromString(await answer.text(), "text/html").getElementById(region.id);
+      if (!fresh) { stop("Live refresh stopped: the page changed."); return; }
+      region.replaceChildren(...fresh.childNodes);
+      status.textContent = `Updated at ${new Date().toLocaleTimeString()}.`;
+      if (!fresh.hasAttribute("data-live")) stop("Nothing is running any more: live refresh stopped.");
+    } catch (exc) {
+      status.textContent = "Live refresh failed; trying again.";
+    }
+  }
+  const start = () => { if (!timer) timer = setInterval(refresh, 1000 * Number(region.dataset.live || 30)); };
+  toggle.addEventListener("change", () => { if (toggle.checked) { status.textContent = ""; start(); } else stop("Live refresh paused."); });
+  if (toggle.checked) start();
+}
+
+document.addEventListener("DOMContentLoaded", () => { setUpLogin(); setUpTry(); setUpLive(); });

@@ -285,3 +285,24 @@ def test_a_capacity_check_and_its_task_lead_with_the_answer_at_the_medium_scale(
     expect(page.locator("#tasks-table .answer").first).to_have_text(re.compile(r"^[\d,]+ links"))
     assert_page_bounded(page)
     shot(page, screenshots, "medium-tasks.png")
+
+
+def test_busiest_links_both_directions_and_csv_at_the_medium_scale(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    busiest = page.locator("#busiest-list li a")
+    expect(busiest).to_have_count(10)
+    assert set(busiest.all_inner_texts()[:3]) == HOT
+    busiest.first.click()
+    stats = page.locator("#direction-stats tbody tr")
+    expect(stats).to_have_count(2)
+    expect(stats.first.locator("td").nth(1)).to_have_text(re.compile(r"bit/s \(\d+\.\d %\)$"))
+    expect(page.locator("svg#utilization-chart text.tick-label").first).to_be_visible()
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-link-directions.png")
+    with page.expect_download() as download:
+        page.locator("#links-csv").click()
+    rows = Path(download.value.path()).read_text("utf-8").splitlines()
+    assert rows[0] == "id,ends,status,capacity,load_percent_now"
+    assert len(rows) == 1 + 1_203  # every link, not one page

@@ -47,3 +47,23 @@ def test_ago_reads_as_a_person_says_it() -> None:
     assert ago(NOW - timedelta(hours=1, minutes=55), NOW) == "1 h 55 min"
     assert ago(NOW - timedelta(days=3, hours=4), NOW) == "3 d 4 h"
     assert ago(NOW + timedelta(minutes=5), NOW) == "0 min"
+
+
+def test_direction_stats_read_both_directions_in_bit_per_second_and_percent() -> None:
+    from netops.topology import direction_stats, percentile
+
+    assert percentile(list(range(1, 101)), 0.95) == 95
+    assert percentile([7], 0.95) == 7
+    samples = [sample(m, "a_to_b", m / 100) for m in range(5, 101, 5)]
+    samples += [sample(m, "b_to_a", 0.1) for m in range(5, 101, 5)]
+    header, a_to_b, b_to_a = direction_stats(samples, 10**10)
+    assert header == ("Direction", "Now", "95th percentile", "Peak", "Mean")
+    assert a_to_b == (
+        "a to b",
+        "500 Mbit/s (5.0 %)",  # the newest sample, 5 minutes ago
+        "9.5 Gbit/s (95.0 %)",
+        "10 Gbit/s (100.0 %)",
+        "5.25 Gbit/s (52.5 %)",
+    )
+    assert b_to_a[1:] == ("1 Gbit/s (10.0 %)",) * 4
+    assert direction_stats([], 10**10) == []

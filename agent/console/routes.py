@@ -265,8 +265,15 @@ class Console:
         self, request: Request, name: str, status: int = 200, *, view: str = "", **context: Any
     ) -> Response:
         """``view``: the page's path, for the navigation (default: the template's name)."""
+        return self._render(request, name, status, view, context)
+
+    def _render(
+        self, request: Request, name: str, status: int, view: str, context: dict[str, Any]
+    ) -> Response:
+        """The template with ``context`` (any keys: a deployment's page names its own) and the
+        console's own, which win."""
         principal = principal_of(request.scope.get("user"))
-        context |= {
+        context = context | {
             "principal": principal,
             "scopes": sorted(principal.scopes),
             "prefix": PREFIX,
@@ -459,9 +466,8 @@ class Console:
             )
         )
         status = 404 if answer.missing else 200
-        return self._page(
-            request, page.template, status, view=page.path, query=query, **answer.context
-        )
+        context = {**answer.context, "query": query}
+        return self._render(request, page.template, status, page.path, context)
 
     # -------------------------------------------------------------------- skills
 

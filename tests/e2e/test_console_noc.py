@@ -279,3 +279,21 @@ def test_what_is_wrong_refreshes_itself_until_paused(page, console_agent):
     # A tasks page with nothing running offers no refresh at all.
     page.goto(f"{console_agent.base_url}/console/tasks")
     expect(page.locator("#live-toggle")).to_have_count(0)
+
+
+def test_on_a_phone_each_problem_is_a_block_that_fits_the_screen(
+    browser, console_agent, screenshots
+):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        login(page, console_agent, "alice")
+        page.goto(f"{console_agent.base_url}/console/problems")
+        cells = page.locator('#problems-table td[data-label="State"]')
+        expect(cells).to_have_count(6)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        for box in cells.evaluate_all("(cs) => cs.map((c) => c.getBoundingClientRect().right)"):
+            assert box <= 390, box
+        page.screenshot(path=screenshots / "problems-small-screen.png", full_page=True)
+    finally:
+        context.close()

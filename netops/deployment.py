@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import skills
 from agent.config import flag
+from agent.console.pages import ConsolePage
 from agent.console.topology import TopologyView
 from agent.ports import (
     DemoCaller,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from agent.console.pages import PageSource
     from agent.ports import SkillFiles, SkillRequest
     from agent.sdk import TopologySource
 
@@ -57,7 +59,10 @@ DEMO_CALLERS = (
     ),
     DemoCaller("gary", "globex", ("inventory.read", "assurance.read", "capacity.read")),
     DemoCaller("vic", "acme", ("inventory.read",)),
+    DemoCaller("nora", "acme", ("inventory.read", "assurance.read", "capacity.read", "audit.read")),
 )
+"""The demo's callers; nora is the tenant's operator: she reads what alice reads and, with
+``audit.read``, the tenant's whole audit trail in the console."""
 
 
 def connect_inventory(environment: ToolEnvironment) -> ToolClientFactory:
@@ -137,14 +142,43 @@ def _topology(engine: AsyncEngine) -> TopologySource:
     return InventoryTopology(engine)
 
 
+def _problems(engine: AsyncEngine) -> PageSource:
+    from netops.problems import ProblemsPage
+
+    return ProblemsPage(engine)
+
+
+def _device(engine: AsyncEngine) -> PageSource:
+    from netops.device_page import DevicePage
+
+    return DevicePage(engine)
+
+
+def _search(engine: AsyncEngine) -> PageSource:
+    from netops.device_page import SearchPage
+
+    return SearchPage(engine)
+
+
+CONSOLE_PAGES = (
+    ConsolePage(
+        "problems", "Problems", "problems.html", _problems, frozenset({"site", "severity"})
+    ),
+    ConsolePage("search", "Search", "search.html", _search, frozenset({"q"})),
+    ConsolePage("device", "", "device.html", _device, frozenset({"id"})),
+)
+"""What is wrong now, search by name, and a device's page (reached from the others)."""
+
 NETWORK_VIEW = TopologyView(
     source=_topology,
     path="network",
     label="Network",
     templates=TEMPLATES_DIR,
     template="network.html",
+    pages=CONSOLE_PAGES,
 )
-"""The console's network page: sites, devices and links, each link's utilization over time."""
+"""The console's network page: sites, devices and links, each link's utilization over time;
+and its further pages (``CONSOLE_PAGES``)."""
 
 
 def _services(live_telemetry: bool) -> Callable[[], Sequence[Service]]:

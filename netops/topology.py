@@ -10,6 +10,7 @@ does for a skill's tool token.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from datetime import datetime, timedelta
 
@@ -25,22 +26,14 @@ from agent.console.topology import (
     TopologyRefusedError,
 )
 from agent.security.principal import Principal
-from db.gate import OPERATION_SCOPES
+from agent.units import bit_rate
 from db.inventory import Inventory
 from db.records import LinkRecord, UtilizationSampleRecord
+from netops.access import may, needs
 
 ROLE_RANK = {"core": 0, "edge": 1, "aggregation": 2, "access": 3}
 CURRENT_LOOKBACK = timedelta(minutes=15)
 """How far back "current" utilization looks for the newest sample (samples are 5 min apart)."""
-
-
-def _may(principal: Principal, operation: str) -> bool:
-    """The gate's rule for ``operation``, applied to the caller's own scopes."""
-    return bool(principal.scopes & OPERATION_SCOPES[operation])
-
-
-def _needs(operation: str) -> str:
-    return " or ".join(sorted(OPERATION_SCOPES[operation]))
 
 
 def _bps(value: int) -> str:
@@ -49,6 +42,41 @@ def _bps(value: int) -> str:
         if value >= size:
             return f"{value / size:g} {unit}"
     return f"{value} bit/s"
+
+
+STATS_HEADER = ("Direction", "Now", "95th percentile", "Peak", "Mean")
+
+
+def percentile(values: list[int], share: float) -> int:
+    """The nearest-rank percentile (``share`` 0..1) of ``values``, as NOC reports take it."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def _rate(bps: float, capacity: int) -> str:
+    return f"{bit_rate(bps)} ({bps / capacity * 100:.1f} %)" if capacity else bit_rate(bps)
+
+
+def direction_stats(samples: list[UtilizationSampleRecord], capacity: int) -> list[tuple[str, ...]]:
+    """Per direction over the window, in bit/s and percent of capacity: the newest sample, the
+    95th percentile, the peak and the mean; the header first. Empty without samples."""
+    by_direction: dict[str, list[UtilizationSampleRecord]] = defaultdict(list)
+    for sample in samples:
+        by_direction[sample["direction"]].append(sample)
+    rows: list[tuple[str, ...]] = []
+    for direction, own in sorted(by_direction.items()):
+        used = [int(s["utilized_bps"]) for s in own]
+        newest = max(own, key=lambda s: s["observed_at"])
+        rows.append(
+            (
+                direction.replace("_", " "),
+                _rate(newest["utilized_bps"], capacity),
+                _rate(percentile(used, 0.95), capacity),
+                _rate(max(used), capacity),
+                _rate(sum(used) / len(used), capacity),
+            )
+        )
+    return [STATS_HEADER, *rows] if rows else []
 
 
 def _latest_ratio(samples: list[UtilizationSampleRecord]) -> float | None:
@@ -81,8 +109,8 @@ class InventoryTopology:
     def _inventory(self, principal: Principal) -> Inventory:
         if not principal.authenticated or not principal.tenant:
             raise TopologyRefusedError("the network view needs an authenticated caller")
-        if not _may(principal, "links"):
-            raise TopologyRefusedError(f"the network view needs one of: {_needs('links')}")
+        if not may(principal, "links"):
+            raise TopologyRefusedError(f"the network view needs one of: {needs('links')}")
         return Inventory(self._engine, principal.tenant)
 
     async def graph(self, principal: Principal, now: datetime) -> Graph:
@@ -91,7 +119,7 @@ class InventoryTopology:
         sites = await inventory.sites()
         devices = await inventory.devices()
         links = await inventory.links()
-        with_load = _may(principal, "utilization_samples")
+        with_load = may(principal, "utilization_samples")
         current = (
             await inventory.current_utilization(now - CURRENT_LOOKBACK, now) if with_load else {}
         )
@@ -99,7 +127,7 @@ class InventoryTopology:
             _edge(link, current.get(link["link_id"]) if link["status"] == "connected" else None)
             for link in links
         ]
-        note = "" if with_load else f"Utilization needs one of: {_needs('utilization_samples')}."
+        note = "" if with_load else f"Utilization needs one of: {needs('utilization_samples')}."
         return Graph(
             groups=[
                 Group(
@@ -142,8 +170,8 @@ class InventoryTopology:
         ]
         if link["label"]:
             facts.append(("Label", link["label"]))
-        if not _may(principal, "utilization_samples"):
-            note = f"Utilization needs one of: {_needs('utilization_samples')}."
+        if not may(principal, "utilization_samples"):
+            note = f"Utilization needs one of: {needs('utilization_samples')}."
             return EdgeDetail(_edge(link, None), facts, note=note)
         samples = await inventory.utilization_samples(edge_id, since, until)
         by_direction: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
@@ -158,5 +186,10 @@ class InventoryTopology:
         ]
         note = "" if samples else "No utilization samples in this window."
         return EdgeDetail(
-            _edge(link, _latest_ratio(recent)), facts, series, note=note, samples=len(samples)
+            _edge(link, _latest_ratio(recent)),
+            facts,
+            series,
+            note=note,
+            samples=len(samples),
+            stats=direction_stats(samples, link["capacity_bps"]),
         )

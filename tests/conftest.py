@@ -256,6 +256,7 @@ IDENTITIES: dict[str, tuple[str, list[str]]] = {
         ["inventory.read", "assurance.read", "capacity.read", "capacity.plan", "preview"],
     ),
     "vic": ("acme", ["inventory.read"]),
+    "nora": ("acme", ["inventory.read", "assurance.read", "capacity.read", "audit.read"]),
 }
 
 

@@ -54,6 +54,7 @@ def mount_console(
         clock or (lambda: datetime.now(UTC)),
         runtime.settings.limits,
         view=topology,
+        pages=[(page, page.source(runtime.engine)) for page in topology.pages] if topology else (),
     )
     identity = identity or AgentIdentity()
     console.templates.env.globals["brand"] = identity.slug

@@ -13,8 +13,9 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -33,8 +34,19 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from agent.console.export import csv_response
+from agent.console.pages import ConsolePage, PageSource, page_query
+from agent.console.results import error_summary, summarize
 from agent.console.schemas import BRANCHING, explain, form, summary, tree
 from agent.console.session import PREFIX, session_cookie
+from agent.console.tasks import (
+    SKILL_PAGES,
+    STATES,
+    TASK_PAGE_SIZE,
+    TaskFilters,
+    read_filters,
+    task_view,
+)
 from agent.console.topology import (
     CHART_HEIGHT,
     CHART_PAD,
@@ -46,12 +58,15 @@ from agent.console.topology import (
     TopologyRefusedError,
     TopologySource,
     TopologyView,
+    busiest_now,
     group_of,
+    hover_bands,
     link_page,
     load_class,
     overview,
     polyline,
     site_view,
+    time_ticks,
 )
 from agent.edge.limits import check_json
 from agent.edge.strings import queryable
@@ -61,19 +76,20 @@ from agent.registry.loader import Capability, Registry
 from agent.registry.policy import entitled, visible
 from agent.security.principal import Principal, principal_of
 from agent.settings import Limits
-from agent.storage.audit import AuditLog, AuditRecord
+from agent.storage.audit import NOT_FOUND, AuditLog, AuditRecord
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 AUDIT_SCOPE = "audit.read"
 """Holders see their whole tenant's audit trail; everyone else only their own rows."""
 AUDIT_LIMIT = 200
+AUDIT_EXPORT_LIMIT = 10_000
+"""The newest rows a CSV of the audit trail holds (the page shows AUDIT_LIMIT)."""
 CONSOLE_TOOL = "console"
 """The audit rows the console writes itself (one per topology page view)."""
 CORE_PAGES = frozenset({"login", "logout", "skills", "try", "tasks", "audit", "api", "static"})
 """The console's own paths: a deployment's topology page takes another."""
 _PAGE_PATH = re.compile(r"[a-z][a-z0-9-]{0,31}", re.ASCII)
-TASK_PAGE_SIZE = 50
 FIT_LIMIT = 30
 """Up to this many sites the overview is scaled to the page; past it, it keeps its size (its
 labels stay readable) and scrolls in its box."""
@@ -83,6 +99,13 @@ CSP = (
 )
 LOOKBACK_UNITS = {"m": 60, "h": 3600, "d": 86400}
 _LOOKBACK = re.compile(r"([0-9]{1,12})([mhd])", re.ASCII)
+
+
+def _own_path(path: str, taken: set[str], page: str = "console page") -> str:
+    """A deployment page's path, when it is one lower-case word no other page has."""
+    if path in taken or not _PAGE_PATH.fullmatch(path):
+        raise ValueError(f"the {page}'s path {path!r} is the console's, taken or no word")
+    return path
 
 
 def _secure_headers(response: Response) -> Response:
@@ -154,66 +177,9 @@ def _diff(public: Any, extended: Any, path: str = "") -> list[tuple[str, str, st
     return [(path, show(public), show(extended))]
 
 
-def _references(result: Any, record_ids: set[str], path: str = "") -> list[tuple[str, str]]:
-    """Where the result names a record artifact: (JSON Pointer in the result, artifactId)."""
-    if isinstance(result, dict):
-        return [
-            ref
-            for key, value in result.items()
-            for ref in _references(value, record_ids, f"{path}/{key}")
-        ]
-    if isinstance(result, list):
-        return [
-            ref
-            for i, value in enumerate(result)
-            for ref in _references(value, record_ids, f"{path}/{i}")
-        ]
-    return [(path, result)] if isinstance(result, str) and result in record_ids else []
-
-
 def _same_reference(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Two Schema References name the same schema (docs/schema-interfaces.md)."""
     return all(a.get(k) == b.get(k) for k in ("schema_uri", "version", "dialect", "digest"))
-
-
-def _part_data(parts: list[dict[str, Any]]) -> Any:
-    for part in parts:
-        if "data" in part:
-            return part["data"]
-    texts = [p["text"] for p in parts if "text" in p]
-    return "\n".join(texts) if texts else None
-
-
-def _task_view(task: dict[str, Any]) -> dict[str, Any]:
-    """A task as the tasks page shows it: state, skill, artifacts, the error object if any."""
-    status = task.get("status", {})
-    state = str(status.get("state", "")).removeprefix("TASK_STATE_")
-    message = status.get("message") or {}
-    error = None
-    if state in ("REJECTED", "FAILED"):
-        error = _part_data(message.get("parts", []))
-    artifacts = [
-        {
-            "id": a.get("artifactId", ""),
-            "name": a.get("name", ""),
-            "data": json.dumps(_part_data(a.get("parts", [])), indent=2, sort_keys=True),
-        }
-        for a in task.get("artifacts", [])
-    ]
-    records = {a["id"] for a in artifacts if a["id"] != "result"}
-    result = next((a for a in task.get("artifacts", []) if a.get("artifactId") == "result"), None)
-    references = _references(_part_data(result.get("parts", [])), records) if result else []
-    routing = (task.get("metadata") or {}).get("routing") or {}
-    return {
-        "id": task.get("id", ""),
-        "context": task.get("contextId", ""),
-        "state": state,
-        "timestamp": status.get("timestamp", ""),
-        "skill": routing.get("skill_id") or "",
-        "artifacts": artifacts,
-        "references": references,
-        "error": json.dumps(error, indent=2, sort_keys=True) if error is not None else None,
-    }
 
 
 UNQUERYABLE = "Filters may not contain U+0000 or unpaired surrogates."
@@ -264,13 +230,19 @@ class Console:
         limits: Limits | None = None,
         *,
         view: TopologyView | None = None,
+        pages: Sequence[tuple[ConsolePage, PageSource]] = (),
     ) -> None:
         """``topology`` and ``view`` come together (``view.source`` built ``topology``): the
-        page's data, and its path, name and template (the deployment's words)."""
+        page's data, and its path, name and template (the deployment's words); ``pages``: the
+        view's further pages, each with the source its ``source`` built."""
         if (topology is None) != (view is None):
             raise ValueError("the console's topology needs its view, and the view its topology")
-        if view is not None and (view.path in CORE_PAGES or not _PAGE_PATH.fullmatch(view.path)):
-            raise ValueError(f"the topology page's path {view.path!r} is the console's or no word")
+        taken = set(CORE_PAGES)
+        for path in [view.path] if view is not None else []:
+            taken.add(_own_path(path, taken, "topology page"))
+        for page, _ in pages:
+            taken.add(_own_path(page.path, taken))
+        self.pages = list(pages)
         self.limits = limits or Limits()
         self.registry = registry
         self.cards = cards
@@ -283,6 +255,9 @@ class Console:
         self.templates.env.globals["topology_page"] = (
             (view.path, view.label) if view is not None else None
         )
+        self.templates.env.globals["deployment_pages"] = [
+            (page.path, page.label) for page, _ in self.pages if page.label
+        ]
 
     # ------------------------------------------------------------------ helpers
 
@@ -290,8 +265,15 @@ class Console:
         self, request: Request, name: str, status: int = 200, *, view: str = "", **context: Any
     ) -> Response:
         """``view``: the page's path, for the navigation (default: the template's name)."""
+        return self._render(request, name, status, view, context)
+
+    def _render(
+        self, request: Request, name: str, status: int, view: str, context: dict[str, Any]
+    ) -> Response:
+        """The template with ``context`` (any keys: a deployment's page names its own) and the
+        console's own, which win."""
         principal = principal_of(request.scope.get("user"))
-        context |= {
+        context = context | {
             "principal": principal,
             "scopes": sorted(principal.scopes),
             "prefix": PREFIX,
@@ -393,7 +375,7 @@ class Console:
                 tool=CONSOLE_TOOL,
                 operation=self.view.path,
                 decision="deny" if missing else "allow",
-                reason="not found in the caller's tenant" if missing else "ok",
+                reason=NOT_FOUND if missing else "ok",
                 resource_ids=tuple(i for i in (site_id, link_id) if i),
             )
         )
@@ -403,6 +385,8 @@ class Console:
             edges = [e for e in edges if site_id in (groups.get(e.a), groups.get(e.b))]
             if peer_id:
                 edges = [e for e in edges if peer_id in (groups.get(e.a), groups.get(e.b))]
+        if params.get("format") == "csv":
+            return _links_csv(edges, text, load, self.view.path)
         table = link_page(edges, text=text, load=load, page=page_number)
         state = {
             "site": site_id if site else "",
@@ -428,6 +412,8 @@ class Console:
                 "since": since.strftime("%Y-%m-%d %H:%M"),
                 "until": now.strftime("%Y-%m-%d %H:%M UTC"),
                 "peak": max((p[1] for s in detail.series for p in s.points), default=0.0),
+                "ticks": time_ticks(since, now),
+                "bands": hover_bands(detail.series, since, now),
             }
         return self._topology_page(
             request,
@@ -451,7 +437,37 @@ class Console:
             window=window,
             windows=list(WINDOWS),
             chart_box=(CHART_WIDTH, CHART_HEIGHT, CHART_PAD),
+            busiest_now=busiest_now(edges),
         )
+
+    # ---------------------------------------------------------- deployment pages
+
+    async def deployment_page(
+        self, page: ConsolePage, source: PageSource, request: Request
+    ) -> Response:
+        """One of the deployment's pages: its source's answer in its template, audited."""
+        principal = self._principal(request)
+        query = page_query(request.query_params, page.accepts)
+        if not all(map(queryable, query.values())):
+            return self._page(request, page.template, 400, view=page.path, refused=UNQUERYABLE)
+        try:
+            answer = await source(principal, query, self.clock())
+        except TopologyRefusedError as exc:
+            return self._page(request, page.template, 403, view=page.path, refused=str(exc))
+        await self.audit.write(
+            AuditRecord(
+                principal=principal.subject,
+                tenant=principal.tenant,
+                tool=CONSOLE_TOOL,
+                operation=page.path,
+                decision="deny" if answer.missing else "allow",
+                reason=NOT_FOUND if answer.missing else "ok",
+                resource_ids=answer.named,
+            )
+        )
+        status = 404 if answer.missing else 200
+        context = {**answer.context, "query": query}
+        return self._render(request, page.template, status, page.path, context)
 
     # -------------------------------------------------------------------- skills
 
@@ -521,10 +537,12 @@ class Console:
         principal = self._principal(request)
         usable = [c for c in self._visible(principal) if entitled(c.manifest, principal)]
         chosen_id = request.query_params.get("skill", "")
+        then = request.query_params.get("then", "")
         chosen = next((c for c in usable if c.id == chosen_id), None)
         fields = None
         alternatives: tuple[str, list[str]] | None = None
         feeds: list[str] = []
+        producers: list[str] = []
         if chosen is not None and chosen.interface is not None:
             document = chosen.interface.document
             schema = document["input_schema"]["resolution"]["schema"]
@@ -539,6 +557,13 @@ class Console:
                 if c.interface is not None
                 and _same_reference(c.interface.document["input_schema"], document["output_schema"])
             ]
+            # And the skills whose output is this one's input: a person fills theirs by hand.
+            producers = [
+                c.id
+                for c in usable
+                if c.interface is not None
+                and _same_reference(c.interface.document["output_schema"], document["input_schema"])
+            ]
         return self._page(
             request,
             "try.html",
@@ -549,6 +574,8 @@ class Console:
             fields=fields,
             alternatives=alternatives,
             feeds=feeds,
+            producers=producers,
+            then=then if then in feeds else "",
         )
 
     async def validate(self, request: Request) -> Response:
@@ -569,6 +596,16 @@ class Console:
         for detail in details:  # a oneOf/anyOf failure says which alternative failed, and why
             explain(validator, schema, body.get("arguments"), detail)
         return _secure_headers(JSONResponse({"valid": not details, "details": details}))
+
+    async def summary(self, request: Request) -> Response:
+        """A result (or a task's error object) in one line, as the tasks page shows it, for
+        the Try-it page to lead with (agent/console/results.py)."""
+        body = await _json_body(request)
+        refused = self._over_limits(body)
+        if refused is not None:
+            return refused
+        line = error_summary(body["error"]) if "error" in body else summarize(body.get("result"))
+        return _secure_headers(JSONResponse({"summary": line}))
 
     async def invoke(self, request: Request) -> Response:
         """Relay SendStreamingMessage to the agent's own A2A endpoint with the caller's token."""
@@ -619,31 +656,79 @@ class Console:
     # --------------------------------------------------------------------- tasks
 
     async def tasks(self, request: Request) -> Response:
-        """The caller's recent tasks, asked of the agent's A2A endpoint (ListTasks)."""
-        payload = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "ListTasks",
-            "params": {"pageSize": TASK_PAGE_SIZE, "includeArtifacts": True, "historyLength": 0},
-        }
+        """The caller's tasks, asked of the agent's A2A endpoint (ListTasks), newest first,
+        filtered by state, skill and time, a page at a time."""
+        principal = self._principal(request)
+        params = request.query_params
+        skills = sorted(c.id for c in self._visible(principal))
+        if not all(map(queryable, params.values())):
+            return self._tasks_page(request, TaskFilters(problem=UNQUERYABLE), skills, 400)
+        since_text = params.get("since", "").strip()
+        since = _since(since_text, datetime.now(UTC)) if since_text else None
+        filters = read_filters(params, set(skills), since, since_text)
         base = _agent_base(request)
         if base is None:
-            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNREACHABLE})
+            error = {"message": UNREACHABLE}
+            return self._tasks_page(request, filters, skills, 503, error=error)
         try:
-            async with own_client(timeout=30) as client:
+            tasks, next_token, error = await self._list_tasks(request, base, filters)
+        except (httpx.HTTPError, ValueError) as exc:
+            log.warning("console tasks page: ListTasks failed: %s", type(exc).__name__)
+            error = {"message": UNANSWERED}
+            return self._tasks_page(request, filters, skills, 503, error=error)
+        status = 400 if error and filters.page_token else 200
+        return self._tasks_page(
+            request, filters, skills, status, tasks=tasks, next_token=next_token, error=error
+        )
+
+    def _tasks_page(
+        self,
+        request: Request,
+        filters: TaskFilters,
+        skills: list[str],
+        status: int = 200,
+        **context: Any,
+    ) -> Response:
+        context = {"tasks": [], "next_token": "", "error": None} | context
+        return self._page(
+            request,
+            "tasks.html",
+            status,
+            filters=filters,
+            skills=skills,
+            states=STATES,
+            page_size=TASK_PAGE_SIZE,
+            link=lambda **changes: f"{PREFIX}/tasks?{urlencode(filters.query(**changes))}",
+            **context,
+        )
+
+    async def _list_tasks(
+        self, request: Request, base: str, filters: TaskFilters
+    ) -> tuple[list[dict[str, Any]], str, Any]:
+        """One console page of the caller's tasks: ListTasks pages until it is full (with a
+        skill filter, at most SKILL_PAGES of them), the token of the next, any error."""
+        found: list[dict[str, Any]] = []
+        token = filters.page_token
+        async with own_client(timeout=30) as client:
+            for _ in range(SKILL_PAGES if filters.skill else 1):
+                params = filters.params(token)
+                payload = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": params}
                 answer = await client.post(
                     base + JSONRPC_PATH, json=payload, headers=_a2a_headers(request)
                 )
-            reply = answer.json()
-        except (httpx.HTTPError, ValueError) as exc:
-            log.warning("console tasks page: ListTasks failed: %s", type(exc).__name__)
-            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNANSWERED})
-        if not isinstance(reply, dict):
-            return self._page(request, "tasks.html", 503, tasks=[], error={"message": UNANSWERED})
-        error = reply.get("error")
-        tasks = [_task_view(t) for t in (reply.get("result") or {}).get("tasks", [])]
-        tasks.sort(key=lambda t: t["timestamp"], reverse=True)
-        return self._page(request, "tasks.html", tasks=tasks, error=error)
+                reply = answer.json()
+                if not isinstance(reply, dict):
+                    raise ValueError("ListTasks answered no object")
+                if reply.get("error"):
+                    return found, "", reply["error"]
+                result = reply.get("result") or {}
+                views = [task_view(t) for t in result.get("tasks", [])]
+                found += [v for v in views if not filters.skill or v["skill"] == filters.skill]
+                token = str(result.get("nextPageToken") or "")
+                if not token or len(found) >= TASK_PAGE_SIZE:
+                    break
+        found.sort(key=lambda t: t["timestamp"], reverse=True)  # newest first, as ListTasks
+        return found, token, None
 
     # --------------------------------------------------------------------- audit
 
@@ -679,14 +764,17 @@ class Console:
                 audit_scope=AUDIT_SCOPE,
                 views=views,
             )
+        export = params.get("format") == "csv"
         rows = await self.audit.query(
             tenant=principal.tenant,
             principal=who or None,
             task_id=task or None,
             since=since,
-            limit=AUDIT_LIMIT,
+            limit=AUDIT_EXPORT_LIMIT if export else AUDIT_LIMIT,
             exclude_tool=None if views or task else CONSOLE_TOOL,
         )
+        if export:
+            return _secure_headers(_audit_csv(rows, principal.tenant or "tenant"))
         return self._page(
             request,
             "audit.html",
@@ -699,6 +787,8 @@ class Console:
             limit=AUDIT_LIMIT,
             audit_scope=AUDIT_SCOPE,
             views=views,
+            not_found=NOT_FOUND,
+            export_limit=AUDIT_EXPORT_LIMIT,
         )
 
     def routes(self) -> list[Route | Mount]:
@@ -711,14 +801,66 @@ class Console:
             Route("/login", self.login_page, methods=["GET"]),
             Route("/login", self.login, methods=["POST"]),
             *topology,
+            *[
+                Route(f"/{page.path}", partial(self.deployment_page, page, source), methods=["GET"])
+                for page, source in self.pages
+            ],
             Route("/skills", self.skills, methods=["GET"]),
             Route("/try", self.try_page, methods=["GET"]),
             Route("/tasks", self.tasks, methods=["GET"]),
             Route("/audit", self.audit_page, methods=["GET"]),
             Route("/api/validate", self.validate, methods=["POST"]),
             Route("/api/invoke", self.invoke, methods=["POST"]),
+            Route("/api/summary", self.summary, methods=["POST"]),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ]
+
+
+def _links_csv(edges: list[Edge], text: str, load: str, path: str) -> Response:
+    """Every edge the table's filters match (not one page), in the table's order, as CSV."""
+    table = link_page(edges, text=text, load=load, page=1, size=max(len(edges), 1))
+    rows = [
+        (e.id, e.label, e.status, e.capacity, f"{e.ratio * 100:.1f}" if e.ratio is not None else "")
+        for e in table.rows
+    ]
+    header = ("id", "ends", "status", "capacity", "load_percent_now")
+    return _secure_headers(csv_response(header, rows, f"{path}-links.csv"))
+
+
+AUDIT_COLUMNS = (
+    "time_utc",
+    "principal",
+    "acting",
+    "skill",
+    "skill_version",
+    "task",
+    "tool",
+    "operation",
+    "resources",
+    "decision",
+    "reason",
+)
+
+
+def _audit_csv(rows: list[dict[str, Any]], tenant: str) -> Response:
+    """The audit rows asked for, newest first, as CSV (a not-found check reads "not found")."""
+    lines = [
+        (
+            r["ts"].strftime("%Y-%m-%dT%H:%M:%SZ"),
+            r["principal"],
+            " > ".join(r["actor_chain"] or ()),
+            r["skill_id"] or "",
+            r["skill_version"] or "",
+            r["task_id"] or "",
+            r["tool"],
+            r["operation"],
+            " ".join(r["resource_ids"] or ()),
+            "not found" if (r["decision"], r["reason"]) == ("deny", NOT_FOUND) else r["decision"],
+            r["reason"],
+        )
+        for r in rows
+    ]
+    return csv_response(AUDIT_COLUMNS, lines, f"audit-{tenant}.csv")
 
 
 async def _json_body(request: Request) -> dict[str, Any]:

@@ -21,6 +21,8 @@ from agent.security.principal import Principal
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from agent.console.pages import ConsolePage
+
 WINDOWS: dict[str, timedelta] = {
     "1h": timedelta(hours=1),
     "6h": timedelta(hours=6),
@@ -89,13 +91,15 @@ class Series:
 
 @dataclass(frozen=True)
 class EdgeDetail:
-    """Facts about one edge and its load over a window."""
+    """Facts about one edge and its load over a window; ``stats``: a small table of figures
+    per series (its first row the header), in the domain's units."""
 
     edge: Edge
     facts: Sequence[tuple[str, str]]
     series: Sequence[Series] = ()
     note: str = ""
     samples: int = 0
+    stats: Sequence[Sequence[str]] = ()
 
 
 class TopologySource(Protocol):
@@ -134,6 +138,9 @@ class TopologyView:
     """The folder holding ``template`` (searched after the core's own templates)."""
     template: str
     """The page's template file; a name the core's templates do not use."""
+    pages: Sequence[ConsolePage] = ()
+    """The deployment's further pages (``agent/console/pages.py``), templates in ``templates``,
+    in the navigation after the topology page in this order."""
 
 
 # ------------------------------------------------------------------------------- layout
@@ -219,6 +226,63 @@ def polyline(points: Sequence[tuple[datetime, float]], since: datetime, until: d
         y = CHART_PAD + inner_h * (1 - min(max(ratio, 0.0), 1.0))
         coords.append(f"{x:.1f},{y:.1f}")
     return " ".join(coords)
+
+
+TICK_STEPS = (
+    timedelta(minutes=5),
+    timedelta(minutes=15),
+    timedelta(minutes=30),
+    timedelta(hours=1),
+    timedelta(hours=2),
+    timedelta(hours=3),
+    timedelta(hours=6),
+    timedelta(hours=12),
+    timedelta(days=1),
+)
+MAX_TICKS = 8
+HOVER_BANDS = 48
+
+
+def _x(moment: datetime, since: datetime, until: datetime) -> float:
+    span = max((until - since).total_seconds(), 1.0)
+    return CHART_PAD + (CHART_WIDTH - 2 * CHART_PAD) * (moment - since).total_seconds() / span
+
+
+def time_ticks(since: datetime, until: datetime) -> list[tuple[float, str]]:
+    """Round times along the x axis, at most MAX_TICKS steps apart end to end: (x, "HH:MM",
+    or "Nov 29" on a day's steps)."""
+    span = until - since
+    step = next((s for s in TICK_STEPS if span / s <= MAX_TICKS), TICK_STEPS[-1])
+    seconds = int(step.total_seconds())
+    first = since.timestamp() + (-since.timestamp()) % seconds
+    ticks = []
+    moment = datetime.fromtimestamp(first, tz=since.tzinfo)
+    while moment <= until:
+        label = moment.strftime("%b %d") if step >= timedelta(days=1) else moment.strftime("%H:%M")
+        ticks.append((_x(moment, since, until), label))
+        moment += step
+    return ticks
+
+
+def hover_bands(
+    series: Sequence[Series], since: datetime, until: datetime, count: int = HOVER_BANDS
+) -> list[tuple[float, float, str]]:
+    """The chart cut in ``count`` slices of time, each with what it holds in words (each
+    series' highest value in it), to read on hover: (x, width, text)."""
+    span = (until - since) / count
+    bands = []
+    for index in range(count):
+        start, end = since + span * index, since + span * (index + 1)
+        values = []
+        for line in series:
+            inside = [v for t, v in line.points if start <= t < end or (t == end == until)]
+            if inside:
+                values.append(f"{line.name} {max(inside) * 100:.1f} %")
+        if values:
+            when = f"{start:%Y-%m-%d %H:%M} to {end:%H:%M}"
+            x0, x1 = _x(start, since, until), _x(end, since, until)
+            bands.append((x0, x1 - x0, f"{when}: " + ", ".join(values)))
+    return bands
 
 
 # ------------------------------------------------------------------- overview and site view
@@ -667,6 +731,15 @@ def site_view(graph: Graph, group_id: str) -> SiteView | None:
             result.edges.append(Drawn(edge, x1, y1, x2, y2, load_class(edge), path, mx, my))
     result.edges.sort(key=lambda d: -math.hypot(d.x2 - d.x1, d.y2 - d.y1))
     return result
+
+
+BUSIEST = 10
+
+
+def busiest_now(edges: Sequence[Edge], count: int = BUSIEST) -> list[Edge]:
+    """The ``count`` edges with the highest current load, busiest first (unknown left out)."""
+    known = [e for e in edges if e.ratio is not None and e.status == "connected"]
+    return sorted(known, key=lambda e: (-(e.ratio or 0.0), e.id))[:count]
 
 
 @dataclass(frozen=True)

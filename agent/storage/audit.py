@@ -27,6 +27,9 @@ from agent.storage.tables import principal_audit
 log = logging.getLogger("netagent.audit")
 
 Decision = Literal["allow", "deny"]
+NOT_FOUND: Final = "not found in the caller's tenant"
+"""The reason of a ``deny`` row whose check found nothing in the caller's own tenant: not a
+refusal of the caller, an absence (the console shows such rows as "not found")."""
 AGENT_TOOL = "agent"  # rows for skill invocations themselves, not tool calls
 A2A: Final = "a2a"
 MCP: Final = "mcp"

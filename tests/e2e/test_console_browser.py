@@ -145,6 +145,10 @@ def test_network_graph_link_detail_and_window(page, console_agent, screenshots: 
     expect(page.locator("#links-count")).to_have_text(
         "Links 1 to 50 of 58, hot and down links first."
     )
+    # The tenant's busiest links now, with their load and capacity.
+    busiest = page.locator("#busiest-list li")
+    expect(busiest).to_have_count(10)
+    expect(busiest.first).to_contain_text("acme-lnk-00036 94.4 % of 50 Gbit/s")
     page.screenshot(path=screenshots / "network.png", full_page=True)
     page.get_by_role("navigation", name="Pages of links").get_by_role("link", name="Next").click()
     expect(page.locator("#links-count")).to_contain_text("Links 51 to 58 of 58")
@@ -194,6 +198,25 @@ def test_network_graph_link_detail_and_window(page, console_agent, screenshots: 
     day = page.locator("svg#utilization-chart").get_attribute("aria-label")
     day_samples = int(re.search(r", (\d+) samples,", day).group(1))
     assert day_samples == 2 * (288 + 1), day  # both ends of the window included
+    # Both directions in bit/s and percent: now, the 95th percentile, peak and mean.
+    stats = page.locator("#direction-stats")
+    expect(stats.locator("thead th")).to_have_text(
+        ["Direction", "Now", "95th percentile", "Peak", "Mean"]
+    )
+    expect(stats.locator("tbody th")).to_have_text(["a to b", "b to a"])
+    expect(stats.locator("tbody tr").first.locator("td").first).to_have_text(
+        "82.06 Gbit/s (82.1 %)"
+    )
+    expect(stats.locator("tbody tr").first.locator("td").nth(1)).to_have_text(
+        re.compile(r"^\d+(\.\d+)? Gbit/s \(\d+\.\d %\)$")
+    )
+    # Time ticks along the axis, and every slice of the chart says its values on hover.
+    chart = page.locator("svg#utilization-chart")
+    expect(chart.locator("text.tick-label")).to_have_count(9)  # every 3 h over 24 h, both ends
+    expect(chart.locator("rect.band")).to_have_count(48)
+    expect(chart.locator("rect.band title").last).to_have_text(
+        re.compile(r"^2026-11-29 11:30 to 12:00: a to b \d+\.\d %, b to a \d+\.\d %$")
+    )
 
     # Keyboard: a link of the graph is reachable and opens with Enter.
     page.locator('a.edge[data-link="acme-lnk-00010"]').focus()
@@ -306,7 +329,7 @@ def test_try_the_worked_example_then_its_task_and_audit_row(page, console_agent,
     reference = page.locator("#references tbody tr")
     expect(reference).to_have_count(1)
     expect(reference.locator("td").first).to_have_text("/supporting_record_refs/0")
-    record_id = reference.locator("td a").inner_text()
+    record_id = reference.locator("td a").text_content()  # folded under the answer
     record = page.locator(f"#record-{record_id}")
     expect(record).to_contain_text('"value": 42')
     expect(record).to_contain_text('"resource_id": "network-resource-123"')
@@ -329,12 +352,15 @@ def test_try_the_worked_example_then_its_task_and_audit_row(page, console_agent,
 
     nav(page, "Tasks")
     task_row = page.locator(f'#tasks-table tr[data-task="{task_id}"]')
-    expect(task_row).to_contain_text("COMPLETED")
+    expect(task_row).to_contain_text("completed")
     expect(task_row).to_contain_text(WORKED_EXAMPLE)
+    # The answer first, in words with its unit; the result and its record folded.
+    expect(task_row.locator(".answer")).to_have_text("condition not met; observed 42 percent")
+    expect(task_row.locator(".refs")).not_to_be_visible()
+    task_row.get_by_text("result and 1 record").click()
     expect(task_row.locator(".refs")).to_have_text(
         f"result /supporting_record_refs/0 names record {record_id}"
     )
-    task_row.get_by_text("artifact result").click()
     expect(task_row).to_contain_text('"result": "condition_not_met"')
     page.screenshot(path=screenshots / "tasks.png", full_page=True)
 
@@ -355,8 +381,9 @@ def test_a_refused_invocation_shows_its_error_object(page, console_agent, screen
     task_id = re.search(r"Task (\S+):", page.locator("#final-state").inner_text()).group(1)
     nav(page, "Tasks")
     task_row = page.locator(f'#tasks-table tr[data-task="{task_id}"]')
-    expect(task_row).to_contain_text("REJECTED")
-    task_row.get_by_text("error object").click()
+    expect(task_row).to_contain_text("rejected")
+    expect(task_row.locator(".answer")).to_contain_text("authorization_failed: ")
+    task_row.locator("summary").get_by_text("error object").click()
     expect(task_row.locator(".error-object pre")).to_contain_text("authorization_failed")
     page.screenshot(path=screenshots / "tasks-error.png", full_page=True)
 
@@ -392,7 +419,7 @@ def test_the_other_tenant_sees_none_of_acme(page, console_agent, screenshots: Pa
     assert "100 Gbit/s" not in page.locator("#detail").inner_text()
 
     nav(page, "Tasks")
-    expect(page.locator("h1")).to_have_text("Your recent tasks")
+    expect(page.locator("h1")).to_have_text("Your tasks")
     assert task["id"] not in page.content()
     assert "condition_not_met" not in page.content()
 
@@ -461,7 +488,7 @@ def test_a_result_feeds_the_skill_whose_input_is_its_output(page, console_agent,
     expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
     page.get_by_role("button", name="Invoke (stream)").click()
     expect(page.locator("#final-state")).to_contain_text("COMPLETED")
-    capacity = json.loads(page.locator("#result-data").inner_text())
+    capacity = json.loads(page.locator("#result-data").text_content() or "")
     assert capacity["link_id"] == "acme-lnk-00002"
 
     page.get_by_role("button", name="Use the result as input of plan_link_upgrade").click()
@@ -472,7 +499,7 @@ def test_a_result_feeds_the_skill_whose_input_is_its_output(page, console_agent,
     expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
     page.get_by_role("button", name="Invoke (stream)").click()
     expect(page.locator("#final-state")).to_contain_text("COMPLETED")
-    plan = json.loads(page.locator("#result-data").inner_text())
+    plan = json.loads(page.locator("#result-data").text_content() or "")
     assert plan["link_id"] == "acme-lnk-00002" and plan["recommendation"]
     page.screenshot(path=screenshots / "try-it-composed.png", full_page=True)
 

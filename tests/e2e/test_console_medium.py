@@ -228,3 +228,81 @@ def test_a_medium_site_view_fits_the_screen_and_nothing_overlaps(
     expect(page.locator("g.node")).to_have_count(25)  # still the site's view
     assert_page_bounded(page)
     shot(page, screenshots, "medium-site.png")
+
+
+def test_what_is_wrong_search_and_a_device_page_at_the_medium_scale(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    page.get_by_role("navigation", name="Console views").get_by_role(
+        "link", name="Problems"
+    ).click()
+    expect(page.locator("#problems-count")).to_contain_text(
+        "6 problems: 1 critical, 2 major, 3 warning."
+    )
+    rows = page.locator("#problems-table tbody tr")
+    expect(rows).to_have_count(6)
+    assert {rows.nth(i).get_attribute("data-name") for i in range(3, 6)} == HOT
+    expect(page.get_by_label("Site").locator("option")).to_have_count(27)  # all, and 26 sites
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-problems.png")
+    page.get_by_label("Site").select_option("lon1")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("acme-lnk-00092")
+
+    page.get_by_role("navigation", name="Console views").get_by_role("link", name="Search").click()
+    page.get_by_label("Site, device, interface or link").fill("lon9")
+    page.get_by_role("button", name="Search").click()
+    count = page.locator("#search-count")
+    expect(count).to_contain_text("1 site, 15 devices, 0 interfaces, 25 links")
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-search.png")
+    page.locator("#hits-devices").get_by_role("link", name="lon9-core-01").click()
+    expect(page.locator("h1")).to_contain_text("lon9-core-01")
+    expect(page.locator("#device-facts")).to_contain_text("Junos OS")
+    expect(page.locator('.gauge[data-metric="cpu"] .gauge-value')).to_have_text(
+        re.compile(r"^\d+\.\d %$")
+    )
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-device.png")
+
+
+def test_a_capacity_check_and_its_task_lead_with_the_answer_at_the_medium_scale(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    page.goto(f"{console_agent.base_url}/console/try?skill=lookup_inventory")
+    page.get_by_label("Arguments as JSON").fill('{"kind": "links"}')
+    expect(page.locator("#validity")).to_have_text("Valid against the input schema.")
+    page.get_by_role("button", name="Invoke (stream)").click()
+    expect(page.locator("#final-state")).to_contain_text("COMPLETED")
+    # The answer in words; the JSON of every link folded (the page stays short).
+    expect(page.locator("#result-answer")).to_have_text(re.compile(r"^[\d,]+ links"))
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-try-it.png")
+    page.goto(f"{console_agent.base_url}/console/tasks?skill=lookup_inventory")
+    expect(page.locator("#tasks-table .answer").first).to_have_text(re.compile(r"^[\d,]+ links"))
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-tasks.png")
+
+
+def test_busiest_links_both_directions_and_csv_at_the_medium_scale(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    busiest = page.locator("#busiest-list li a")
+    expect(busiest).to_have_count(10)
+    assert set(busiest.all_inner_texts()[:3]) == HOT
+    busiest.first.click()
+    stats = page.locator("#direction-stats tbody tr")
+    expect(stats).to_have_count(2)
+    expect(stats.first.locator("td").nth(1)).to_have_text(re.compile(r"bit/s \(\d+\.\d %\)$"))
+    expect(page.locator("svg#utilization-chart text.tick-label").first).to_be_visible()
+    assert_page_bounded(page)
+    shot(page, screenshots, "medium-link-directions.png")
+    with page.expect_download() as download:
+        page.locator("#links-csv").click()
+    rows = Path(download.value.path()).read_text("utf-8").splitlines()
+    assert rows[0] == "id,ends,status,capacity,load_percent_now"
+    assert len(rows) == 1 + 1_203  # every link, not one page

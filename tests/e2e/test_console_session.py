@@ -234,7 +234,8 @@ def _invoke_describe(agent: RunningAgent, subject: str) -> str:
 def _audit_rows(client: httpx.Client, **filters: str) -> list[str]:
     page = client.get("/console/audit", params=filters)
     assert page.status_code == 200, page.text
-    return re.findall(r'<tr class="decision-(?:allow|deny)">(.*?)</tr>', page.text, re.DOTALL)
+    row = r'<tr class="decision-(?:allow|deny|absent)">(.*?)</tr>'
+    return re.findall(row, page.text, re.DOTALL)
 
 
 def test_audit_is_the_callers_own_unless_audit_read_and_never_another_tenants(
@@ -303,7 +304,8 @@ def test_each_network_view_writes_one_audit_row(logged_in):
     mine = next(r for r in _audit_rows(alice, views="1") if "console · network" in r)
     assert "acme-lnk-00002" in mine and ">allow<" in mine and ">ok<" in mine
     refused = next(r for r in _audit_rows(gary, views="1") if "console · network" in r)
-    assert "acme-lnk-00002" in refused and ">deny<" in refused
+    # found nothing in gary's own tenant: shown as what it is, not as a refusal
+    assert "acme-lnk-00002" in refused and ">not found<" in refused and ">deny<" not in refused
     assert "not found in the caller&#39;s tenant" in refused
 
 

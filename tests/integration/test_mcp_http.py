@@ -60,6 +60,13 @@ TOOLS = {
         "lookup_inventory",
     ],
     "vic": ["describe_skill", "lookup_inventory"],
+    "nora": [
+        "check_link_capacity",
+        "describe_skill",
+        "evaluate_resource_condition",
+        "link_headroom",
+        "lookup_inventory",
+    ],
 }
 """What each demo caller (netops/deployment.py) is listed; the extended card must agree."""
 CARD_PATH = "/.well-known/agent-card.json"

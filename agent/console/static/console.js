@@ -222,35 +222,46 @@ function references(value, ids, path, found) {
   return found;
 }
 
-function renderOutcome(run) {
-  const outcome = document.getElementById("outcome");
-  outcome.replaceChildren();
-  const state = stateName(run.state);
-  outcome.append(el("h3", {}, "Outcome"));
-  outcome.append(el("p", { id: "final-state" }, `Task ${run.taskId || "(none)"}: `,
-    el("span", { class: `state state-${state.toLowerCase()}` }, state || "no task")));
-  if (run.error) {
-    outcome.append(el("h4", {}, "Error object"), el("pre", { id: "error-object" }, pretty(run.error)));
+// The members a one-line answer is read from: the result's top-level scalars (its lists and
+// objects are for the folded JSON below, and may be large).
+function scalars(value) {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v === null || typeof v !== "object"));
+}
+
+async function showAnswer(box, run, result) {
+  const body = run.error ? { error: run.error } : { result: scalars(dataOf(result.parts)) };
+  try {
+    const answer = await fetch(PREFIX + "/api/summary", {
+      method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+      body: JSON.stringify(body),
+    });
+    const line = answer.ok ? (await answer.json()).summary : "";
+    box.textContent = line || "The result is below.";
+  } catch (exc) {
+    box.textContent = "The result is below.";
   }
-  const result = run.artifacts.get("result");
-  const records = [...run.artifacts.values()].filter((a) => a.artifactId !== "result");
+}
+
+function handOver(next, result) {
+  // Hand the result (never a token) to the next skill's page.
+  sessionStorage.setItem(HANDOFF, JSON.stringify({ skill: next, arguments: dataOf(result.parts), from: document.getElementById("invoke-form").dataset.skill }));
+  window.location.assign(`${PREFIX}/try?skill=${encodeURIComponent(next)}`);
+}
+
+function recordsView(result, records) {
+  const fold = el("details", { id: "result-details" });
+  const count = records.length;
+  fold.append(el("summary", {}, result ? `The result${count ? ` and its ${count} record${count === 1 ? "" : "s"}` : ""} as JSON`
+    : `${count} record${count === 1 ? "" : "s"} as JSON`));
   if (result) {
-    outcome.append(el("h4", {}, `Result (${result.name || "result"})`),
+    fold.append(el("h4", {}, `Result (${result.name || "result"})`),
       el("pre", { id: "result-data" }, pretty(dataOf(result.parts))));
   }
-  if (records.length) {
-    outcome.append(el("h4", {}, "Supporting records"));
-    for (const record of records) {
-      const box = el("div", { class: "record", id: `record-${record.artifactId}` });
-      box.append(el("p", {}, "artifact ", el("code", {}, record.artifactId), ` (${record.name || "record"})`),
-        el("pre", {}, pretty(dataOf(record.parts))));
-      outcome.append(box);
-    }
-  }
-  if (result && records.length) {
+  if (result && count) {
     const ids = new Set(records.map((r) => r.artifactId));
     const found = references(dataOf(result.parts), ids, "", []);
-    outcome.append(el("h4", {}, "How they reference each other"));
+    fold.append(el("h4", {}, "How they reference each other"));
     const table = el("table", { id: "references" });
     table.append(el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "In the result"),
       el("th", { scope: "col" }, "names the record artifact"))));
@@ -261,17 +272,44 @@ function renderOutcome(run) {
     }
     if (!found.length) body.append(el("tr", {}, el("td", { colspan: "2" }, "The result names no record.")));
     table.append(body);
-    outcome.append(table);
+    fold.append(table);
   }
-  const feeds = (document.getElementById("invoke-form").dataset.feeds || "").split(" ").filter(Boolean);
+  if (count) {
+    fold.append(el("h4", {}, "Supporting records"));
+    for (const record of records) {
+      const box = el("div", { class: "record", id: `record-${record.artifactId}` });
+      box.append(el("p", {}, "artifact ", el("code", {}, record.artifactId), ` (${record.name || "record"})`),
+        el("pre", {}, pretty(dataOf(record.parts))));
+      fold.append(box);
+    }
+  }
+  return fold;
+}
+
+function renderOutcome(run) {
+  const outcome = document.getElementById("outcome");
+  outcome.replaceChildren();
+  const state = stateName(run.state);
+  outcome.append(el("h3", {}, "Outcome"));
+  outcome.append(el("p", { id: "final-state" }, `Task ${run.taskId || "(none)"}: `,
+    el("span", { class: `state state-${state.toLowerCase()}` }, state || "no task")));
+  const result = run.artifacts.get("result");
+  const records = [...run.artifacts.values()].filter((a) => a.artifactId !== "result");
+  if (result || run.error) {
+    const answer = el("p", { id: "result-answer", class: "answer", role: "status" }, "…");
+    outcome.append(answer);
+    showAnswer(answer, run, result);
+  }
+  if (run.error) {
+    outcome.append(el("h4", {}, "Error object"), el("pre", { id: "error-object" }, pretty(run.error)));
+  }
+  const form = document.getElementById("invoke-form");
+  const feeds = (form.dataset.feeds || "").split(" ").filter(Boolean);
   if (result && stateName(run.state) === "COMPLETED") {
+    if (form.dataset.then) { handOver(form.dataset.then, result); return; }
     for (const next of feeds) {
       const button = el("button", { type: "button", class: "feed" }, `Use the result as input of ${next}`);
-      button.addEventListener("click", () => {
-        // Hand the result (never a token) to the next skill's page.
-        sessionStorage.setItem(HANDOFF, JSON.stringify({ skill: next, arguments: dataOf(result.parts) }));
-        window.location.assign(`${PREFIX}/try?skill=${encodeURIComponent(next)}`);
-      });
+      button.addEventListener("click", () => handOver(next, result));
       outcome.append(el("p", {}, button));
     }
   }
@@ -279,6 +317,7 @@ function renderOutcome(run) {
     outcome.append(el("p", {}, el("a", { href: `${PREFIX}/audit?task=${encodeURIComponent(run.taskId)}`, id: "audit-link" },
       "Audit rows of this task"), " · ", el("a", { href: `${PREFIX}/tasks` }, "Your tasks")));
   }
+  if (result || records.length) outcome.append(recordsView(result, records));
   outcome.querySelector("h3").setAttribute("tabindex", "-1");
   outcome.querySelector("h3").focus();
 }
@@ -380,6 +419,11 @@ function setUpTry() {
     box.value = pretty(handed.arguments);
     mode.checked = true;
     fill(form, handed.arguments);
+    const note = document.getElementById("handed");
+    if (note) {
+      note.hidden = false;
+      note.textContent = `Filled from the result of ${handed.from || "the skill before"}: invoke to run ${form.dataset.skill} on it.`;
+    }
   }
   form.addEventListener("input", schedule);
   form.addEventListener("change", schedule);
@@ -388,4 +432,32 @@ function setUpTry() {
   validate(form);
 }
 
-document.addEventListener("DOMContentLoaded", () => { setUpLogin(); setUpTry(); });
+// Live refresh: a region marked data-live="SECONDS" is fetched again (the same URL, the same
+// cookie) and its contents swapped in, while its checkbox is ticked; a region the new page no
+// longer marks live (no task running any more) stops. Nothing else on the page moves.
+function setUpLive() {
+  const region = document.querySelector("[data-live]");
+  const toggle = document.getElementById("live-toggle");
+  const status = document.getElementById("live-status");
+  if (!region || !toggle || !status) return;
+  let timer = null;
+  const stop = (why) => { clearInterval(timer); timer = null; toggle.checked = false; if (why) status.textContent = why; };
+  async function refresh() {
+    try {
+      const answer = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      if (!answer.ok || answer.redirected) { stop(`Live refresh stopped: the page answered ${answer.status}${answer.redirected ? " (log in again)" : ""}.`); return; }
+      const fresh = new DOMParser().parseFromString(await answer.text(), "text/html").getElementById(region.id);
+      if (!fresh) { stop("Live refresh stopped: the page changed."); return; }
+      region.replaceChildren(...fresh.childNodes);
+      status.textContent = `Updated at ${new Date().toLocaleTimeString()}.`;
+      if (!fresh.hasAttribute("data-live")) stop("Nothing is running any more: live refresh stopped.");
+    } catch (exc) {
+      status.textContent = "Live refresh failed; trying again.";
+    }
+  }
+  const start = () => { if (!timer) timer = setInterval(refresh, 1000 * Number(region.dataset.live || 30)); };
+  toggle.addEventListener("change", () => { if (toggle.checked) { status.textContent = ""; start(); } else stop("Live refresh paused."); });
+  if (toggle.checked) start();
+}
+
+document.addEventListener("DOMContentLoaded", () => { setUpLogin(); setUpTry(); setUpLive(); });

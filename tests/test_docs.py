@@ -102,7 +102,7 @@ TOUR_ANSWERS = (
     '"result": "condition_not_met"',  # 5: the worked example, its variants
     '"instance_path": "/condition/unit", "keyword": "required"',
     "authorization_failed: resource not found or not accessible",
-    "TASK_STATE_COMPLETED - routing: classifier check_link_capacity",  # 6: plain text
+    "TASK_STATE_COMPLETED - routing: model check_link_capacity",  # 6: plain text
     "TASK_STATE_INPUT_REQUIRED - routing: clarification",
     "TASK_STATE_COMPLETED - routing: task_binding check_link_capacity",
     "- /link_id: one of: link_id",

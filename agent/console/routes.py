@@ -763,6 +763,8 @@ class Console:
                 limit=AUDIT_LIMIT,
                 audit_scope=AUDIT_SCOPE,
                 views=views,
+                not_found=NOT_FOUND,
+                export_limit=AUDIT_EXPORT_LIMIT,
             )
         export = params.get("format") == "csv"
         rows = await self.audit.query(

@@ -117,7 +117,7 @@ def test_the_tokens_and_addresses_come_once_it_listens(runs: tuple[Run, Run]) ->
         assert run.listening_when_announced, run.stdout + run.stderr
         lines = run.stdout.splitlines()
         exports = [i for i, line in enumerate(lines) if line.startswith("export ")]
-        assert len(exports) == 4, run.stdout
+        assert len(exports) == 5, run.stdout  # alice, paula, gary, vic, nora
         console = next(i for i, line in enumerate(lines) if line.startswith("Console:"))
         assert exports[-1] < console
         assert lines[console + 1] == "Again later: netagent tokens"
@@ -161,6 +161,7 @@ def test_netagent_tokens_prints_them_again_valid_for_this_agent(runs: tuple[Run,
         "export PAULA_TOKEN",
         "export GARY_TOKEN",
         "export VIC_TOKEN",
+        "export NORA_TOKEN",
     ]
     assert "Console:" in again.stdout and "Again later" not in again.stdout
     nowhere = subprocess.run(

@@ -52,21 +52,6 @@ def test_a_history_without_a_head_constant_is_still_a_history() -> None:
     assert history.head_revision() == core.HEAD
 
 
-def test_importing_the_histories_imports_no_alembic_nor_sqlalchemy() -> None:
-    code = (
-        "import sys, agent.storage.migrate, db.migrate\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'alembic', 'sqlalchemy'}))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=Path(__file__).resolve().parents[2],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert out.strip() == "[]"
-
-
 @pytest.mark.parametrize("name", sorted(HISTORIES))
 async def test_a_revision_from_the_future_is_refused_by_name(
     new_database: NewDatabase, name: str

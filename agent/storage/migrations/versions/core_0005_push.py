@@ -64,8 +64,14 @@ TABLES: dict[str, tuple[Callable[[], list[sa.Column[Any]]], Callable[[], None]]]
 
 
 def upgrade() -> None:
-    for _columns, create in TABLES.values():
-        create()
+    # The SDK's store makes its config table itself when asked to (create_table=True): a
+    # database it already made one in keeps it. (Offline, as SQL text, there is no database
+    # to ask: every table is created.)
+    offline = op.get_context().as_sql
+    present = None if offline else sa.inspect(op.get_bind())
+    for name, (_columns, create) in TABLES.items():
+        if present is None or not present.has_table(name):
+            create()
 
 
 def downgrade() -> None:

@@ -71,6 +71,7 @@ from agent.console.topology import (
 from agent.edge.limits import check_json
 from agent.edge.strings import queryable
 from agent.interfaces import EXTENSION_URI, error_details
+from agent.interfaces.order import in_schema_order
 from agent.registry.cards import JSONRPC_PATH, CardFactory, card_to_json
 from agent.registry.loader import Capability, Registry
 from agent.registry.policy import entitled, visible
@@ -281,6 +282,19 @@ class Console:
         }
         response = self.templates.TemplateResponse(request, name, context, status_code=status)
         return _secure_headers(response)
+
+    def _artifact_schema(self, skill_id: str, kind: str) -> dict[str, Any] | None:
+        """The schema of a skill's result (``kind`` ``result``) or of one of its record kinds."""
+        capability = self.registry.get(skill_id)
+        if capability is None or capability.interface is None:
+            return None
+        document = capability.interface.document
+        if kind == "result":
+            reference = document["output_schema"]
+        else:
+            reference = document.get("supporting_record_schemas", {}).get(kind)
+        schema = reference["resolution"]["schema"] if reference else None
+        return schema if isinstance(schema, dict) else None
 
     def _visible(self, principal: Principal) -> list[Capability]:
         return [c for c in self.registry if visible(c.manifest, principal)]
@@ -607,6 +621,32 @@ class Console:
         line = error_summary(body["error"]) if "error" in body else summarize(body.get("result"))
         return _secure_headers(JSONResponse({"summary": line}))
 
+    async def ordered(self, request: Request) -> Response:
+        """A run's artifacts in their schemas' member order, for the Try-it page to print (a
+        Struct keeps no order; the CLI prints the same order, agent/interfaces/order.py):
+        ``{"skill", "artifacts": [{"artifactId", "name", "data"}]}`` -> the same, ordered."""
+        principal = self._principal(request)
+        body = await _json_body(request)
+        capability = self._capability(principal, str(body.get("skill", "")))
+        artifacts = body.get("artifacts")
+        if capability is None or not isinstance(artifacts, list):
+            return _secure_headers(
+                JSONResponse({"error": {"code": "skill_not_advertised"}}, status_code=404)
+            )
+        refused = self._over_limits(artifacts)
+        if refused is not None:
+            return refused
+        ordered = [
+            {
+                "artifactId": str(a.get("artifactId", "")),
+                "data": in_schema_order(a.get("data"), self._artifact_schema(capability.id, kind)),
+            }
+            for a in artifacts
+            if isinstance(a, dict)
+            for kind in ["result" if a.get("artifactId") == "result" else str(a.get("name", ""))]
+        ]
+        return _secure_headers(JSONResponse({"artifacts": ordered}))
+
     async def invoke(self, request: Request) -> Response:
         """Relay SendStreamingMessage to the agent's own A2A endpoint with the caller's token."""
         principal = self._principal(request)
@@ -722,7 +762,7 @@ class Console:
                 if reply.get("error"):
                     return found, "", reply["error"]
                 result = reply.get("result") or {}
-                views = [task_view(t) for t in result.get("tasks", [])]
+                views = [task_view(t, self._artifact_schema) for t in result.get("tasks", [])]
                 found += [v for v in views if not filters.skill or v["skill"] == filters.skill]
                 token = str(result.get("nextPageToken") or "")
                 if not token or len(found) >= TASK_PAGE_SIZE:
@@ -814,6 +854,7 @@ class Console:
             Route("/api/validate", self.validate, methods=["POST"]),
             Route("/api/invoke", self.invoke, methods=["POST"]),
             Route("/api/summary", self.summary, methods=["POST"]),
+            Route("/api/ordered", self.ordered, methods=["POST"]),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ]
 

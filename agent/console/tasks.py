@@ -9,12 +9,13 @@ skill, which ListTasks cannot filter by, is matched on the pages it returns.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from agent.console.results import error_summary, summarize
+from agent.interfaces.order import in_schema_order
 
 TASK_PAGE_SIZE = 25
 SKILL_PAGES = 4
@@ -59,31 +60,53 @@ def part_data(parts: list[dict[str, Any]]) -> Any:
     return "\n".join(texts) if texts else None
 
 
-def task_view(task: dict[str, Any]) -> dict[str, Any]:
+SchemaOf = Callable[[str, str], Mapping[str, Any] | None]
+"""The schema of a skill's artifact, by skill id and artifact name (``result`` or a record
+kind), when the registry knows it."""
+
+
+def _as_json(value: Any, schema: Mapping[str, Any] | None) -> str:
+    """``value`` printed in its schema's member order (a Struct keeps none), or by name."""
+    if schema is None:
+        return json.dumps(value, indent=2, sort_keys=True)
+    return json.dumps(in_schema_order(value, schema), indent=2)
+
+
+def _kind(artifact: Mapping[str, Any]) -> str:
+    """``result`` for the result artifact, else the record kind its name gives."""
+    return "result" if artifact.get("artifactId") == "result" else str(artifact.get("name") or "")
+
+
+def task_view(task: dict[str, Any], schema_of: SchemaOf | None = None) -> dict[str, Any]:
     """A task as the tasks page shows it: its answer in one line first, then state, skill,
-    the result, the records it names and the error object, if any, to unfold."""
+    the result, the records it names and the error object, if any, to unfold; results and
+    records in their schemas' order (``schema_of``)."""
     status = task.get("status", {})
     state = str(status.get("state", "")).removeprefix("TASK_STATE_")
     message = status.get("message") or {}
     error = part_data(message.get("parts", [])) if state in ("REJECTED", "FAILED") else None
+    routing = (task.get("metadata") or {}).get("routing") or {}
+    skill = str(routing.get("skill_id") or "")
     artifacts = [
         {
             "id": a.get("artifactId", ""),
             "name": a.get("name", ""),
-            "data": json.dumps(part_data(a.get("parts", [])), indent=2, sort_keys=True),
+            "data": _as_json(
+                part_data(a.get("parts", [])),
+                schema_of(skill, _kind(a)) if schema_of and skill else None,
+            ),
         }
         for a in task.get("artifacts", [])
     ]
     record_ids = {a["id"] for a in artifacts if a["id"] != "result"}
     result = next((a for a in task.get("artifacts", []) if a.get("artifactId") == "result"), None)
     value = part_data(result.get("parts", [])) if result else None
-    routing = (task.get("metadata") or {}).get("routing") or {}
     return {
         "id": task.get("id", ""),
         "context": task.get("contextId", ""),
         "state": state,
         "timestamp": status.get("timestamp", ""),
-        "skill": routing.get("skill_id") or "",
+        "skill": skill,
         "summary": error_summary(error) if error is not None else summarize(value),
         "result": next((a for a in artifacts if a["id"] == "result"), None),
         "records": [a for a in artifacts if a["id"] != "result"],

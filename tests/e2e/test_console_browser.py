@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import RunningAgent
 
+ROOT = Path(__file__).resolve().parents[2]
+
 pytestmark = pytest.mark.system
 
 try:
@@ -490,6 +492,11 @@ def test_a_result_feeds_the_skill_whose_input_is_its_output(page, console_agent,
     expect(page.locator("#final-state")).to_contain_text("COMPLETED")
     capacity = json.loads(page.locator("#result-data").text_content() or "")
     assert capacity["link_id"] == "acme-lnk-00002"
+    # printed in the output schema's order (its required members first, as the CLI prints
+    # them), not in the wire's Struct order
+    schema = json.loads((ROOT / "skills/check_link_capacity/output.schema.json").read_text())
+    assert [k for k in capacity if k in schema["required"]] == schema["required"]
+    assert list(capacity)[: len(schema["required"])] == schema["required"]
 
     page.get_by_role("button", name="Use the result as input of plan_link_upgrade").click()
     expect(page).to_have_url(re.compile(r"/console/try\?skill=plan_link_upgrade$"))

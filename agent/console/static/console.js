@@ -243,6 +243,23 @@ async function showAnswer(box, run, result) {
   }
 }
 
+// The artifacts with their data in their schemas' member order, as the CLI prints them (the
+// agent's JSON keeps no order); on any failure, as they came.
+async function inSchemaOrder(skill, artifacts) {
+  const plain = artifacts.map((a) => ({ artifactId: a.artifactId, name: a.name, data: dataOf(a.parts) }));
+  try {
+    const answer = await fetch(PREFIX + "/api/ordered", {
+      method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
+      body: JSON.stringify({ skill, artifacts: plain }),
+    });
+    if (!answer.ok) return artifacts;
+    const ordered = (await answer.json()).artifacts;
+    return artifacts.map((a, i) => ({ ...a, parts: [{ data: ordered[i].data }] }));
+  } catch (exc) {
+    return artifacts;
+  }
+}
+
 function handOver(next, result) {
   // Hand the result (never a token) to the next skill's page.
   sessionStorage.setItem(HANDOFF, JSON.stringify({ skill: next, arguments: dataOf(result.parts), from: document.getElementById("invoke-form").dataset.skill }));
@@ -317,7 +334,14 @@ function renderOutcome(run) {
     outcome.append(el("p", {}, el("a", { href: `${PREFIX}/audit?task=${encodeURIComponent(run.taskId)}`, id: "audit-link" },
       "Audit rows of this task"), " · ", el("a", { href: `${PREFIX}/tasks` }, "Your tasks")));
   }
-  if (result || records.length) outcome.append(recordsView(result, records));
+  if (result || records.length) {
+    const view = el("div", { id: "result-view" });
+    outcome.append(view);
+    inSchemaOrder(form.dataset.skill, [result, ...records].filter(Boolean)).then((ordered) => {
+      const byId = new Map(ordered.map((a) => [a.artifactId, a]));
+      view.replaceChildren(recordsView(result && byId.get("result"), records.map((r) => byId.get(r.artifactId))));
+    });
+  }
   outcome.querySelector("h3").setAttribute("tabindex", "-1");
   outcome.querySelector("h3").focus();
 }

@@ -305,10 +305,10 @@ class Console:
             return None
         return capability
 
-    def _over_limits(self, arguments: Any) -> Response | None:
+    def _over_limits(self, arguments: Any, where: str = "arguments") -> Response | None:
         """Arguments past the A2A endpoint's limits for a Data Part: 400, naming the limit."""
         try:
-            check_json(arguments, self.limits, ["arguments"])
+            check_json(arguments, self.limits, [where])
         except InvalidParamsError as refusal:
             error = {"code": "invalid_params", "message": refusal.message, **(refusal.data or {})}
             return _secure_headers(JSONResponse({"error": error}, status_code=400))
@@ -629,11 +629,14 @@ class Console:
         body = await _json_body(request)
         capability = self._capability(principal, str(body.get("skill", "")))
         artifacts = body.get("artifacts")
-        if capability is None or not isinstance(artifacts, list):
+        if capability is None:
             return _secure_headers(
                 JSONResponse({"error": {"code": "skill_not_advertised"}}, status_code=404)
             )
-        refused = self._over_limits(artifacts)
+        if not isinstance(artifacts, list):
+            error = {"code": "invalid_params", "message": "'artifacts' must be a list"}
+            return _secure_headers(JSONResponse({"error": error}, status_code=400))
+        refused = self._over_limits(artifacts, "artifacts")
         if refused is not None:
             return refused
         ordered = [

@@ -236,6 +236,48 @@ def test_the_summary_endpoint_answers_any_body_without_a_500(console_agent, body
         assert len(answer.json()["summary"]) <= 240
 
 
+ORDERED = "/console/api/ordered"
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"not json", 404),  # names no skill, as the other console endpoints read it
+        (b"[1, 2]", 404),
+        (b'{"skill": "no_such_skill", "artifacts": []}', 404),
+        (b'{"skill": "check_link_capacity", "artifacts": {"a": 1}}', 400),
+        (
+            b'{"skill": "check_link_capacity", "artifacts": ['
+            + b"[" * 5_000
+            + b"]" * 5_000
+            + b"]}",
+            400,
+        ),
+        (b'{"skill": "check_link_capacity", "artifacts": [{"artifactId": "x\u0000"}]}', 400),
+    ],
+    ids=["not-json", "a-list", "unknown-skill", "not-a-list", "deep", "nul"],
+)
+def test_the_order_endpoint_answers_any_body_without_a_500(console_agent, body, status):
+    with closing(client_for(console_agent, "alice")) as alice:
+        answer = alice.post(ORDERED, content=body, headers={"Content-Type": "application/json"})
+    assert answer.status_code == status, answer.text
+
+
+def test_the_order_endpoint_orders_by_the_skills_schemas(console_agent):
+    result = {"verdict": "v", "fits": True, "link_id": "l", "zzz": 1, "status": "up"}
+    body = {"skill": "check_link_capacity", "artifacts": [{"artifactId": "result", "data": result}]}
+    with closing(client_for(console_agent, "alice")) as alice:
+        answer = alice.post(ORDERED, json=body)
+    assert answer.status_code == 200, answer.text
+    assert list(answer.json()["artifacts"][0]["data"]) == [
+        "link_id",
+        "status",
+        "fits",
+        "verdict",
+        "zzz",
+    ]
+
+
 def test_the_links_table_and_the_audit_trail_download_as_csv(console_agent):
     with closing(client_for(console_agent, "alice")) as alice:
         every = alice.get("/console/network", params={"format": "csv"})

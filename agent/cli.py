@@ -1529,36 +1529,80 @@ def chain_command(
 
     The upstream -> downstream task correlation is stored in the local database.
     """
-    from agent.cli_layout import Column, print_records
-    from agent.client import CorrelationStore
-
     if target == "list":
         if upstream or downstream or args is not None:
             raise fail("`chain list` takes --workflow and --task, not --from, --to or --args")
-
-        rows = _read_database(
-            database_url,
-            lambda database: database.correlations(workflow_id=workflow, task_id=task, limit=limit),
-            lambda engine: CorrelationStore(engine).query(
-                workflow_id=workflow, task_id=task, limit=limit
-            ),
-        )
-        _print_correlations(rows, as_json)
+        _chain_list(database_url, workflow, task, limit, as_json)
         return
     if task is not None:
         raise fail("--task only filters `chain list`")
     if not (upstream and downstream and args is not None):
         raise fail("chain needs --from SKILL, --args JSON and --to SKILL")
-    chosen = _binding(binding)
-    from agent.client import FileCorrelationStore, GovernedClient, chain
+    steps = ChainSteps(upstream, _arguments(args), downstream, workflow)
+    client = ChainClient(target, bearer, _binding(binding), require_signature)
+    result = _run_chain(steps, client, database_url, as_json)
+    _print_chain(result, steps, as_json)
 
-    arguments = _arguments(args)
+
+def _chain_list(
+    database_url: str | None, workflow: str | None, task: str | None, limit: int, as_json: bool
+) -> None:
+    """`chain list`: the stored links, newest first."""
+    from agent.client import CorrelationStore
+
+    rows = _read_database(
+        database_url,
+        lambda database: database.correlations(workflow_id=workflow, task_id=task, limit=limit),
+        lambda engine: CorrelationStore(engine).query(
+            workflow_id=workflow, task_id=task, limit=limit
+        ),
+    )
+    _print_correlations(rows, as_json)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainSteps:
+    """What `chain` composes: the upstream skill and its arguments, the downstream skill."""
+
+    upstream: str
+    arguments: dict[str, Any]
+    downstream: str
+    workflow: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainClient:
+    """Whom `chain` asks, and how."""
+
+    target: str
+    bearer: str | None
+    binding: Any
+    require_signature: bool
+
+
+def _run_chain(
+    steps: ChainSteps, client: ChainClient, database_url: str | None, as_json: bool
+) -> ChainResult:
+    """Run the composition, storing its link where the database is (made only when there is
+    a link to store)."""
+    from agent.client import CorrelationStore, FileCorrelationStore, GovernedClient, chain
 
     async def run(store: Correlations) -> ChainResult:
         async with GovernedClient(
-            target, token=bearer, binding=chosen, require_signature=require_signature
-        ) as client:
-            return await chain(client, upstream, arguments, client, downstream, store, workflow)
+            client.target,
+            token=client.bearer,
+            binding=client.binding,
+            require_signature=client.require_signature,
+        ) as governed:
+            return await chain(
+                governed,
+                steps.upstream,
+                steps.arguments,
+                governed,
+                steps.downstream,
+                store,
+                steps.workflow,
+            )
 
     async def on_engine(engine: AsyncEngine) -> ChainResult:
         return await run(CorrelationStore(engine))
@@ -1572,12 +1616,18 @@ def chain_command(
     current = _current_sqlite_file(database_url)
     if current is None and _is_sqlite(database_url):
         # made (or migrated) only when there is a link to store: nothing if no agent answers
-        result = _run_client(run(_store_on_insert(migrated_insert)), as_json, bearer)
-    elif current is None:
-        result = _run_client(_on_database(on_engine, database_url), as_json, bearer)
-    else:  # the link written by sqlite3 alone (agent/client/correlation.py)
-        store = FileCorrelationStore(*current, fallback=migrated_insert)
-        result = _run_client(run(store), as_json, bearer)
+        return _run_client(run(_store_on_insert(migrated_insert)), as_json, client.bearer)
+    if current is None:
+        return _run_client(_on_database(on_engine, database_url), as_json, client.bearer)
+    # the link written by sqlite3 alone (agent/client/correlation.py)
+    store = FileCorrelationStore(*current, fallback=migrated_insert)
+    return _run_client(run(store), as_json, client.bearer)
+
+
+def _print_chain(result: ChainResult, steps: ChainSteps, as_json: bool) -> None:
+    """The composition's checks, its two steps and the downstream answer (or all as JSON)."""
+    from agent.cli_layout import Column, print_records
+
     up, down = _invocation_json(result.upstream), _invocation_json(result.downstream)
     if as_json:
         print(json.dumps({"workflow_id": result.workflow_id, "upstream": up, "downstream": down}))
@@ -1587,9 +1637,9 @@ def chain_command(
         [
             (
                 "composition",
-                f"{upstream} output = {downstream} input: {reference['schema_uri']} "
-                f"{reference['version']} {reference['digest']} (schema_uri, version, dialect, "
-                "digest agree; embedded digests verified)",
+                f"{steps.upstream} output = {steps.downstream} input: "
+                f"{reference['schema_uri']} {reference['version']} {reference['digest']} "
+                "(schema_uri, version, dialect, digest agree; embedded digests verified)",
             ),
             ("upstream", "described, verified; input, output and records validated"),
             ("downstream", "the upstream output validated as its input before sending"),
@@ -1599,11 +1649,11 @@ def chain_command(
         Column(header, identifier=True)
         for header in ("step", "skill", "task id", "context id", "endpoint")
     ]
-    steps = [
+    rows = [
         (step, item["skill"], item["task_id"], item["context_id"], item["endpoint"])
         for step, item in (("upstream", up), ("downstream", down))
     ]
-    print_records(console, f"workflow {result.workflow_id}", columns, steps, lead=3)
+    print_records(console, f"workflow {result.workflow_id}", columns, rows, lead=3)
     console.print(f"workflow id: {result.workflow_id} (correlation stored)", highlight=False)
     _print_invocation(down)
 

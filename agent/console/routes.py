@@ -13,7 +13,8 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -55,6 +56,8 @@ from agent.console.topology import (
     LINK_FILTERS,
     WINDOWS,
     Edge,
+    EdgeDetail,
+    Graph,
     TopologyRefusedError,
     TopologySource,
     TopologyView,
@@ -357,31 +360,53 @@ class Console:
         assert self.topology is not None and self.view is not None
         principal = self._principal(request)
         now = self.clock()
-        params = request.query_params
-        window = params.get("window", DEFAULT_WINDOW)
-        if window not in WINDOWS:
-            window = DEFAULT_WINDOW
-        link_id = params.get("link", "")
-        site_id = params.get("site", "")
-        peer_id = params.get("peer", "") if site_id else ""
-        text = params.get("q", "")
-        load = params.get("load", "")
-        if load not in LINK_FILTERS:
-            load = ""
-        page_text = params.get("page", "1")
-        plain = page_text.isascii() and page_text.isdigit() and len(page_text) <= 9
-        page_number = int(page_text) if plain else 1
-        if not all(map(queryable, (link_id, site_id, peer_id, text))):
+        q = TopologyQuery.read(request.query_params)
+        if not all(map(queryable, (q.link_id, q.site_id, q.peer_id, q.text))):
             return self._topology_page(request, status=400, refused=UNQUERYABLE)
         try:
             graph = await self.topology.graph(principal, now)
             detail = None
-            if link_id:
-                detail = await self.topology.edge(principal, link_id, now - WINDOWS[window], now)
+            if q.link_id:
+                since = now - WINDOWS[q.window]
+                detail = await self.topology.edge(principal, q.link_id, since, now)
         except TopologyRefusedError as exc:
             return self._topology_page(request, status=403, refused=str(exc))
-        site = site_view(graph, site_id) if site_id else None
-        missing = bool(link_id and detail is None) or bool(site_id and site is None)
+        site = site_view(graph, q.site_id) if q.site_id else None
+        missing = bool(q.link_id and detail is None) or bool(q.site_id and site is None)
+        await self._audit_view(principal, missing, (q.site_id, q.link_id))
+        edges = _edges_in_view(graph, q.site_id if site is not None else "", q.peer_id)
+        if request.query_params.get("format") == "csv":
+            return _links_csv(edges, q.text, q.load, self.view.path)
+        return self._topology_page(
+            request,
+            status=404 if missing else 200,
+            graph=graph,
+            drawing=None if site is not None else overview(graph),
+            fit_limit=FIT_LIMIT,
+            site=site,
+            site_id=q.site_id,
+            peer_id=q.peer_id,
+            table=link_page(edges, text=q.text, load=q.load, page=q.page),
+            text=q.text,
+            load=q.load,
+            link_filters=LINK_FILTERS,
+            here=q.linker(f"{PREFIX}/{self.view.path}", site is not None),
+            link_id=q.link_id,
+            detail=detail,
+            detail_load=load_class(detail.edge) if detail else "",
+            load_of=load_class,
+            chart=_chart(detail, now - WINDOWS[q.window], now) if detail else None,
+            window=q.window,
+            windows=list(WINDOWS),
+            chart_box=(CHART_WIDTH, CHART_HEIGHT, CHART_PAD),
+            busiest_now=busiest_now(edges),
+        )
+
+    async def _audit_view(
+        self, principal: Principal, missing: bool, resources: tuple[str, ...]
+    ) -> None:
+        """One audit row per view of the topology page; a thing not found is said as such."""
+        assert self.view is not None
         await self.audit.write(
             AuditRecord(
                 principal=principal.subject,
@@ -390,68 +415,8 @@ class Console:
                 operation=self.view.path,
                 decision="deny" if missing else "allow",
                 reason=NOT_FOUND if missing else "ok",
-                resource_ids=tuple(i for i in (site_id, link_id) if i),
+                resource_ids=tuple(i for i in resources if i),
             )
-        )
-        groups = group_of(graph)
-        edges: list[Edge] = list(graph.edges)
-        if site is not None:
-            edges = [e for e in edges if site_id in (groups.get(e.a), groups.get(e.b))]
-            if peer_id:
-                edges = [e for e in edges if peer_id in (groups.get(e.a), groups.get(e.b))]
-        if params.get("format") == "csv":
-            return _links_csv(edges, text, load, self.view.path)
-        table = link_page(edges, text=text, load=load, page=page_number)
-        state = {
-            "site": site_id if site else "",
-            "peer": peer_id if site else "",
-            "q": text,
-            "load": load,
-            "window": window,
-            "link": link_id,
-        }
-
-        path = self.view.path
-
-        def here(fragment: str = "", **changes: Any) -> str:
-            merged = {k: v for k, v in (state | changes).items() if v not in ("", None, 1)}
-            query = urlencode(merged)
-            return f"{PREFIX}/{path}" + (f"?{query}" if query else "") + fragment
-
-        chart = None
-        if detail is not None and detail.series:
-            since = now - WINDOWS[window]
-            chart = {
-                "lines": [(s.name, polyline(s.points, since, now)) for s in detail.series],
-                "since": since.strftime("%Y-%m-%d %H:%M"),
-                "until": now.strftime("%Y-%m-%d %H:%M UTC"),
-                "peak": max((p[1] for s in detail.series for p in s.points), default=0.0),
-                "ticks": time_ticks(since, now),
-                "bands": hover_bands(detail.series, since, now),
-            }
-        return self._topology_page(
-            request,
-            status=404 if missing else 200,
-            graph=graph,
-            drawing=None if site is not None else overview(graph),
-            fit_limit=FIT_LIMIT,
-            site=site,
-            site_id=site_id,
-            peer_id=peer_id,
-            table=table,
-            text=text,
-            load=load,
-            link_filters=LINK_FILTERS,
-            here=here,
-            link_id=link_id,
-            detail=detail,
-            detail_load=load_class(detail.edge) if detail else "",
-            load_of=load_class,
-            chart=chart,
-            window=window,
-            windows=list(WINDOWS),
-            chart_box=(CHART_WIDTH, CHART_HEIGHT, CHART_PAD),
-            busiest_now=busiest_now(edges),
         )
 
     # ---------------------------------------------------------- deployment pages
@@ -907,6 +872,81 @@ def _audit_csv(rows: list[dict[str, Any]], tenant: str) -> Response:
         for r in rows
     ]
     return csv_response(AUDIT_COLUMNS, lines, f"audit-{tenant}.csv")
+
+
+@dataclass(frozen=True)
+class TopologyQuery:
+    """What the topology page was asked for, read leniently (an unknown window or load filter
+    is the default, a page that is no small number is the first)."""
+
+    window: str
+    link_id: str
+    site_id: str
+    peer_id: str
+    text: str
+    load: str
+    page: int
+
+    @classmethod
+    def read(cls, params: Mapping[str, str]) -> TopologyQuery:
+        window = params.get("window", DEFAULT_WINDOW)
+        load = params.get("load", "")
+        site_id = params.get("site", "")
+        page_text = params.get("page", "1")
+        plain = page_text.isascii() and page_text.isdigit() and len(page_text) <= 9
+        return cls(
+            window=window if window in WINDOWS else DEFAULT_WINDOW,
+            link_id=params.get("link", ""),
+            site_id=site_id,
+            peer_id=params.get("peer", "") if site_id else "",
+            text=params.get("q", ""),
+            load=load if load in LINK_FILTERS else "",
+            page=int(page_text) if plain else 1,
+        )
+
+    def linker(self, base: str, in_site: bool) -> Callable[..., str]:
+        """The page's own address with some of its query changed (``here(link=...)``)."""
+        state = {
+            "site": self.site_id if in_site else "",
+            "peer": self.peer_id if in_site else "",
+            "q": self.text,
+            "load": self.load,
+            "window": self.window,
+            "link": self.link_id,
+        }
+
+        def here(fragment: str = "", **changes: Any) -> str:
+            merged = {k: v for k, v in (state | changes).items() if v not in ("", None, 1)}
+            query = urlencode(merged)
+            return base + (f"?{query}" if query else "") + fragment
+
+        return here
+
+
+def _edges_in_view(graph: Graph, site_id: str, peer_id: str) -> list[Edge]:
+    """The edges a view shows: all of them, a group's, or those between a group and a peer."""
+    edges: list[Edge] = list(graph.edges)
+    if not site_id:
+        return edges
+    groups = group_of(graph)
+    edges = [e for e in edges if site_id in (groups.get(e.a), groups.get(e.b))]
+    if peer_id:
+        edges = [e for e in edges if peer_id in (groups.get(e.a), groups.get(e.b))]
+    return edges
+
+
+def _chart(detail: EdgeDetail, since: datetime, now: datetime) -> dict[str, Any] | None:
+    """The selected edge's chart: a polyline per series, time ticks, hover bands."""
+    if not detail.series:
+        return None
+    return {
+        "lines": [(s.name, polyline(s.points, since, now)) for s in detail.series],
+        "since": since.strftime("%Y-%m-%d %H:%M"),
+        "until": now.strftime("%Y-%m-%d %H:%M UTC"),
+        "peak": max((p[1] for s in detail.series for p in s.points), default=0.0),
+        "ticks": time_ticks(since, now),
+        "bands": hover_bands(detail.series, since, now),
+    }
 
 
 async def _json_body(request: Request) -> dict[str, Any]:

@@ -19,9 +19,13 @@ from a2a.types import (
     InvalidParamsError,
     ListTasksRequest,
     Part,
+    Role,
+    SendMessageRequest,
     Task,
     TaskNotCancelableError,
     TaskNotFoundError,
+    TaskState,
+    TaskStatusUpdateEvent,
 )
 from a2a.utils.errors import UnsupportedOperationError
 
@@ -197,6 +201,57 @@ async def test_a_follow_up_naming_only_its_task_keeps_the_tasks_context(agent: A
     own = await parked(agent, vic)
     answered = await agent.send(text_message("lookup_inventory", task_id=own.id), vic)
     assert answered.id == own.id and answered.context_id == own.context_id
+    # The run and the stored history got the task's context too (the SDK's v2 handler gives
+    # the executor, and the message it stores, a context of their own: bench/sdk_parts.py).
+    stored = await agent.handler.on_get_task(GetTaskRequest(id=own.id), agent.context(vic))
+    user_messages = [m for m in stored.history if m.role == Role.ROLE_USER]
+    assert len(user_messages) == 2, stored.history
+    assert {m.context_id for m in user_messages} == {own.context_id}
+
+
+async def parked_for_arguments(agent: Agent, who: Principal) -> Task:
+    """A task waiting for lookup_inventory's arguments: the next answer completes it."""
+    asked = await parked(agent, who)
+    offered = [c["skill_id"] for c in question(asked)["candidates"]]
+    number = str(offered.index("lookup_inventory") + 1)
+    picked = await agent.send(text_message(number, task_id=asked.id), who)
+    assert state(picked) == "TASK_STATE_INPUT_REQUIRED", picked.status
+    return picked
+
+
+async def test_of_two_follow_ups_at_once_the_second_finds_the_task_ended_and_is_refused(
+    agent: Agent,
+) -> None:
+    """One after the other: the first completes the task; the second is refused, and its
+    message is not in the task (the SDK's v2 handler answers it with the completed task and
+    drops its message: bench/sdk_parts.py)."""
+    vic = agent.caller("vic")
+    picked = await parked_for_arguments(agent, vic)
+    answers = [data_message({"kind": "sites"}, task_id=picked.id) for _ in range(2)]
+    outcomes = await asyncio.gather(
+        *(agent.send(answer, vic) for answer in answers), return_exceptions=True
+    )
+    done = [o for o in outcomes if isinstance(o, Task)]
+    refused = [o for o in outcomes if isinstance(o, UnsupportedOperationError)]
+    assert len(done) == 1 and len(refused) == 1, outcomes
+    assert state(done[0]) == "TASK_STATE_COMPLETED", done[0].status
+    stored = await agent.handler.on_get_task(GetTaskRequest(id=picked.id), agent.context(vic))
+    kept = {m.message_id for m in stored.history} & {a.message_id for a in answers}
+    assert len(kept) == 1, kept
+
+
+async def test_a_streamed_follow_up_starts_with_the_task(agent: Agent) -> None:
+    """The task as the follow-up took it up (WORKING), then its events, the settled state
+    last (the SDK's v2 handler starts a follow-up's stream with a status update)."""
+    vic = agent.caller("vic")
+    picked = await parked_for_arguments(agent, vic)
+    request = SendMessageRequest(message=data_message({"kind": "sites"}, task_id=picked.id))
+    events = [e async for e in agent.handler.on_message_send_stream(request, agent.context(vic))]
+    first, last = events[0], events[-1]
+    assert isinstance(first, Task), events
+    assert first.id == picked.id and state(first) == "TASK_STATE_WORKING", first.status
+    assert isinstance(last, TaskStatusUpdateEvent), events
+    assert TaskState.Name(last.status.state) == "TASK_STATE_COMPLETED"
 
 
 async def test_a_follow_up_to_a_terminal_task_is_refused_and_changes_nothing(agent: Agent) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import gc
 import json
 import os
 import sys
@@ -25,7 +24,6 @@ from rich.markup import escape
 
 from agent.cli_exit import ExitCode, exit_codes_help
 from agent.cli_values import file_path, whole_number
-from agent.cli_view import command_view
 from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
@@ -1973,17 +1971,12 @@ def run(
     """
     if identity is not None:
         app.info.help = f"{identity.slug}: {identity.tagline}"
-    # What a command finds here (Typer, Rich, this module) lives as long as the process: frozen,
-    # the collections its own imports set off do not walk it again (about 2 % of `netagent
-    # check`'s instructions, callgrind). New objects are collected as ever, so a command that
-    # runs for days (`serve`) is not changed by it.
     for command in [*app.registered_commands, *card_app.registered_commands]:
         command.epilog = command.epilog or exit_codes_help()  # a deployment's commands too
-    gc.freeze()
     _running.append(deployment)
     _factories.append(factory or "")
     try:
-        command_view(app, sys.argv[1:])()
+        app()
     finally:
         _running.pop()
         _factories.pop()

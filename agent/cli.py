@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import gc
 import json
 import os
 import sys
@@ -25,7 +24,6 @@ from rich.markup import escape
 
 from agent.cli_exit import ExitCode, exit_codes_help
 from agent.cli_values import file_path, whole_number
-from agent.cli_view import command_view
 from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
@@ -51,8 +49,6 @@ if TYPE_CHECKING:
     from agent.security.card_signatures import SignatureCheck
     from agent.settings import Settings
     from agent.storage.audit import AuditLog
-    from agent.storage.history import MigrationHistory
-    from agent.storage.sqlite_file import SqliteFile
 
 app = typer.Typer(
     help="a2a-agent: a schema-governed A2A agent.",
@@ -164,9 +160,9 @@ def require_signing_key(settings: Settings, why: str) -> None:
 def require_database(settings: Settings) -> None:
     """Refuse (exit 2, nothing made) when the SQLite database a command reads does not exist:
     an empty one made here would answer "0 rows" for an agent that has thousands."""
-    from agent.storage.sqlite_file import sqlite_path
+    from agent.storage.engine import sqlite_file
 
-    path = sqlite_path(settings.resolved_database_url)
+    path = sqlite_file(settings.resolved_database_url)
     if path is None or path.exists():
         return
     if settings.database_url is not None:
@@ -687,11 +683,7 @@ def audit_command(
         "since": moment,
         "limit": limit,
     }
-    rows = _read_database(
-        database_url,
-        lambda database: database.audit(**filters),
-        lambda engine: _audit_log(engine).query(**filters),
-    )
+    rows = _read_database(database_url, lambda engine: _audit_log(engine).query(**filters))
     if as_json:
         for row in rows:
             print(json.dumps(row, default=str, sort_keys=True))
@@ -748,11 +740,7 @@ def usage_command(
     from agent.cli_layout import Column, print_records
 
     moment = _since(since)
-    rows = _read_database(
-        database_url,
-        lambda database: database.usage(since=moment),
-        lambda engine: _audit_log(engine).usage(since=moment),
-    )
+    rows = _read_database(database_url, lambda engine: _audit_log(engine).usage(since=moment))
     manifests = _read_manifests(cli_settings())
     records = []
     seen = set()
@@ -1395,88 +1383,77 @@ async def _on_database(work: Callable[[AsyncEngine], Awaitable[T]], database_url
 
 async def _migrate(settings: Settings) -> None:
     """The core's history, then the deployment's ``migrate``, as ``netagent serve`` runs them
-    (a current database is left alone); a database this version cannot migrate is one line."""
+    (a database at every head is left alone); a database this version cannot migrate is one
+    line."""
     from agent.errors import ConfigurationError
     from agent.storage.engine import make_engine
+    from agent.storage.migrate import at_heads
     from agent.storage.migrate import upgrade as upgrade_core
 
     if settings.database_url is None:
         settings.home.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(settings.resolved_database_url)
     try:
+        if await at_heads(engine, _deployment().histories()):
+            return
         await upgrade_core(settings.resolved_database_url)
         migrate = _deployment().migrate
         if migrate is not None:
-            engine = make_engine(settings.resolved_database_url)
-            try:
-                await migrate(settings, engine)
-            finally:
-                await engine.dispose()
+            await migrate(settings, engine)
     except ConfigurationError as exc:
         raise fail(str(exc)) from None
+    finally:
+        await engine.dispose()
 
 
-def _read_database(
-    database_url: str | None,
-    on_file: Callable[[SqliteFile], T],
-    on_engine: Callable[[AsyncEngine], Awaitable[T]],
-) -> T:
-    """What a command that only reads reads: ``on_file`` on a SQLite file, by sqlite3 alone,
-    ``on_engine`` on any other database (through SQLAlchemy, migrated first as ever).
+def _read_database(database_url: str | None, work: Callable[[AsyncEngine], Awaitable[T]]) -> T:
+    """What a command that only reads reads, through the stores ``serve`` writes with.
 
-    The file is read at once when every history is recorded at its head (the core's and the
-    deployment's ``migrated``); otherwise (an older revision, a deployment whose heads are
-    unknown, a newer version's database) it is migrated first, as ``serve`` does, which
-    refuses a revision it does not know. No file is refused (exit 2): one made here would
-    read as an agent that never ran.
+    A database at every head is read at once; any other (an older revision, a deployment whose
+    heads are unknown, a newer version's database) is migrated first, as ``serve`` does, which
+    refuses a revision it does not know. A SQLite file that is not there is refused (exit 2):
+    one made here would read as an agent that never ran.
     """
-    from agent.errors import ConfigurationError
-    from agent.storage.sqlite_file import reading, sqlite_path
+    from agent.storage.engine import sqlite_file
 
     settings = cli_settings(database_url=database_url)
-    path = sqlite_path(settings.resolved_database_url)
+    path = sqlite_file(settings.resolved_database_url)
     if path is None:
-        return run_async(_on_database(on_engine, database_url))
+        return run_async(_on_database(work, database_url))
     require_database(settings)
-    histories = _deployment().histories()
+    return run_async(_read_sqlite(settings, path, work))
+
+
+async def _read_sqlite(
+    settings: Settings, path: Path, work: Callable[[AsyncEngine], Awaitable[T]]
+) -> T:
+    """``work`` on the SQLite file at ``path``, migrated first where it is not at its heads.
+    In a folder this process may not write (a read-only mount) a file with nothing left in its
+    WAL is read as it is (``immutable``): SQLite could not make the WAL reader's shared-memory
+    file there. Whatever SQLite says of a file it cannot read is one line."""
+    from sqlalchemy.exc import DBAPIError
+
+    from agent.errors import ConfigurationError
+    from agent.storage.engine import make_engine, read_only_sqlite_url
+    from agent.storage.migrate import at_heads
+
+    url = settings.resolved_database_url
+    wal = path.with_name(path.name + "-wal")
+    if not os.access(path.parent, os.W_OK) and not wal.exists():
+        url = read_only_sqlite_url(path)
+    engine = make_engine(url)
     try:
-        if histories is not None and path.exists():
-            with reading(path) as database:  # one transaction: the check and the rows
-                if database.at_heads(histories):
-                    return on_file(database)
-        _refuse_unwritable(path)
-        run_async(_migrate(settings))
-        with reading(path) as database:
-            return on_file(database)
+        if not await at_heads(engine, _deployment().histories()):
+            _refuse_unwritable(path)
+            await engine.dispose()  # no connection of ours open while it is migrated
+            await _migrate(settings)
+        return await work(engine)
     except ConfigurationError as exc:
         raise fail(str(exc)) from None
-
-
-def _current_sqlite_file(
-    database_url: str | None,
-) -> tuple[Path, Sequence[MigrationHistory]] | None:
-    """The SQLite file and its histories when the database is one, exists and every history
-    is at its head (a command may then write it by sqlite3 alone); None otherwise."""
-    from agent.errors import ConfigurationError
-    from agent.storage.sqlite_file import reading, sqlite_path
-
-    settings = cli_settings(database_url=database_url)
-    path = sqlite_path(settings.resolved_database_url)
-    if path is None or not path.exists():
-        return None
-    histories = _deployment().histories()
-    if histories is None:
-        return None
-    try:
-        with reading(path) as database:
-            return (path, histories) if database.at_heads(histories) else None
-    except ConfigurationError:
-        return None  # the migration path says what is wrong with it, as ever
-
-
-def _is_sqlite(database_url: str | None) -> bool:
-    from agent.storage.sqlite_file import sqlite_path
-
-    return sqlite_path(cli_settings(database_url=database_url).resolved_database_url) is not None
+    except DBAPIError as exc:
+        raise fail(f"cannot read the database {path}: {exc.orig}") from None
+    finally:
+        await engine.dispose()
 
 
 def _refuse_unwritable(path: Path) -> None:
@@ -1552,7 +1529,6 @@ def _chain_list(
 
     rows = _read_database(
         database_url,
-        lambda database: database.correlations(workflow_id=workflow, task_id=task, limit=limit),
         lambda engine: CorrelationStore(engine).query(
             workflow_id=workflow, task_id=task, limit=limit
         ),
@@ -1585,7 +1561,7 @@ def _run_chain(
 ) -> ChainResult:
     """Run the composition, storing its link where the database is (made only when there is
     a link to store)."""
-    from agent.client import CorrelationStore, FileCorrelationStore, GovernedClient, chain
+    from agent.client import CorrelationStore, GovernedClient, chain
 
     async def run(store: Correlations) -> ChainResult:
         async with GovernedClient(
@@ -1613,15 +1589,16 @@ def _run_chain(
 
         await _on_database(insert, database_url)
 
-    current = _current_sqlite_file(database_url)
-    if current is None and _is_sqlite(database_url):
+    if _is_sqlite(database_url):
         # made (or migrated) only when there is a link to store: nothing if no agent answers
         return _run_client(run(_store_on_insert(migrated_insert)), as_json, client.bearer)
-    if current is None:
-        return _run_client(_on_database(on_engine, database_url), as_json, client.bearer)
-    # the link written by sqlite3 alone (agent/client/correlation.py)
-    store = FileCorrelationStore(*current, fallback=migrated_insert)
-    return _run_client(run(store), as_json, client.bearer)
+    return _run_client(_on_database(on_engine, database_url), as_json, client.bearer)
+
+
+def _is_sqlite(database_url: str | None) -> bool:
+    from agent.storage.engine import sqlite_file
+
+    return sqlite_file(cli_settings(database_url=database_url).resolved_database_url) is not None
 
 
 def _print_chain(result: ChainResult, steps: ChainSteps, as_json: bool) -> None:
@@ -1973,17 +1950,12 @@ def run(
     """
     if identity is not None:
         app.info.help = f"{identity.slug}: {identity.tagline}"
-    # What a command finds here (Typer, Rich, this module) lives as long as the process: frozen,
-    # the collections its own imports set off do not walk it again (about 2 % of `netagent
-    # check`'s instructions, callgrind). New objects are collected as ever, so a command that
-    # runs for days (`serve`) is not changed by it.
     for command in [*app.registered_commands, *card_app.registered_commands]:
         command.epilog = command.epilog or exit_codes_help()  # a deployment's commands too
-    gc.freeze()
     _running.append(deployment)
     _factories.append(factory or "")
     try:
-        command_view(app, sys.argv[1:])()
+        app()
     finally:
         _running.pop()
         _factories.pop()

@@ -70,12 +70,12 @@ async def prepare_storage(
     (and seed) its own.
 
     Under one cluster-wide lock, so replicas starting together do this once, one at a time.
-    A SQLite file that records every history at its head (a restart) is not handed to Alembic,
+    A database that records every history at its head (a restart) is not handed to Alembic,
     which would find nothing to do after importing itself and reading every revision's script.
     """
     async with exclusively(engine, f"{deployment.identity.slug}:prepare-storage"):
         url = settings.resolved_database_url
-        current = at_heads(url, deployment.histories())
+        current = await at_heads(engine, deployment.histories())
         if not current:
             await upgrade_core(url)
         for store in stores:

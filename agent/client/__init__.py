@@ -9,7 +9,7 @@ from __future__ import annotations
 from agent.client.bindings import BINDINGS
 from agent.client.cache import InterfaceCache, VerifiedInterface
 from agent.client.compose import ChainResult, chain, composition_differences
-from agent.client.correlation import Correlations, CorrelationStore, FileCorrelationStore
+from agent.client.correlation import Correlations, CorrelationStore
 from agent.client.errors import (
     CardSignatureRefusedError,
     CompositionRefusedError,
@@ -33,7 +33,6 @@ __all__ = [
     "CorrelationStore",
     "Correlations",
     "CredentialRefusedError",
-    "FileCorrelationStore",
     "GovernedClient",
     "GovernedClientError",
     "InputInvalidError",

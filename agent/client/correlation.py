@@ -1,21 +1,18 @@
 """Where ``chain`` records its links: upstream task -> downstream task, in the local database.
 
 A module of its own, without the client: ``netagent chain list`` reads the links and sends
-nothing, so it imports neither the a2a-sdk's client nor httpx.
+nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     from agent.client.governed import Invocation
-    from agent.storage.history import MigrationHistory
 
 
 def correlation_row(
@@ -96,27 +93,3 @@ class CorrelationStore(Correlations):
             )
         async with self._engine.connect() as connection:
             return [dict(r) for r in (await connection.execute(statement)).mappings().all()]
-
-
-class FileCorrelationStore(Correlations):
-    """``CorrelationStore.record`` on a SQLite file by sqlite3 alone: ``netagent chain`` on the
-    default home, where SQLAlchemy's asyncio extension and Alembic were a fifth of the
-    command. A file that is not at its heads when the link is written (a newer agent migrated
-    it meanwhile) gets it through ``fallback``, which migrates first, as ``serve`` does."""
-
-    def __init__(
-        self,
-        path: Path,
-        histories: Sequence[MigrationHistory],
-        fallback: Callable[[dict[str, Any]], Awaitable[None]],
-    ) -> None:
-        self._path = path
-        self._histories = histories
-        self._fallback = fallback
-
-    async def insert(self, row: dict[str, Any]) -> None:
-        """Store one ``correlation_row``."""
-        from agent.storage.sqlite_file import insert_at_heads
-
-        if not insert_at_heads(self._path, self._histories, "task_correlation", row):
-            await self._fallback(row)

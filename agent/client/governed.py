@@ -411,16 +411,20 @@ class GovernedClient:
         raise InterfaceInvalidError("no task came back")
 
     def _calls(self, card: AgentCard, *, streaming: bool) -> _Answered:
-        """The calls for this binding (the SDK's client, or, for a unary JSON-RPC call on a
-        v1.0 interface, ours without it: agent/client/calls.py)."""
+        """The SDK's client for this binding (agent/client/calls.py); a card whose interfaces
+        it cannot use is the agent's mistake, not a traceback."""
         parameters = service_parameters(self._auth.get("Authorization"), [EXTENSION_URI])
-        return _Answered(
-            open_calls(card, self.binding, self._http, parameters, streaming=streaming)
-        )
+        try:
+            calls = open_calls(card, self.binding, self._http, parameters, streaming=streaming)
+        except ValueError as exc:
+            raise InterfaceInvalidError(
+                f"the card offers no {self.binding} interface this client can call: {exc}"
+            ) from exc
+        return _Answered(calls)
 
 
 _MISSHAPEN = (ValueError, TypeError, ParseError)
-"""What reading an answer of the wrong shape raises, in the SDK's client and in ours: a result
+"""What reading an answer of the wrong shape raises in the SDK's client: a result
 that is neither task nor message (ValueError), a null result (TypeError), a member of the
 wrong type (ParseError)."""
 

@@ -6,14 +6,15 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from agent.storage.sqlite_file import SQLITE_TIMEOUT_S as SQLITE_TIMEOUT_S  # one busy timeout
+SQLITE_TIMEOUT_S = 30.0
+"""How long a connection waits for a lock: the agent and a seeding CLI may share the file."""
 
 _ASYNC_DRIVERS = {
     "sqlite": "sqlite+aiosqlite",
@@ -54,6 +55,21 @@ def make_engine(url: str, *, echo: bool = False) -> AsyncEngine:
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed, echo=echo)
     return create_async_engine(parsed, echo=echo, pool_pre_ping=True)
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL's database is, or None: another database, or one in memory."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    return sqlite_file_opened(parsed.database or "")
+
+
+def read_only_sqlite_url(file: Path) -> str:
+    """A URL that reads ``file`` as it is (``immutable``): for a folder this process may not
+    write, where SQLite cannot make the shared-memory file a WAL reader needs. Only sound
+    where nothing is left in a WAL file, and no one can be writing it."""
+    return f"sqlite+aiosqlite:///file:{quote(str(file.absolute()))}?mode=ro&immutable=1&uri=true"
 
 
 def sqlite_file_opened(database: str) -> Path | None:

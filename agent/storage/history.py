@@ -7,12 +7,10 @@ friends build the Alembic ``Config`` in code (no ini file, so it works from an i
 and share one async connection with Alembic's synchronous API. :func:`run_environment` is the
 whole body of such a history's ``env.py``.
 
-A history also names its ``head``, the newest revision, as a constant: a command that only
-reads (``netagent audit``, ``usage``, ``chain list``) compares it with the version table and
-runs nothing of Alembic when they agree (``agent/storage/sqlite_file.py``). Alembic, SQLAlchemy
-and the engine are imported by the methods that use them, so this module costs nothing to
-import. ``tests/storage/test_heads.py`` holds each history's ``head`` to what Alembic computes
-from its scripts.
+A history also names its ``head``, the newest revision, as a constant: ``serve`` and the
+commands that read or write the database compare it with the version table and run nothing of
+Alembic when they agree (``agent.storage.migrate.at_heads``). ``tests/storage/test_heads.py``
+holds each history's ``head`` to what Alembic computes from its scripts.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from sqlalchemy import Connection, column, inspect, select, table
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from agent.storage.history import MigrationHistory
 
 VERSION_TABLE = "alembic_version_core"
@@ -28,19 +31,24 @@ downgrade = CORE.downgrade
 current_revision = CORE.current_revision
 
 
-def at_heads(url: str, histories: Sequence[MigrationHistory] | None) -> bool:
-    """Whether the database at ``url`` is a SQLite file recording every history at its head,
-    read with sqlite3 alone (no Alembic, no SQLAlchemy). False for anything else: no such
-    file, another database, a history behind, ahead or without a known head (the caller
-    migrates, and the migrations decide)."""
-    from agent.errors import ConfigurationError
-    from agent.storage.sqlite_file import reading, sqlite_path
+async def at_heads(engine: AsyncEngine, histories: Sequence[MigrationHistory] | None) -> bool:
+    """Whether the database records every history at its head, and only there: nothing to
+    migrate, so Alembic (its import and every revision's script) is not run. False for no
+    histories given, a history without a known head, a version table missing, behind or
+    ahead: the caller migrates, and the migrations decide (a newer version's database is
+    refused by name there)."""
+    if histories is None:
+        return False
+    async with engine.connect() as connection:
+        return await connection.run_sync(_recorded_at_heads, histories)
 
-    path = sqlite_path(url)
-    if histories is None or path is None or not path.exists():
-        return False
-    try:
-        with reading(path) as database:
-            return database.at_heads(histories)
-    except ConfigurationError:  # unreadable as a file: the migrations say why
-        return False
+
+def _recorded_at_heads(connection: Connection, histories: Sequence[MigrationHistory]) -> bool:
+    inspector = inspect(connection)
+    for history in histories:
+        if history.head is None or not inspector.has_table(history.version_table):
+            return False
+        versions = table(history.version_table, column("version_num"))
+        if set(connection.scalars(select(versions.c.version_num))) != {history.head}:
+            return False
+    return True

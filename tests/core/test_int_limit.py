@@ -20,7 +20,7 @@ from a2a.types import AgentCard, AgentInterface
 from typer.testing import CliRunner
 
 from agent import cli
-from agent.client.calls import v1_jsonrpc_interface
+from agent.client.calls import readable_versions
 from agent.console.schemas import explain
 from agent.edge.jsonrpc_send import version_accepted
 from agent.edge.version import MAX_VERSION_CHARS, NO_VERSION, bound_version
@@ -44,14 +44,21 @@ def test_an_overlong_version_becomes_no_version() -> None:
     assert kept == {"a2a-version": "1.0"} and version_accepted(kept)
 
 
-def test_a_remote_card_with_an_overlong_version_is_not_v1() -> None:
+def test_a_remote_card_s_interface_of_an_overlong_version_is_left_out() -> None:
+    """The SDK's ``ClientFactory`` skips a version that is no version but raises Python's
+    int-limit ValueError on these: they are left out before it sees the card."""
     good = AgentInterface(url="http://a/rpc", protocol_binding="JSONRPC", protocol_version="1.0")
+    nameless = AgentInterface(url="http://c/rpc", protocol_binding="JSONRPC", protocol_version="x")
     for version in [HUGE, "1." + HUGE]:
         odd = AgentInterface(
             url="http://b/rpc", protocol_binding="JSONRPC", protocol_version=version
         )
-        assert v1_jsonrpc_interface(AgentCard(supported_interfaces=[odd])) is None
-        assert v1_jsonrpc_interface(AgentCard(supported_interfaces=[odd, good])) == good
+        card = AgentCard(name="n", supported_interfaces=[odd, nameless, good])
+        kept = readable_versions(card)
+        assert list(kept.supported_interfaces) == [nameless, good] and kept.name == "n"
+        assert len(card.supported_interfaces) == 3  # the card itself is left as it was
+    whole = AgentCard(supported_interfaces=[good])
+    assert readable_versions(whole) is whole
 
 
 def test_an_owner_key_with_an_overlong_length_is_no_key() -> None:

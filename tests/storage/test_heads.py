@@ -1,9 +1,10 @@
 """Each history's ``head`` constant is what Alembic computes from its scripts, and a database
 that records a revision the scripts do not have is refused by name, with nothing migrated.
 
-The read-only commands (``netagent audit``, ``usage``, ``chain list``) trust the constant to
-tell a current database from one to migrate without importing Alembic: a new revision that
-forgot to move it would have them read a schema they were not written for.
+``serve`` and the commands that read or write the database (``netagent audit``, ``usage``,
+``chain``) trust the constant to tell a current database from one to migrate without running
+Alembic: a new revision that forgot to move it would have them use a schema they were not
+written for.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from alembic.script import ScriptDirectory
+from sqlalchemy.exc import DatabaseError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent import app
@@ -130,13 +132,12 @@ async def _prepare(url: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> tup
     return calls["core"], calls["deployment"], store.initialized
 
 
-async def test_serve_migrates_a_new_or_older_database_and_leaves_a_current_file_alone(
+async def test_serve_migrates_a_new_or_older_database_and_leaves_a_current_one_alone(
     new_database: NewDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = new_database("start")
     assert await _prepare(url, tmp_path, monkeypatch) == (1, 1, 1)  # a new database
-    current = (0, 0, 1) if url.startswith("sqlite") else (1, 1, 1)  # PostgreSQL: Alembic says
-    assert await _prepare(url, tmp_path, monkeypatch) == current
+    assert await _prepare(url, tmp_path, monkeypatch) == (0, 0, 1)  # current: left alone
     await core.downgrade(url, "core_0003")
     assert await _prepare(url, tmp_path, monkeypatch) == (1, 1, 1)  # older: migrated again
     assert await core.current_revision(url) == core.HEAD
@@ -186,13 +187,26 @@ def test_a_deployment_that_migrates_without_naming_its_histories_is_always_migra
     unnamed = dataclasses.replace(network, migrated=())
     assert unnamed.histories() is None
     path = tmp_path / "netagent.db"
-    asyncio.run(core.upgrade(f"sqlite+aiosqlite:///{path}"))
-    asyncio.run(inventory.upgrade(f"sqlite+aiosqlite:///{path}"))
     url = f"sqlite+aiosqlite:///{path}"
-    assert at_heads(url, network.histories())
-    assert not at_heads(url, unnamed.histories())
-    assert not at_heads(f"sqlite+aiosqlite:///{tmp_path / 'missing.db'}", network.histories())
-    assert not (tmp_path / "missing.db").exists()
-    assert not at_heads("postgresql+asyncpg://u:p@localhost/x", network.histories())
+    assert not _at_heads(url, network.histories())  # a new, empty file
+    asyncio.run(core.upgrade(url))
+    assert not _at_heads(url, network.histories())  # one history of two
+    asyncio.run(inventory.upgrade(url))
+    assert _at_heads(url, network.histories())
+    assert not _at_heads(url, unnamed.histories())
+    headless = dataclasses.replace(core.CORE, head=None)
+    assert not _at_heads(url, [headless])
     (tmp_path / "garbage.db").write_bytes(b"not a database" * 100)
-    assert not at_heads(f"sqlite:///{tmp_path / 'garbage.db'}", network.histories())
+    with pytest.raises(DatabaseError, match="not a database"):
+        _at_heads(f"sqlite:///{tmp_path / 'garbage.db'}", network.histories())
+
+
+def _at_heads(url: str, histories: list[MigrationHistory] | None) -> bool:
+    async def read() -> bool:
+        engine = make_engine(url)
+        try:
+            return await at_heads(engine, histories)
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())

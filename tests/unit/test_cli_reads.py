@@ -1,8 +1,8 @@
-"""`netagent audit`, `usage` and `chain list` on SQLite: a current database read by sqlite3
-alone, anything else migrated first as `serve` does, and every hostile case one line.
+"""`netagent audit`, `usage` and `chain list` on SQLite: a current database read at once,
+anything else migrated first as `serve` does, and every hostile case one line.
 
-The cases: the same output read either way (sqlite3, or SQLAlchemy's stores after Alembic);
-no database yet (made and migrated, as before); an older revision (migrated before it is read,
+The cases: the same output whichever way the file is named (a path, or a ``file:`` URI);
+no database yet (refused, none made); an older revision (migrated before it is read,
 never read with the old schema); a newer version's database (refused by name, exit 2, left
 alone); a database `serve` is writing (its lock held: read at once); a read-only home (read
 when current, one line when it would need writing). Each command runs in a fresh interpreter
@@ -184,9 +184,9 @@ ARGUMENTS = [
 ]
 
 
-def test_the_output_is_the_same_read_by_sqlite3_or_by_sqlalchemy(home: Path) -> None:
-    """The same file, named by a ``file:`` URI, goes the SQLAlchemy way (the stores, after the
-    migrations): every output is byte for byte the one read by sqlite3."""
+def test_the_output_is_the_same_whichever_way_the_file_is_named(home: Path) -> None:
+    """The same file, named by a ``file:`` URI: every output is byte for byte the one read
+    through its path (times in UTC, whatever zone they were written in)."""
     assert recorded(home) == AT_HEADS
     by_uri = f"sqlite+aiosqlite:///file:{home / 'netagent.db'}?uri=true"
     for args in ARGUMENTS:

@@ -1,8 +1,8 @@
 """A scripted A2A agent on loopback (uvicorn, Starlette): it serves ``card`` as its agent card
 and answers every JSON-RPC call with the bytes it was given last, recording what it got.
 
-``tests/core/client/test_jsonrpc_calls.py`` compares our JSON-RPC calls with the SDK's client
-against it; ``tests/unit/test_jsonrpc_calls.py`` has the network agent's command line call it.
+``tests/core/client/test_calls.py`` has the governed client call it;
+``tests/unit/test_cli_misshapen_answer.py`` the network agent's command line.
 """
 
 from __future__ import annotations

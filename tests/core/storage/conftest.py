@@ -59,7 +59,7 @@ async def engine_for(
     engines: list[AsyncEngine] = []
 
     def make() -> AsyncEngine:
-        if form.startswith("sqlite"):  # also a form that reads the file by sqlite3 alone
+        if form.startswith("sqlite"):
             target = tmp_path / "store.db"
             shutil.copyfile(migrated_sqlite, target)
             url = f"sqlite+aiosqlite:///{target}"

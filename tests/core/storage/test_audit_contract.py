@@ -2,9 +2,7 @@
 
 What the executor, the gate, the console (`/console/audit`) and the CLI (`netagent audit`,
 `netagent usage`) rely on: rows as the table returns them, newest first, the same filters,
-batches that are stored only when flushed, and usage per skill and UTC day. The ``sqlite3``
-form writes through the table and reads the file as the CLI does on SQLite, with the standard
-library alone (``agent/storage/sqlite_file.py``).
+batches that are stored only when flushed, and usage per skill and UTC day.
 """
 
 from __future__ import annotations
@@ -20,8 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.storage.audit import AGENT_TOOL, AuditLog, AuditRecord, DatabaseAuditLog
 from agent.storage.audit_memory import InMemoryAuditLog
-from agent.storage.sqlite_file import reading, sqlite_path
-from tests.core.storage.conftest import FORMS
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 COLUMNS = {
@@ -44,36 +40,10 @@ COLUMNS = {
 }
 
 
-class ReadBySqlite3(DatabaseAuditLog):
-    """Rows written through the table, read back from the file by sqlite3 alone."""
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        super().__init__(engine)
-        path = sqlite_path(str(engine.url))
-        assert path is not None
-        self._path = path
-
-    async def query(self, **filters: Any) -> list[dict[str, Any]]:
-        with reading(self._path) as database:
-            return database.audit(**filters)
-
-    async def usage(self, since: datetime | None = None) -> list[dict[str, Any]]:
-        with reading(self._path) as database:
-            return database.usage(since)
-
-
-@pytest.fixture(params=(*FORMS, "sqlite3"))
-def form(request: pytest.FixtureRequest) -> str:
-    """The store's forms, and the CLI's reads of its SQLite file."""
-    return str(request.param)
-
-
 @pytest.fixture
 def audit(form: str, engine_for: Callable[[], AsyncEngine]) -> AuditLog:
     if form == "memory":
         return InMemoryAuditLog()
-    if form == "sqlite3":
-        return ReadBySqlite3(engine_for())
     return DatabaseAuditLog(engine_for())
 
 

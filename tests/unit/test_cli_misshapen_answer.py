@@ -1,6 +1,5 @@
 """The network agent's command line (``netagent describe``) prints an agent's misshapen answer
-in one line, never a traceback; our JSON-RPC calls themselves are compared with the SDK's client
-in tests/core/client/test_jsonrpc_calls.py."""
+in one line, never a traceback (the governed client's side: tests/core/client/test_calls.py)."""
 
 from __future__ import annotations
 

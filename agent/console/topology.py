@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -39,23 +39,28 @@ class TopologyRefusedError(SecurityError):
 
 @dataclass(frozen=True)
 class Group:
-    """A cluster of nodes drawn together (a site); ``short`` names it on the overview."""
+    """A cluster of nodes drawn together; ``short`` names it on the overview, ``region`` is
+    the larger area it belongs to (the overview draws a region's groups side by side, under
+    one tinted sector; "" is no region)."""
 
     id: str
     label: str
     detail: str = ""
     short: str = ""
+    region: str = ""
 
 
 @dataclass(frozen=True)
 class Node:
-    """One vertex (a thing the domain names); ``rank`` orders rows inside a group, lowest on top."""
+    """One vertex (a thing the domain names); ``rank`` orders the tiers of a group's view,
+    lowest on top; ``kind`` names its tier and is what the drawing's kind filter matches."""
 
     id: str
     label: str
     group: str
     rank: int = 0
     detail: str = ""
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -148,30 +153,6 @@ class TopologyView:
 MARGIN = 30
 
 
-@dataclass(frozen=True)
-class Placed:
-    """A node with its position in the SVG's user space."""
-
-    node: Node
-    x: float
-    y: float
-
-
-@dataclass(frozen=True)
-class Drawn:
-    """An edge with its end points and its colour class."""
-
-    edge: Edge
-    x1: float
-    y1: float
-    x2: float
-    y2: float
-    load: str
-    path: str
-    mx: float
-    my: float
-
-
 def load_class(edge: Edge) -> str:
     """The colour bucket: not carrying traffic, unknown, or by load (thresholds 50 and 80 %)."""
     if edge.status != "connected":
@@ -183,7 +164,7 @@ def load_class(edge: Edge) -> str:
     return "warm" if edge.ratio >= 0.5 else "ok"
 
 
-def _curve(
+def curve(
     x1: float, y1: float, x2: float, y2: float, index: int
 ) -> tuple[str, tuple[float, float]]:
     """A gently bent path and its midpoint; parallel edges bend further, alternating sides.
@@ -295,6 +276,8 @@ def hover_bands(
 
 LOAD_ORDER = {"hot": 0, "warm": 1, "ok": 2, "unknown": 3, "idle": 4}
 """Busiest first: a bundle and a group take the colour of their busiest member."""
+LEGEND_LOADS = ("ok", "warm", "hot", "unknown", "idle")
+"""The legend's order of the load classes: by load, then the unknown and the idle."""
 CHAR_WIDTH = 8.0
 """A conservative width of one character of the 13 px labels (system-ui averages about 7)."""
 LINE_HEIGHT = 16.0
@@ -380,6 +363,30 @@ class Bundle:
         links = f"{count} link{'s' if count != 1 else ''}"
         return f"{self.a} to {self.b}: {links}, {busiest_text}{down}"
 
+    @property
+    def figure(self) -> str:
+        """The short label drawn on the line: its count and its busiest member's figure."""
+        count = len(self.edges)
+        return f"{count} link{'s' if count != 1 else ''} · {edge_figure(self.busiest)}"
+
+    @property
+    def statuses(self) -> str:
+        """Its members' statuses, space-separated (what the drawing's status filter matches)."""
+        return " ".join(sorted({e.status for e in self.edges}))
+
+    @property
+    def loads(self) -> str:
+        """Its members' load classes, space-separated (the drawing's load filter matches)."""
+        return " ".join(sorted({load_class(e) for e in self.edges}))
+
+
+def edge_figure(edge: Edge) -> str:
+    """An edge's numbers in a few characters: "62 % of 10 Gbit/s", or its status."""
+    capacity = f" of {edge.capacity}" if edge.capacity else ""
+    if edge.ratio is None or edge.status != "connected":
+        return f"{edge.status}{capacity}"
+    return f"{edge.ratio * 100:.0f} %{capacity}"
+
 
 def group_of(graph: Graph) -> dict[str, str]:
     """Node id -> group id."""
@@ -447,13 +454,27 @@ class GroupMark:
 
 @dataclass(frozen=True)
 class BundleMark:
-    """A bundle on the overview, with its handle at the middle of its curve."""
+    """A bundle on the overview, with its handle at the middle of its curve; ``kinds``: the
+    kinds of the nodes its members join (what the drawing's kind filter matches)."""
 
     bundle: Bundle
     path: str
     width: int
     mx: float
     my: float
+    kinds: str = ""
+
+
+@dataclass(frozen=True)
+class RegionMark:
+    """A region on the overview: a tinted sector behind its groups, its name inside the ring."""
+
+    name: str
+    path: str
+    x: float
+    y: float
+    groups: tuple[str, ...]
+    tint: int
 
 
 @dataclass
@@ -462,6 +483,15 @@ class Overview:
     height: float
     groups: list[GroupMark] = field(default_factory=list)
     bundles: list[BundleMark] = field(default_factory=list)
+    regions: list[RegionMark] = field(default_factory=list)
+
+    @property
+    def marks(self) -> list[str]:
+        """The kinds of mark this drawing uses (``data-mark``), each the legend must explain."""
+        loads = {m.bundle.load for m in self.bundles} | {m.load for m in self.groups}
+        shapes = (["region"] if self.regions else []) + ["group"]
+        shapes += ["bundle", "handle", "figure"] if self.bundles else []
+        return shapes + [f"load-{load}" for load in LEGEND_LOADS if load in loads]
 
 
 def _ring_order(group_ids: list[str], weights: dict[tuple[str, str], int]) -> list[str]:
@@ -550,8 +580,151 @@ def _place_labels(
     return chosen
 
 
+def crossings(slots: Sequence[str | None], pairs: Iterable[tuple[str, str]]) -> int:
+    """How many pairs of chords between ring slots cross (chords sharing an end do not)."""
+    at = {gid: i for i, gid in enumerate(slots) if gid is not None}
+    chords = [tuple(sorted((at[a], at[b]))) for a, b in pairs if a in at and b in at]
+    count = 0
+    for (i, j), (k, m) in itertools.combinations(chords, 2):
+        if len({i, j, k, m}) == 4 and (i < k < j) != (i < m < j):
+            count += 1
+    return count
+
+
+def region_slots(
+    graph: Graph, ids: Sequence[str], weights: dict[tuple[str, str], int]
+) -> list[str | None]:
+    """The ring's order: each region's groups side by side, an empty slot (None) before each
+    region when there are several.
+
+    Inside a region, groups keep the order of a chain through the whole graph (joined groups
+    close together); then each region is turned round where that makes fewer lines cross.
+    """
+    region = {g.id: g.region for g in graph.groups}
+    names = sorted({region.get(gid, "") for gid in ids})
+    chain = {gid: i for i, gid in enumerate(_ring_order(sorted(ids), weights))}
+    runs = [
+        sorted((g for g in ids if region.get(g, "") == n), key=chain.__getitem__) for n in names
+    ]
+
+    def laid(runs: list[list[str]]) -> list[str | None]:
+        slots: list[str | None] = []
+        for run in runs:
+            slots += ([None] if len(runs) > 1 else []) + list(run)
+        return slots
+
+    if len(runs) > 1:
+        for index in range(len(runs)):
+            turned = [*runs[:index], runs[index][::-1], *runs[index + 1 :]]
+            if crossings(laid(turned), weights) < crossings(laid(runs), weights):
+                runs = turned
+    return laid(runs)
+
+
+@dataclass(frozen=True)
+class Ring:
+    """The ellipse the overview's groups sit on, in a canvas of ``width`` by ``height``."""
+
+    width: float
+    height: float
+    cx: float
+    cy: float
+    rx: float
+    ry: float
+
+    def points(self, count: int) -> list[tuple[float, float, float]]:
+        """``count`` points at equal arc length, clockwise from the top: (x, y, angle)."""
+        found = _ellipse_points(count, self.rx, self.ry)
+        return [(self.cx + px, self.cy + py, angle) for px, py, angle in found]
+
+
+def _fit_ring(
+    slots: list[str | None], radius: dict[str, float], labels: dict[str, tuple[str, str]]
+) -> tuple[Ring, list[Label]]:
+    """The smallest ring (from ``SPACING`` per slot) on which every label has a free place."""
+    n = len(slots)
+    widest = max((text_width(line) for pair in labels.values() for line in pair), default=0.0)
+    r_max = 24.0
+    scale = max(0.5, n * SPACING / _perimeter(BASE_RX, BASE_RY))
+    while True:  # grow the ring until every label has a free place (the first try, usually)
+        rx, ry = (BASE_RX * scale, BASE_RY * scale) if n > 1 else (0.0, 0.0)
+        margin_x = r_max + 10 + widest + MARGIN
+        margin_y = r_max + 10 + 2 * LINE_HEIGHT + MARGIN
+        width, height = 2 * (rx + margin_x), 2 * (ry + margin_y)
+        ring = Ring(width, height, width / 2, height / 2, rx, ry)
+        spots = ring.points(n)
+        taken = [(gid, spot) for gid, spot in zip(slots, spots, strict=True) if gid is not None]
+        order = [gid for gid, _ in taken]
+        placed = _place_labels(order, [spot for _, spot in taken], radius, labels, rx, ry)
+        if placed is not None or scale > 50:
+            return ring, placed or []
+        scale *= 1.08
+
+
+SECTOR_STEPS = 8
+"""Points per slot along a region's sector's rim."""
+
+
+def _region_marks(graph: Graph, slots: list[str | None], ring: Ring) -> list[RegionMark]:
+    """A tinted sector per named region, from half a slot before its first group to half a
+    slot after its last, its name at the middle, halfway to the centre."""
+    region = {g.id: g.region for g in graph.groups}
+    rim = ring.points(len(slots) * SECTOR_STEPS) if slots else []
+    marks: list[RegionMark] = []
+    index = 0
+    while index < len(slots):
+        gid = slots[index]
+        name = region.get(gid, "") if gid is not None else ""
+        if not name:
+            index += 1
+            continue
+        last = index
+        while last + 1 < len(slots) and slots[last + 1] is not None:
+            last += 1
+        half = SECTOR_STEPS // 2
+        fine = [
+            rim[i % len(rim)]
+            for i in range(index * SECTOR_STEPS - half, last * SECTOR_STEPS + half + 1)
+        ]
+        edge = " ".join(f"L{x:.1f},{y:.1f}" for x, y, _ in fine)
+        mx, my, _ = rim[((index + last) * SECTOR_STEPS // 2) % len(rim)]
+        members = tuple(g for g in slots[index : last + 1] if g is not None)
+        marks.append(
+            RegionMark(
+                name,
+                f"M{ring.cx:.1f},{ring.cy:.1f} {edge} Z",
+                ring.cx + (mx - ring.cx) * 0.55,
+                ring.cy + (my - ring.cy) * 0.55,
+                members,
+                len(marks) % 4,
+            )
+        )
+        index = last + 1
+    return marks
+
+
+def _bundle_marks(
+    joined: list[Bundle], positions: dict[str, tuple[float, float]], ring: Ring, graph: Graph
+) -> list[BundleMark]:
+    """A curve per bundle bent towards the ring's centre, quiet ones first (busy on top)."""
+    kind = {n.id: n.kind for n in graph.nodes}
+    marks = []
+    for bundle in joined:
+        (x1, y1), (x2, y2) = positions[bundle.a], positions[bundle.b]
+        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
+        qx, qy = mx + (ring.cx - mx) * 0.35, my + (ring.cy - my) * 0.35
+        handle = (0.25 * x1 + 0.5 * qx + 0.25 * x2, 0.25 * y1 + 0.5 * qy + 0.25 * y2)
+        width = min(10, 2 + round(2 * math.log2(len(bundle.edges))))
+        path = f"M{x1:.1f},{y1:.1f} Q{qx:.1f},{qy:.1f} {x2:.1f},{y2:.1f}"
+        ends = {kind.get(e.a, "") for e in bundle.edges} | {kind.get(e.b, "") for e in bundle.edges}
+        kinds = " ".join(sorted(k for k in ends if k))
+        marks.append(BundleMark(bundle, path, width, *handle, kinds=kinds))
+    marks.sort(key=lambda m: (-LOAD_ORDER[m.bundle.load], m.bundle.a, m.bundle.b))
+    return marks
+
+
 def overview(graph: Graph) -> Overview:
-    """Groups on an ellipse, bundles as curves bent towards its centre.
+    """Groups on an ellipse, a region's side by side, bundles as curves bent towards its centre.
 
     Every node of a convex ring sits on its boundary, so no bundle passes through another
     group's mark; labels sit outside the ring, where no line goes. The ring grows with the
@@ -568,170 +741,52 @@ def overview(graph: Graph) -> Overview:
         if ga is not None and ga == gb:
             internal[ga].append(edge)
     joined = bundles(graph)
-    weights = {(b.a, b.b): len(b.edges) for b in joined}
-    order = _ring_order(sorted(members), weights)
-    n = len(order)
+    slots = region_slots(graph, sorted(members), {(b.a, b.b): len(b.edges) for b in joined})
+    order = [gid for gid in slots if gid is not None]
+    group = {gid: known.get(gid, Group(gid, gid)) for gid in order}
     labels = {
-        gid: (
-            known.get(gid, Group(gid, gid)).short or gid,
-            known.get(gid, Group(gid, gid)).detail or f"{members[gid]} nodes",
-        )
+        gid: (group[gid].short or gid, group[gid].detail or f"{members[gid]} nodes")
         for gid in order
     }
-    widest = max((text_width(line) for pair in labels.values() for line in pair), default=0.0)
     biggest = max(members.values(), default=1) or 1
-    r_max = 24.0
-    scale = max(0.5, n * SPACING / _perimeter(BASE_RX, BASE_RY))
-    radius = {gid: 10 + (r_max - 10) * math.sqrt(members[gid] / biggest) for gid in order}
-    while True:  # grow the ring until every label has a free place (the first try, usually)
-        rx, ry = (BASE_RX * scale, BASE_RY * scale) if n > 1 else (0.0, 0.0)
-        margin_x = r_max + 10 + widest + MARGIN
-        margin_y = r_max + 10 + 2 * LINE_HEIGHT + MARGIN
-        width, height = 2 * (rx + margin_x), 2 * (ry + margin_y)
-        cx, cy = width / 2, height / 2
-        spots = [(cx + px, cy + py, angle) for px, py, angle in _ellipse_points(n, rx, ry)]
-        placed = _place_labels(order, spots, radius, labels, rx, ry)
-        if placed is not None or scale > 50:
-            break
-        scale *= 1.08
-    result = Overview(width=width, height=height)
-    positions: dict[str, tuple[float, float]] = {}
-    for gid, (x, y, _), label in zip(order, spots, placed or [], strict=False):
+    radius = {gid: 10 + 14 * math.sqrt(members[gid] / biggest) for gid in order}
+    ring, placed = _fit_ring(slots, radius, labels)
+    spots = [spot for gid, spot in zip(slots, ring.points(len(slots)), strict=True) if gid]
+    result = Overview(width=ring.width, height=ring.height)
+    for gid, (x, y, _), label in zip(order, spots, placed, strict=False):
         top = busiest(internal[gid])
-        positions[gid] = (x, y)
+        load = load_class(top) if top is not None else "unknown"
         result.groups.append(
-            GroupMark(
-                known.get(gid, Group(gid, gid)),
-                x,
-                y,
-                radius[gid],
-                load_class(top) if top is not None else "unknown",
-                members[gid],
-                len(internal[gid]),
-                label,
-            )
+            GroupMark(group[gid], x, y, radius[gid], load, members[gid], len(internal[gid]), label)
         )
-    for bundle in joined:
-        (x1, y1), (x2, y2) = positions[bundle.a], positions[bundle.b]
-        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
-        qx, qy = mx + (cx - mx) * 0.35, my + (cy - my) * 0.35
-        handle = (0.25 * x1 + 0.5 * qx + 0.25 * x2, 0.25 * y1 + 0.5 * qy + 0.25 * y2)
-        width = min(10, 2 + round(2 * math.log2(len(bundle.edges))))
-        path = f"M{x1:.1f},{y1:.1f} Q{qx:.1f},{qy:.1f} {x2:.1f},{y2:.1f}"
-        result.bundles.append(BundleMark(bundle, path, width, *handle))
-    # Quiet bundles first, so the busy ones are painted on top of those they cross.
-    result.bundles.sort(key=lambda m: (-LOAD_ORDER[m.bundle.load], m.bundle.a, m.bundle.b))
+    positions = {m.group.id: (m.x, m.y) for m in result.groups}
+    result.bundles = _bundle_marks(joined, positions, ring, graph)
+    result.regions = _region_marks(graph, slots, ring)
     return result
 
 
 @dataclass(frozen=True)
-class PeerMark:
-    """A neighbouring group in a group's own view: a box to the right, linking to its view."""
+class DrawingFilters:
+    """What the drawing's filters offer: the statuses, load classes and node kinds present."""
 
-    group: Group
-    x: float
-    y: float
-    w: float
-    h: float
-    edges: int
-    load: str
+    statuses: list[str]
+    loads: list[str]
+    kinds: list[str]
 
 
-@dataclass
-class SiteView:
-    """One group's nodes by rank (rows wrap so labels never overlap), its internal edges, and
-    its edges to neighbouring groups, drawn to their boxes."""
-
-    group: Group
-    width: float
-    height: float
-    nodes: list[tuple[Placed, Label]] = field(default_factory=list)
-    edges: list[Drawn] = field(default_factory=list)
-    peers: list[PeerMark] = field(default_factory=list)
-
-
-def site_view(graph: Graph, group_id: str) -> SiteView | None:
-    """The view of one group; None when the graph has no such group."""
-    known = {g.id: g for g in graph.groups}
-    if group_id not in known:
-        return None
-    group = known[group_id]
-    groups = group_of(graph)
-    mine = [n for n in graph.nodes if n.group == group_id]
-
-    def short(node: Node) -> str:
-        return node.label.removeprefix(f"{group_id}-") or node.label
-
-    slot = max((text_width(short(n)) for n in mine), default=0.0) + 28
-    columns = max(1, int(SITE_WIDTH // slot))
-    lines: list[list[Node]] = []
-    for rank in sorted({n.rank for n in mine}):
-        row = sorted((n for n in mine if n.rank == rank), key=lambda n: n.label)
-        lines += [row[i : i + columns] for i in range(0, len(row), columns)]
-    positions: dict[str, tuple[float, float]] = {}
-    placed: list[tuple[Placed, Label]] = []
-    for index, line in enumerate(lines):
-        y = MARGIN + 40 + index * SITE_ROW
-        for column, node in enumerate(line):
-            # Odd lines spread wider, so that a line's edges to the line after next do not
-            # run straight through the nodes in between.
-            if index % 2:
-                x = MARGIN + SITE_WIDTH * (column + 0.5) / len(line)
-            else:
-                x = MARGIN + SITE_WIDTH * (column + 1) / (len(line) + 1)
-            positions[node.id] = (x, y)
-            placed.append((Placed(node, x, y), Label(x, y + 26, "middle", (short(node),))))
-    outward: dict[str, list[Edge]] = {}
-    inside: list[Edge] = []
-    for edge in graph.edges:
-        ga, gb = groups.get(edge.a), groups.get(edge.b)
-        if ga == group_id and gb == group_id:
-            inside.append(edge)
-        elif ga == group_id and gb is not None:
-            outward.setdefault(gb, []).append(edge)
-        elif gb == group_id and ga is not None:
-            outward.setdefault(ga, []).append(edge)
-    peer_x = MARGIN + SITE_WIDTH + 90
-    nodes_height = MARGIN + 40 + max(len(lines) - 1, 0) * SITE_ROW + 40 + MARGIN
-    peers_height = MARGIN + len(outward) * (PEER_HEIGHT + PEER_GAP) + MARGIN
-    result = SiteView(
-        group,
-        width=peer_x + PEER_WIDTH + MARGIN,
-        height=max(nodes_height, peers_height, 160.0),
-        nodes=placed,
+def drawing_filters(graph: Graph) -> DrawingFilters:
+    """The choices of the drawing's filters, from what the graph holds (busiest load first)."""
+    loads = {load_class(e) for e in graph.edges}
+    return DrawingFilters(
+        statuses=sorted({e.status for e in graph.edges}),
+        loads=sorted(loads, key=LOAD_ORDER.__getitem__),
+        kinds=sorted({n.kind for n in graph.nodes if n.kind}),
     )
-    peer_at: dict[str, tuple[float, float]] = {}
-    for index, peer in enumerate(sorted(outward)):
-        y = MARGIN + index * (PEER_HEIGHT + PEER_GAP)
-        top = busiest(outward[peer])
-        mark = PeerMark(
-            known.get(peer, Group(peer, peer)),
-            peer_x,
-            y,
-            PEER_WIDTH,
-            PEER_HEIGHT,
-            len(outward[peer]),
-            load_class(top) if top is not None else "unknown",
-        )
-        result.peers.append(mark)
-        peer_at[peer] = (peer_x, y + PEER_HEIGHT / 2)
-    seen: dict[frozenset[str], int] = {}
-    for edge in inside:
-        (x1, y1), (x2, y2) = positions[edge.a], positions[edge.b]
-        pair = frozenset((edge.a, edge.b))
-        index = seen[pair] = seen.get(pair, -1) + 1
-        path, (mx, my) = _curve(x1, y1, x2, y2, index)
-        result.edges.append(Drawn(edge, x1, y1, x2, y2, load_class(edge), path, mx, my))
-    for peer, edges in sorted(outward.items()):
-        x2, y2 = peer_at[peer]
-        for index, edge in enumerate(sorted(edges, key=lambda e: e.id)):
-            local = edge.a if groups.get(edge.a) == group_id else edge.b
-            x1, y1 = positions[local]
-            path, (mx, my) = _curve(x1, y1, x2, y2 + (index - (len(edges) - 1) / 2) * 6, index)
-            result.edges.append(Drawn(edge, x1, y1, x2, y2, load_class(edge), path, mx, my))
-    result.edges.sort(key=lambda d: -math.hypot(d.x2 - d.x1, d.y2 - d.y1))
-    return result
 
+
+FIGURES_LIMIT = 12
+"""Up to this many lines in a drawing, each carries its figures as a label; past it, figures
+show once the drawing is zoomed in (and always in each line's title, on hover)."""
 
 BUSIEST = 10
 

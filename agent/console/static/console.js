@@ -612,7 +612,8 @@ function setUpHighlights(svg) {
       if (hit) count += Number(line.dataset.links || 1);
     }
     for (const end of ends) end.classList.toggle("pair-end", on && [a, b].includes(end.dataset.end));
-    if (pairResult) pairResult.textContent = on ? `${count} link${count === 1 ? "" : "s"} between ${a} and ${b}` : "";
+    const named = (select) => select.selectedOptions[0].textContent;
+    if (pairResult) pairResult.textContent = on ? `${count} link${count === 1 ? "" : "s"} between ${named(one)} and ${named(other)}` : "";
   }
   [one, other].forEach((s) => s && s.addEventListener("change", pair));
   filter(); pair();

@@ -48,6 +48,9 @@ STAGGER = 36.0
 """How far the lower half of a zig-zagged tier sits below its upper half."""
 GUTTER = 110.0
 """The left column that names each tier."""
+HANDLE_AT = 0.4
+"""A handle between two tiers sits this share of the way down from the upper node: two lines
+crossing at their middles (a to d, b to c) keep their handles and figures apart."""
 LANE = 7.0
 """The distance between two lanes of edges to other groups, above the top tier."""
 
@@ -101,6 +104,9 @@ class Drawn:
     figure: str
     kinds: str = ""
     """The kinds of the nodes it joins here, space-separated (the kind filter matches them)."""
+    along: float | None = 0.5
+    """Where along the line its figure is written (the handle's share of the way), or None:
+    on a lane to another group, the figure stands above the handle."""
 
 
 @dataclass
@@ -240,10 +246,13 @@ def draw_inside(inside: Sequence[Edge], at: dict[str, NodeMark]) -> list[Drawn]:
         a, b = at[edge.a], at[edge.b]
         pair = frozenset((edge.a, edge.b))
         index = seen[pair] = seen.get(pair, -1) + 1
-        path, (mx, my) = curve(a.x, a.y, b.x, b.y, index)
+        upper, lower = (a, b) if (a.y, a.x) <= (b.y, b.x) else (b, a)
+        share = 0.5 if upper.y == lower.y else HANDLE_AT
+        path, (mx, my), along = curve(upper.x, upper.y, lower.x, lower.y, index, share)
         kinds = " ".join(sorted({a.node.kind, b.node.kind} - {""}))
         figure = edge_figure(edge)
-        drawn.append(Drawn(edge, edge.a, edge.b, load_class(edge), path, mx, my, figure, kinds))
+        load = load_class(edge)
+        drawn.append(Drawn(edge, edge.a, edge.b, load, path, mx, my, figure, kinds, along=along))
     # long lines first, so short ones (easier to miss) are painted on top of them
     drawn.sort(key=lambda d: -math.hypot(at[d.a].x - at[d.b].x, at[d.a].y - at[d.b].y))
     return drawn
@@ -277,7 +286,9 @@ def draw_outward(
             mx = (x + turn) / 2
             figure, kind = edge_figure(edge), local.node.kind
             load = load_class(edge)
-            drawn.append(Drawn(edge, local.node.id, peer, load, path, mx, ly, figure, kind))
+            drawn.append(
+                Drawn(edge, local.node.id, peer, load, path, mx, ly, figure, kind, along=None)
+            )
             lane += 1
     return drawn
 

@@ -165,19 +165,29 @@ def load_class(edge: Edge) -> str:
 
 
 def curve(
-    x1: float, y1: float, x2: float, y2: float, index: int
-) -> tuple[str, tuple[float, float]]:
-    """A gently bent path and its midpoint; parallel edges bend further, alternating sides.
+    x1: float, y1: float, x2: float, y2: float, index: int, at: float = 0.5
+) -> tuple[str, tuple[float, float], float]:
+    """A gently bent path, its handle's point and that point's share of the way along it;
+    parallel edges bend further, alternating sides.
 
     The bend also gives vertical and horizontal edges an area, so they can be pointed at; the
-    midpoint carries a handle, a target bigger than the line itself.
+    handle, ``at`` of the way from (x1, y1), is a target bigger than the line itself (two lines
+    crossing at their middles, from either end of two tiers, keep their handles apart when
+    each is put nearer its upper end). The path runs left to right, so a figure written along
+    it reads the right way up.
     """
+    if (x2, y2) < (x1, y1):
+        x1, y1, x2, y2, at = x2, y2, x1, y1, 1 - at
     length = math.hypot(x2 - x1, y2 - y1) or 1.0
     bend = (12 + 14 * (index // 2)) * (1 if index % 2 == 0 else -1)
     cx = (x1 + x2) / 2 - (y2 - y1) / length * bend
     cy = (y1 + y2) / 2 + (x2 - x1) / length * bend
-    middle = (0.25 * x1 + 0.5 * cx + 0.25 * x2, 0.25 * y1 + 0.5 * cy + 0.25 * y2)
-    return f"M{x1:.1f},{y1:.1f} Q{cx:.1f},{cy:.1f} {x2:.1f},{y2:.1f}", middle
+    u = 1 - at
+    handle = (
+        u * u * x1 + 2 * u * at * cx + at * at * x2,
+        u * u * y1 + 2 * u * at * cy + at * at * y2,
+    )
+    return f"M{x1:.1f},{y1:.1f} Q{cx:.1f},{cy:.1f} {x2:.1f},{y2:.1f}", handle, at
 
 
 # ------------------------------------------------------------------------------- charts
@@ -467,7 +477,9 @@ class BundleMark:
 
 @dataclass(frozen=True)
 class RegionMark:
-    """A region on the overview: a tinted sector behind its groups, its name inside the ring."""
+    """A region on the overview: a tinted sector behind its groups, its name inside the ring
+    (``named``: only for a region of two groups or more; one group's label says enough, and
+    the names of one-group regions would crowd a small ring)."""
 
     name: str
     path: str
@@ -475,6 +487,7 @@ class RegionMark:
     y: float
     groups: tuple[str, ...]
     tint: int
+    named: bool = True
 
 
 @dataclass
@@ -663,42 +676,76 @@ def _fit_ring(
 
 SECTOR_STEPS = 8
 """Points per slot along a region's sector's rim."""
+REGION_LABEL_TAIL = 10
+"""Room for what follows a region's name (" · 26 sites"), in characters."""
+REGION_CHAR_WIDTH = 9.5
+"""A conservative width of one character of a region's name (15 px, bold)."""
+REGION_LABEL_INSET = 62.0
+"""A region's name sits this far inside the ring from its sector's middle (at most halfway to
+the centre): inside its own sector, clear of its sites' marks (24 px at most), and away from
+the middle where the lines between regions meet."""
 
 
-def _region_marks(graph: Graph, slots: list[str | None], ring: Ring) -> list[RegionMark]:
-    """A tinted sector per named region, from half a slot before its first group to half a
-    slot after its last, its name at the middle, halfway to the centre."""
+def _region_label_box(name: str, x: float, y: float) -> Box:
+    """The box a region's name takes, centred on (x, y), with room for " · 26 sites"."""
+    half = (len(name) + REGION_LABEL_TAIL) * REGION_CHAR_WIDTH / 2
+    return Box(x - half, y - LINE_HEIGHT, x + half, y + 6)
+
+
+def _region_label_at(
+    ring: Ring, x: float, y: float, name: str, taken: list[Box]
+) -> tuple[float, float]:
+    """Where a region's name goes: from (x, y) on the rim towards the centre, the first spot
+    ``REGION_LABEL_INSET`` or more inside whose box touches nothing ``taken``; halfway to the
+    centre when none is free."""
+    distance = math.hypot(ring.cx - x, ring.cy - y) or 1.0
+    inset = REGION_LABEL_INSET
+    while inset < distance / 2:
+        share = inset / distance
+        spot = (x + (ring.cx - x) * share, y + (ring.cy - y) * share)
+        if not any(_region_label_box(name, *spot).overlaps(box) for box in taken):
+            return spot
+        inset += LINE_HEIGHT
+    return (x + ring.cx) / 2, (y + ring.cy) / 2
+
+
+def _sector(ring: Ring, rim: list[tuple[float, float, float]], first: int, last: int) -> str:
+    """The path of the sector from half a slot before slot ``first`` to half a slot after
+    slot ``last`` (``rim``: SECTOR_STEPS points per slot)."""
+    half = SECTOR_STEPS // 2
+    steps = range(first * SECTOR_STEPS - half, last * SECTOR_STEPS + half + 1)
+    edge = " ".join(f"L{x:.1f},{y:.1f}" for x, y, _ in (rim[i % len(rim)] for i in steps))
+    return f"M{ring.cx:.1f},{ring.cy:.1f} {edge} Z"
+
+
+def _region_marks(
+    graph: Graph, slots: list[str | None], ring: Ring, taken: list[Box]
+) -> list[RegionMark]:
+    """A tinted sector per named region (its run of slots), its name inside the ring towards
+    the sector's middle, clear of the boxes ``taken`` (the groups' marks and labels, the
+    bundles' handles) and of each other."""
     region = {g.id: g.region for g in graph.groups}
     rim = ring.points(len(slots) * SECTOR_STEPS) if slots else []
     marks: list[RegionMark] = []
     index = 0
     while index < len(slots):
         gid = slots[index]
-        name = region.get(gid, "") if gid is not None else ""
-        if not name:
+        if gid is None:
             index += 1
             continue
+        name = region.get(gid, "")
         last = index
         while last + 1 < len(slots) and slots[last + 1] is not None:
             last += 1
-        half = SECTOR_STEPS // 2
-        fine = [
-            rim[i % len(rim)]
-            for i in range(index * SECTOR_STEPS - half, last * SECTOR_STEPS + half + 1)
-        ]
-        edge = " ".join(f"L{x:.1f},{y:.1f}" for x, y, _ in fine)
-        mx, my, _ = rim[((index + last) * SECTOR_STEPS // 2) % len(rim)]
-        members = tuple(g for g in slots[index : last + 1] if g is not None)
-        marks.append(
-            RegionMark(
-                name,
-                f"M{ring.cx:.1f},{ring.cy:.1f} {edge} Z",
-                ring.cx + (mx - ring.cx) * 0.55,
-                ring.cy + (my - ring.cy) * 0.55,
-                members,
-                len(marks) % 4,
-            )
-        )
+        if name:
+            members = tuple(g for g in slots[index : last + 1] if g is not None)
+            mx, my, _ = rim[((index + last) * SECTOR_STEPS // 2) % len(rim)]
+            x, y = _region_label_at(ring, mx, my, name, taken)
+            named = len(members) > 1
+            if named:
+                taken.append(_region_label_box(name, x, y))
+            sector = _sector(ring, rim, index, last)
+            marks.append(RegionMark(name, sector, x, y, members, len(marks) % 4, named))
         index = last + 1
     return marks
 
@@ -710,7 +757,8 @@ def _bundle_marks(
     kind = {n.id: n.kind for n in graph.nodes}
     marks = []
     for bundle in joined:
-        (x1, y1), (x2, y2) = positions[bundle.a], positions[bundle.b]
+        # left to right, so that its figure, written along it, reads the right way up
+        (x1, y1), (x2, y2) = sorted((positions[bundle.a], positions[bundle.b]))
         mx, my = (x1 + x2) / 2, (y1 + y2) / 2
         qx, qy = mx + (ring.cx - mx) * 0.35, my + (ring.cy - my) * 0.35
         handle = (0.25 * x1 + 0.5 * qx + 0.25 * x2, 0.25 * y1 + 0.5 * qy + 0.25 * y2)
@@ -761,7 +809,10 @@ def overview(graph: Graph) -> Overview:
         )
     positions = {m.group.id: (m.x, m.y) for m in result.groups}
     result.bundles = _bundle_marks(joined, positions, ring, graph)
-    result.regions = _region_marks(graph, slots, ring)
+    taken = [m.label.box for m in result.groups]
+    taken += [Box(m.x - m.r, m.y - m.r, m.x + m.r, m.y + m.r) for m in result.groups]
+    taken += [Box(b.mx - 8, b.my - 8, b.mx + 8, b.my + 8) for b in result.bundles]
+    result.regions = _region_marks(graph, slots, ring, taken)
     return result
 
 

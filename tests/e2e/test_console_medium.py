@@ -322,9 +322,13 @@ def test_the_medium_overview_groups_regions_and_its_tools_highlight_exact_lines(
     # 26 sites in 3 regions: a sector each, naming its sites' count, a region's sites side by side
     regions = graph.locator("g.region")
     expect(regions).to_have_count(3)
-    expect(graph.locator("text.region-name")).to_have_text(
+    expect(graph.locator("g.region-name text")).to_have_text(
         ["ap-southeast · 8 sites", "eu-west · 9 sites", "us-east · 9 sites"]
     )
+    graph.scroll_into_view_if_needed()
+    names = boxes(page, "g.region-name rect")
+    assert_apart(names, boxes(page, "a.site-mark text") + boxes(page, "a.site-mark circle"))
+    assert_apart(names)
     ring = [m.get_attribute("data-region") for m in graph.locator("a.site-mark").all()]
     changes = sum(1 for a, b in itertools.pairwise(ring) if a != b)
     assert changes == 2, ring

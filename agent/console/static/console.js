@@ -504,6 +504,7 @@ function setUpDrawing() {
     const scale = w0 / view.w;
     svg.setAttribute("viewBox", `${view.x.toFixed(1)} ${view.y.toFixed(1)} ${view.w.toFixed(1)} ${view.h.toFixed(1)}`);
     svg.dataset.zoom = scale.toFixed(2);
+    svg.style.setProperty("--zoom", scale.toFixed(3));
     svg.classList.toggle("figures", always || scale >= FIGURES_AT);
     if (status) status.textContent = `${Math.round(scale * 100)} %`;
   }

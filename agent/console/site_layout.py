@@ -9,7 +9,8 @@ to the lower half passes between the upper half's boxes rather than under them.
 Why opaque boxes drawn after every line: a line that crosses a node's place runs *under* its
 box and cannot lend it its colour; a node's outline is its own (the load of its busiest own
 edge). Edges to other groups leave their node upwards into a lane of their own above the top
-tier and run right to the neighbour's box, so they cross no node of a top-tier node group.
+tier and run right to the neighbour's box: from a node of the top tier they cross no node at
+all (a deployment ranks the nodes that reach other groups first; the network's edge routers).
 """
 
 from __future__ import annotations

@@ -143,6 +143,20 @@ def assert_page_bounded(page: Any) -> None:
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
+def print_size(page: Any, what: str) -> None:
+    """Print a drawing's size in its own units and on the screen (docs/console.md quotes it)."""
+    [svg] = boxes(page, "svg#topology")
+    units = (
+        page.locator("svg#topology").get_attribute("width"),
+        page.locator("svg#topology").get_attribute("height"),
+    )
+    width, height = svg["x1"] - svg["x0"], svg["y1"] - svg["y0"]
+    print(
+        f"\n{what}: {float(units[0]):,.0f} by {float(units[1]):,.0f} units, "
+        f"{width:,.0f} by {height:,.0f} px"
+    )
+
+
 def shot(page: Any, screenshots: Path, name: str) -> None:
     path = screenshots / name
     page.screenshot(path=path, full_page=True)
@@ -161,6 +175,7 @@ def test_the_medium_overview_fits_the_screen_and_nothing_overlaps(
     graph.scroll_into_view_if_needed()
     [svg] = boxes(page, "svg#topology")
     assert svg["y1"] - svg["y0"] <= VIEWPORT["height"], svg
+    print_size(page, "medium overview")
     labels = boxes(page, "a.site-mark text")
     marks = boxes(page, "a.site-mark circle")
     assert len(labels) == len(marks) == 26
@@ -214,6 +229,7 @@ def test_a_medium_site_view_fits_the_screen_and_nothing_overlaps(
     graph.scroll_into_view_if_needed()
     [svg] = boxes(page, "svg#topology")
     assert svg["y1"] - svg["y0"] <= VIEWPORT["height"], svg
+    print_size(page, "medium site view of nyc1")
     labels = boxes(page, "g.node text")
     nodes = boxes(page, "g.node rect")
     peers = boxes(page, "a.peer rect")

@@ -533,9 +533,12 @@ function setUpDrawing() {
       if (action === "in") zoom(ZOOM_STEP); else if (action === "out") zoom(1 / ZOOM_STEP); else reset();
     });
   });
+  // The wheel zooms the drawing only while it can: at the whole drawing, scrolling down
+  // scrolls the page as usual (a drawing as tall as the screen must not trap the wheel).
   svg.addEventListener("wheel", (event) => {
-    event.preventDefault();
+    const before = view.w;
     zoom(event.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP, ...point(event));
+    if (view.w !== before) event.preventDefault();
   }, { passive: false });
   svg.addEventListener("keydown", (event) => {
     const step = view.w / 10;

@@ -38,6 +38,7 @@ from starlette.templating import Jinja2Templates
 from agent.console.export import csv_response
 from agent.console.pages import ConsolePage, PageSource, page_query
 from agent.console.results import error_summary, summarize
+from agent.console.ring_layout import overview
 from agent.console.schemas import BRANCHING, explain, form, summary, tree
 from agent.console.session import PREFIX, session_cookie
 from agent.console.site_layout import site_view
@@ -69,7 +70,6 @@ from agent.console.topology import (
     hover_bands,
     link_page,
     load_class,
-    overview,
     polyline,
     time_ticks,
 )

@@ -10,7 +10,7 @@ Why opaque boxes drawn after every line: a line that crosses a node's place runs
 box and cannot lend it its colour; a node's outline is its own (the load of its busiest own
 edge). Edges to other groups leave their node upwards into a lane of their own above the top
 tier and run right to the neighbour's box: from a node of the top tier they cross no node at
-all (a deployment ranks the nodes that reach other groups first; the network's edge routers).
+all (a deployment ranks the nodes that reach other groups first).
 """
 
 from __future__ import annotations

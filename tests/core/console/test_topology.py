@@ -7,20 +7,18 @@ import math
 
 import pytest
 
+from agent.console.ring_layout import Box, crossings, overview
 from agent.console.site_layout import NodeMark, site_view
 from agent.console.topology import (
     PAGE_SIZE,
-    Box,
     Edge,
     Graph,
     Group,
     Node,
     bundles,
-    crossings,
     drawing_filters,
     edge_figure,
     link_page,
-    overview,
     text_width,
 )
 

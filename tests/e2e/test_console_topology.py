@@ -256,3 +256,19 @@ def test_a_site_draws_tiers_and_each_device_in_its_own_colour_on_top(page, conso
         assert node["cls"] == f"node {node['own']}", node
         # and nothing is painted over it: the box is what the pointer finds at its centre
         assert node["onTop"], node
+
+
+def test_pointing_at_a_device_shows_its_own_links(page, console_agent, screenshots: Path):
+    login(page, console_agent, "alice")
+    page.goto(f"{console_agent.base_url}/console/network?site=nyc1")
+    node = page.locator("#topology g.node").filter(has_text="agg-01")
+    node_id = node.get_attribute("data-node")
+    node.hover()
+    expect(page.locator("svg#topology")).to_have_class(re.compile(r"\bhovering\b"))
+    drawn = lines(page)
+    own = {d["id"] for d in drawn if node_id in (d["a"], d["b"])}
+    assert own and len(own) < len(drawn)
+    assert {d["id"] for d in drawn if has(d, "touching")} == own
+    page.screenshot(path=screenshots / "network-site-hover.png")
+    page.mouse.move(1, 1)
+    expect(page.locator("#topology .touching")).to_have_count(0)

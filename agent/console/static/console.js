@@ -620,6 +620,18 @@ function setUpHighlights(svg) {
     if (pairResult) pairResult.textContent = on ? `${count} link${count === 1 ? "" : "s"} between ${named(one)} and ${named(other)}` : "";
   }
   [one, other].forEach((s) => s && s.addEventListener("change", pair));
+  // Pointing at a node shows its own lines (which upper nodes feed it, which lower it feeds).
+  for (const end of svg.querySelectorAll("g.node[data-end]")) {
+    const id = end.dataset.end;
+    end.addEventListener("pointerenter", () => {
+      svg.classList.add("hovering");
+      for (const line of lines) line.classList.toggle("touching", line.dataset.a === id || line.dataset.b === id);
+    });
+    end.addEventListener("pointerleave", () => {
+      svg.classList.remove("hovering");
+      for (const line of lines) line.classList.remove("touching");
+    });
+  }
   filter(); pair();
 }
 

@@ -31,7 +31,9 @@ from db.inventory import Inventory
 from db.records import LinkRecord, UtilizationSampleRecord
 from netops.access import may, needs
 
-ROLE_RANK = {"core": 0, "edge": 1, "aggregation": 2, "access": 3}
+ROLE_RANK = {"edge": 0, "core": 1, "aggregation": 2, "access": 3}
+"""A site's tiers top down: the edge routers on top (their lines to other sites leave upwards,
+above every other device), then core, aggregation, access."""
 CURRENT_LOOKBACK = timedelta(minutes=15)
 """How far back "current" utilization looks for the newest sample (samples are 5 min apart)."""
 
@@ -135,6 +137,7 @@ class InventoryTopology:
                     f"{s['slug']} ({s['name']})",
                     f"{s['device_count']} devices",
                     s["slug"],
+                    s["region"],
                 )
                 for s in sites
             ],
@@ -145,6 +148,7 @@ class InventoryTopology:
                     d["site"],
                     ROLE_RANK.get(d["role"], len(ROLE_RANK)),
                     f"{d['role']}, {d['platform']}, {d['status']}, {d['resource_id']}",
+                    d["role"],
                 )
                 for d in devices
             ],

@@ -38,8 +38,10 @@ from starlette.templating import Jinja2Templates
 from agent.console.export import csv_response
 from agent.console.pages import ConsolePage, PageSource, page_query
 from agent.console.results import error_summary, summarize
+from agent.console.ring_layout import overview
 from agent.console.schemas import BRANCHING, explain, form, summary, tree
 from agent.console.session import PREFIX, session_cookie
+from agent.console.site_layout import site_view
 from agent.console.tasks import (
     SKILL_PAGES,
     STATES,
@@ -53,6 +55,7 @@ from agent.console.topology import (
     CHART_PAD,
     CHART_WIDTH,
     DEFAULT_WINDOW,
+    FIGURES_LIMIT,
     LINK_FILTERS,
     WINDOWS,
     Edge,
@@ -62,13 +65,12 @@ from agent.console.topology import (
     TopologySource,
     TopologyView,
     busiest_now,
+    drawing_filters,
     group_of,
     hover_bands,
     link_page,
     load_class,
-    overview,
     polyline,
-    site_view,
     time_ticks,
 )
 from agent.edge.limits import check_json
@@ -383,6 +385,8 @@ class Console:
             graph=graph,
             drawing=None if site is not None else overview(graph),
             fit_limit=FIT_LIMIT,
+            filters=drawing_filters(graph),
+            figures_limit=FIGURES_LIMIT,
             site=site,
             site_id=q.site_id,
             peer_id=q.peer_id,

@@ -7,10 +7,9 @@ lays them out and renders them as SVG on the server, so the graph needs no scrip
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -39,23 +38,28 @@ class TopologyRefusedError(SecurityError):
 
 @dataclass(frozen=True)
 class Group:
-    """A cluster of nodes drawn together (a site); ``short`` names it on the overview."""
+    """A cluster of nodes drawn together; ``short`` names it on the overview, ``region`` is
+    the larger area it belongs to (the overview draws a region's groups side by side, under
+    one tinted sector; "" is no region)."""
 
     id: str
     label: str
     detail: str = ""
     short: str = ""
+    region: str = ""
 
 
 @dataclass(frozen=True)
 class Node:
-    """One vertex (a thing the domain names); ``rank`` orders rows inside a group, lowest on top."""
+    """One vertex (a thing the domain names); ``rank`` orders the tiers of a group's view,
+    lowest on top; ``kind`` names its tier and is what the drawing's kind filter matches."""
 
     id: str
     label: str
     group: str
     rank: int = 0
     detail: str = ""
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -148,30 +152,6 @@ class TopologyView:
 MARGIN = 30
 
 
-@dataclass(frozen=True)
-class Placed:
-    """A node with its position in the SVG's user space."""
-
-    node: Node
-    x: float
-    y: float
-
-
-@dataclass(frozen=True)
-class Drawn:
-    """An edge with its end points and its colour class."""
-
-    edge: Edge
-    x1: float
-    y1: float
-    x2: float
-    y2: float
-    load: str
-    path: str
-    mx: float
-    my: float
-
-
 def load_class(edge: Edge) -> str:
     """The colour bucket: not carrying traffic, unknown, or by load (thresholds 50 and 80 %)."""
     if edge.status != "connected":
@@ -183,20 +163,30 @@ def load_class(edge: Edge) -> str:
     return "warm" if edge.ratio >= 0.5 else "ok"
 
 
-def _curve(
-    x1: float, y1: float, x2: float, y2: float, index: int
-) -> tuple[str, tuple[float, float]]:
-    """A gently bent path and its midpoint; parallel edges bend further, alternating sides.
+def curve(
+    x1: float, y1: float, x2: float, y2: float, index: int, at: float = 0.5
+) -> tuple[str, tuple[float, float], float]:
+    """A gently bent path, its handle's point and that point's share of the way along it;
+    parallel edges bend further, alternating sides.
 
     The bend also gives vertical and horizontal edges an area, so they can be pointed at; the
-    midpoint carries a handle, a target bigger than the line itself.
+    handle, ``at`` of the way from (x1, y1), is a target bigger than the line itself (two lines
+    crossing at their middles, from either end of two tiers, keep their handles apart when
+    each is put nearer its upper end). The path runs left to right, so a figure written along
+    it reads the right way up.
     """
+    if (x2, y2) < (x1, y1):
+        x1, y1, x2, y2, at = x2, y2, x1, y1, 1 - at
     length = math.hypot(x2 - x1, y2 - y1) or 1.0
     bend = (12 + 14 * (index // 2)) * (1 if index % 2 == 0 else -1)
     cx = (x1 + x2) / 2 - (y2 - y1) / length * bend
     cy = (y1 + y2) / 2 + (x2 - x1) / length * bend
-    middle = (0.25 * x1 + 0.5 * cx + 0.25 * x2, 0.25 * y1 + 0.5 * cy + 0.25 * y2)
-    return f"M{x1:.1f},{y1:.1f} Q{cx:.1f},{cy:.1f} {x2:.1f},{y2:.1f}", middle
+    u = 1 - at
+    handle = (
+        u * u * x1 + 2 * u * at * cx + at * at * x2,
+        u * u * y1 + 2 * u * at * cy + at * at * y2,
+    )
+    return f"M{x1:.1f},{y1:.1f} Q{cx:.1f},{cy:.1f} {x2:.1f},{y2:.1f}", handle, at
 
 
 # ------------------------------------------------------------------------------- charts
@@ -295,15 +285,13 @@ def hover_bands(
 
 LOAD_ORDER = {"hot": 0, "warm": 1, "ok": 2, "unknown": 3, "idle": 4}
 """Busiest first: a bundle and a group take the colour of their busiest member."""
+LEGEND_LOADS = ("ok", "warm", "hot", "unknown", "idle")
+"""The legend's order of the load classes: by load, then the unknown and the idle."""
 CHAR_WIDTH = 8.0
 """A conservative width of one character of the 13 px labels (system-ui averages about 7)."""
 LINE_HEIGHT = 16.0
-SPACING = 110.0
-"""The overview's distance between neighbouring groups along the ellipse."""
-BASE_RX, BASE_RY = 440.0, 220.0
 SITE_WIDTH = 1100.0
 """The width of a group's own view's node area; the neighbour column sits to its right."""
-SITE_ROW = 92.0
 PEER_HEIGHT, PEER_GAP, PEER_WIDTH = 40.0, 14.0, 210.0
 PAGE_SIZE = 50
 LINK_FILTERS = {
@@ -380,6 +368,30 @@ class Bundle:
         links = f"{count} link{'s' if count != 1 else ''}"
         return f"{self.a} to {self.b}: {links}, {busiest_text}{down}"
 
+    @property
+    def figure(self) -> str:
+        """The short label drawn on the line: its count and its busiest member's figure."""
+        count = len(self.edges)
+        return f"{count} link{'s' if count != 1 else ''} · {edge_figure(self.busiest)}"
+
+    @property
+    def statuses(self) -> str:
+        """Its members' statuses, space-separated (what the drawing's status filter matches)."""
+        return " ".join(sorted({e.status for e in self.edges}))
+
+    @property
+    def loads(self) -> str:
+        """Its members' load classes, space-separated (the drawing's load filter matches)."""
+        return " ".join(sorted({load_class(e) for e in self.edges}))
+
+
+def edge_figure(edge: Edge) -> str:
+    """An edge's numbers in a few characters: "62 % of 10 Gbit/s", or its status."""
+    capacity = f" of {edge.capacity}" if edge.capacity else ""
+    if edge.ratio is None or edge.status != "connected":
+        return f"{edge.status}{capacity}"
+    return f"{edge.ratio * 100:.0f} %{capacity}"
+
 
 def group_of(graph: Graph) -> dict[str, str]:
     """Node id -> group id."""
@@ -400,338 +412,27 @@ def bundles(graph: Graph) -> list[Bundle]:
 
 
 @dataclass(frozen=True)
-class Box:
-    """An axis-aligned box in the SVG's user space."""
+class DrawingFilters:
+    """What the drawing's filters offer: the statuses, load classes and node kinds present."""
 
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    def overlaps(self, other: Box) -> bool:
-        across = self.x0 < other.x1 and other.x0 < self.x1
-        return across and self.y0 < other.y1 and other.y0 < self.y1
+    statuses: list[str]
+    loads: list[str]
+    kinds: list[str]
 
 
-@dataclass(frozen=True)
-class Label:
-    """Lines of text at (x, first baseline), anchored start, middle or end, and its box."""
-
-    x: float
-    y: float
-    anchor: str
-    lines: tuple[str, ...]
-
-    @property
-    def box(self) -> Box:
-        width = max(text_width(line) for line in self.lines)
-        left = {"start": self.x, "middle": self.x - width / 2, "end": self.x - width}[self.anchor]
-        top = self.y - LINE_HEIGHT + 3
-        return Box(left, top, left + width, top + LINE_HEIGHT * len(self.lines) + 2)
-
-
-@dataclass(frozen=True)
-class GroupMark:
-    """A group on the overview: a circle sized by its node count, coloured by its busiest
-    internal edge, and its label."""
-
-    group: Group
-    x: float
-    y: float
-    r: float
-    load: str
-    nodes: int
-    internal: int
-    label: Label
-
-
-@dataclass(frozen=True)
-class BundleMark:
-    """A bundle on the overview, with its handle at the middle of its curve."""
-
-    bundle: Bundle
-    path: str
-    width: int
-    mx: float
-    my: float
-
-
-@dataclass
-class Overview:
-    width: float
-    height: float
-    groups: list[GroupMark] = field(default_factory=list)
-    bundles: list[BundleMark] = field(default_factory=list)
-
-
-def _ring_order(group_ids: list[str], weights: dict[tuple[str, str], int]) -> list[str]:
-    """Groups around the ellipse so that joined groups sit side by side where they can.
-
-    Greedy and deterministic: start from the first group, then repeatedly take the unplaced
-    group with the most edges to the last one placed (ties and strangers in id order).
-    """
-    if not group_ids:
-        return []
-    order = [group_ids[0]]
-    left = set(group_ids[1:])
-    while left:
-        last = order[-1]
-
-        def pull(candidate: str, last: str = last) -> tuple[int, str]:
-            key = (last, candidate) if last < candidate else (candidate, last)
-            return (-weights.get(key, 0), candidate)
-
-        chosen = min(left, key=pull)
-        order.append(chosen)
-        left.remove(chosen)
-    return order
-
-
-def _ellipse_points(n: int, rx: float, ry: float) -> list[tuple[float, float, float]]:
-    """n points at equal arc length on an ellipse, clockwise from the top: (x, y, angle)."""
-    steps = 2880
-    angles = [-math.pi / 2 + 2 * math.pi * i / steps for i in range(steps + 1)]
-    xy = [(rx * math.cos(t), ry * math.sin(t)) for t in angles]
-    lengths = [0.0]
-    for (x0, y0), (x1, y1) in itertools.pairwise(xy):
-        lengths.append(lengths[-1] + math.hypot(x1 - x0, y1 - y0))
-    total = lengths[-1]
-    points = []
-    j = 0
-    for i in range(n):
-        target = total * i / n
-        while lengths[j + 1] < target:
-            j += 1
-        points.append((xy[j][0], xy[j][1], angles[j]))
-    return points
-
-
-def _perimeter(rx: float, ry: float) -> float:
-    h = ((rx - ry) / (rx + ry)) ** 2
-    return math.pi * (rx + ry) * (1 + 3 * h / (10 + math.sqrt(4 - 3 * h)))
-
-
-def _place_labels(
-    order: list[str],
-    spots: list[tuple[float, float, float]],
-    radius: dict[str, float],
-    labels: dict[str, tuple[str, str]],
-    rx: float,
-    ry: float,
-) -> list[Label] | None:
-    """A label per group, outside the ring, touching no mark and no other label; None when
-    some group has no free place at this size.
-
-    Each group tries the side its ellipse normal points to first (beside it on the left and
-    right of the ring, above or below it at the top and bottom), then the others.
-    """
-    marks = [Box(x - radius[g], y - radius[g], x + radius[g], y + radius[g])
-             for g, (x, y, _) in zip(order, spots, strict=True)]  # fmt: skip
-    chosen: list[Label] = []
-    for index, (gid, (x, y, angle)) in enumerate(zip(order, spots, strict=True)):
-        r, lines = radius[gid], labels[gid]
-        nx, ny = (math.cos(angle) / (rx or 1.0), math.sin(angle) / (ry or 1.0))
-        if rx == 0:
-            nx, ny = 0.0, 1.0
-        norm = math.hypot(nx, ny) or 1.0
-        nx, ny = nx / norm, ny / norm
-        right = Label(x + r + 8, y - 2 + ny * 10, "start", lines)
-        left = Label(x - r - 8, y - 2 + ny * 10, "end", lines)
-        above = Label(x, y - r - 8 - LINE_HEIGHT, "middle", lines)
-        below = Label(x, y + r + 8 + LINE_HEIGHT - 3, "middle", lines)
-        vertical = [above, below] if ny < 0 else [below, above]
-        side = [right, left] if nx > 0 else [left, right]
-        candidates = side + vertical if abs(nx) > 0.6 else vertical + side
-        others = marks[:index] + marks[index + 1 :] + [c.box for c in chosen]
-        label = next((c for c in candidates if not any(c.box.overlaps(o) for o in others)), None)
-        if label is None:
-            return None
-        chosen.append(label)
-    return chosen
-
-
-def overview(graph: Graph) -> Overview:
-    """Groups on an ellipse, bundles as curves bent towards its centre.
-
-    Every node of a convex ring sits on its boundary, so no bundle passes through another
-    group's mark; labels sit outside the ring, where no line goes. The ring grows with the
-    number of groups (``SPACING`` between neighbours), never with the number of nodes.
-    """
-    known = {g.id: g for g in graph.groups}
-    members: dict[str, int] = {g.id: 0 for g in graph.groups}
-    for node in graph.nodes:
-        members[node.group] = members.get(node.group, 0) + 1
-    groups = group_of(graph)
-    internal: dict[str, list[Edge]] = {gid: [] for gid in members}
-    for edge in graph.edges:
-        ga, gb = groups.get(edge.a), groups.get(edge.b)
-        if ga is not None and ga == gb:
-            internal[ga].append(edge)
-    joined = bundles(graph)
-    weights = {(b.a, b.b): len(b.edges) for b in joined}
-    order = _ring_order(sorted(members), weights)
-    n = len(order)
-    labels = {
-        gid: (
-            known.get(gid, Group(gid, gid)).short or gid,
-            known.get(gid, Group(gid, gid)).detail or f"{members[gid]} nodes",
-        )
-        for gid in order
-    }
-    widest = max((text_width(line) for pair in labels.values() for line in pair), default=0.0)
-    biggest = max(members.values(), default=1) or 1
-    r_max = 24.0
-    scale = max(0.5, n * SPACING / _perimeter(BASE_RX, BASE_RY))
-    radius = {gid: 10 + (r_max - 10) * math.sqrt(members[gid] / biggest) for gid in order}
-    while True:  # grow the ring until every label has a free place (the first try, usually)
-        rx, ry = (BASE_RX * scale, BASE_RY * scale) if n > 1 else (0.0, 0.0)
-        margin_x = r_max + 10 + widest + MARGIN
-        margin_y = r_max + 10 + 2 * LINE_HEIGHT + MARGIN
-        width, height = 2 * (rx + margin_x), 2 * (ry + margin_y)
-        cx, cy = width / 2, height / 2
-        spots = [(cx + px, cy + py, angle) for px, py, angle in _ellipse_points(n, rx, ry)]
-        placed = _place_labels(order, spots, radius, labels, rx, ry)
-        if placed is not None or scale > 50:
-            break
-        scale *= 1.08
-    result = Overview(width=width, height=height)
-    positions: dict[str, tuple[float, float]] = {}
-    for gid, (x, y, _), label in zip(order, spots, placed or [], strict=False):
-        top = busiest(internal[gid])
-        positions[gid] = (x, y)
-        result.groups.append(
-            GroupMark(
-                known.get(gid, Group(gid, gid)),
-                x,
-                y,
-                radius[gid],
-                load_class(top) if top is not None else "unknown",
-                members[gid],
-                len(internal[gid]),
-                label,
-            )
-        )
-    for bundle in joined:
-        (x1, y1), (x2, y2) = positions[bundle.a], positions[bundle.b]
-        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
-        qx, qy = mx + (cx - mx) * 0.35, my + (cy - my) * 0.35
-        handle = (0.25 * x1 + 0.5 * qx + 0.25 * x2, 0.25 * y1 + 0.5 * qy + 0.25 * y2)
-        width = min(10, 2 + round(2 * math.log2(len(bundle.edges))))
-        path = f"M{x1:.1f},{y1:.1f} Q{qx:.1f},{qy:.1f} {x2:.1f},{y2:.1f}"
-        result.bundles.append(BundleMark(bundle, path, width, *handle))
-    # Quiet bundles first, so the busy ones are painted on top of those they cross.
-    result.bundles.sort(key=lambda m: (-LOAD_ORDER[m.bundle.load], m.bundle.a, m.bundle.b))
-    return result
-
-
-@dataclass(frozen=True)
-class PeerMark:
-    """A neighbouring group in a group's own view: a box to the right, linking to its view."""
-
-    group: Group
-    x: float
-    y: float
-    w: float
-    h: float
-    edges: int
-    load: str
-
-
-@dataclass
-class SiteView:
-    """One group's nodes by rank (rows wrap so labels never overlap), its internal edges, and
-    its edges to neighbouring groups, drawn to their boxes."""
-
-    group: Group
-    width: float
-    height: float
-    nodes: list[tuple[Placed, Label]] = field(default_factory=list)
-    edges: list[Drawn] = field(default_factory=list)
-    peers: list[PeerMark] = field(default_factory=list)
-
-
-def site_view(graph: Graph, group_id: str) -> SiteView | None:
-    """The view of one group; None when the graph has no such group."""
-    known = {g.id: g for g in graph.groups}
-    if group_id not in known:
-        return None
-    group = known[group_id]
-    groups = group_of(graph)
-    mine = [n for n in graph.nodes if n.group == group_id]
-
-    def short(node: Node) -> str:
-        return node.label.removeprefix(f"{group_id}-") or node.label
-
-    slot = max((text_width(short(n)) for n in mine), default=0.0) + 28
-    columns = max(1, int(SITE_WIDTH // slot))
-    lines: list[list[Node]] = []
-    for rank in sorted({n.rank for n in mine}):
-        row = sorted((n for n in mine if n.rank == rank), key=lambda n: n.label)
-        lines += [row[i : i + columns] for i in range(0, len(row), columns)]
-    positions: dict[str, tuple[float, float]] = {}
-    placed: list[tuple[Placed, Label]] = []
-    for index, line in enumerate(lines):
-        y = MARGIN + 40 + index * SITE_ROW
-        for column, node in enumerate(line):
-            # Odd lines spread wider, so that a line's edges to the line after next do not
-            # run straight through the nodes in between.
-            if index % 2:
-                x = MARGIN + SITE_WIDTH * (column + 0.5) / len(line)
-            else:
-                x = MARGIN + SITE_WIDTH * (column + 1) / (len(line) + 1)
-            positions[node.id] = (x, y)
-            placed.append((Placed(node, x, y), Label(x, y + 26, "middle", (short(node),))))
-    outward: dict[str, list[Edge]] = {}
-    inside: list[Edge] = []
-    for edge in graph.edges:
-        ga, gb = groups.get(edge.a), groups.get(edge.b)
-        if ga == group_id and gb == group_id:
-            inside.append(edge)
-        elif ga == group_id and gb is not None:
-            outward.setdefault(gb, []).append(edge)
-        elif gb == group_id and ga is not None:
-            outward.setdefault(ga, []).append(edge)
-    peer_x = MARGIN + SITE_WIDTH + 90
-    nodes_height = MARGIN + 40 + max(len(lines) - 1, 0) * SITE_ROW + 40 + MARGIN
-    peers_height = MARGIN + len(outward) * (PEER_HEIGHT + PEER_GAP) + MARGIN
-    result = SiteView(
-        group,
-        width=peer_x + PEER_WIDTH + MARGIN,
-        height=max(nodes_height, peers_height, 160.0),
-        nodes=placed,
+def drawing_filters(graph: Graph) -> DrawingFilters:
+    """The choices of the drawing's filters, from what the graph holds (busiest load first)."""
+    loads = {load_class(e) for e in graph.edges}
+    return DrawingFilters(
+        statuses=sorted({e.status for e in graph.edges}),
+        loads=sorted(loads, key=LOAD_ORDER.__getitem__),
+        kinds=sorted({n.kind for n in graph.nodes if n.kind}),
     )
-    peer_at: dict[str, tuple[float, float]] = {}
-    for index, peer in enumerate(sorted(outward)):
-        y = MARGIN + index * (PEER_HEIGHT + PEER_GAP)
-        top = busiest(outward[peer])
-        mark = PeerMark(
-            known.get(peer, Group(peer, peer)),
-            peer_x,
-            y,
-            PEER_WIDTH,
-            PEER_HEIGHT,
-            len(outward[peer]),
-            load_class(top) if top is not None else "unknown",
-        )
-        result.peers.append(mark)
-        peer_at[peer] = (peer_x, y + PEER_HEIGHT / 2)
-    seen: dict[frozenset[str], int] = {}
-    for edge in inside:
-        (x1, y1), (x2, y2) = positions[edge.a], positions[edge.b]
-        pair = frozenset((edge.a, edge.b))
-        index = seen[pair] = seen.get(pair, -1) + 1
-        path, (mx, my) = _curve(x1, y1, x2, y2, index)
-        result.edges.append(Drawn(edge, x1, y1, x2, y2, load_class(edge), path, mx, my))
-    for peer, edges in sorted(outward.items()):
-        x2, y2 = peer_at[peer]
-        for index, edge in enumerate(sorted(edges, key=lambda e: e.id)):
-            local = edge.a if groups.get(edge.a) == group_id else edge.b
-            x1, y1 = positions[local]
-            path, (mx, my) = _curve(x1, y1, x2, y2 + (index - (len(edges) - 1) / 2) * 6, index)
-            result.edges.append(Drawn(edge, x1, y1, x2, y2, load_class(edge), path, mx, my))
-    result.edges.sort(key=lambda d: -math.hypot(d.x2 - d.x1, d.y2 - d.y1))
-    return result
 
+
+FIGURES_LIMIT = 12
+"""Up to this many lines in a drawing, each carries its figures as a label; past it, figures
+show once the drawing is zoomed in (and always in each line's title, on hover)."""
 
 BUSIEST = 10
 

@@ -18,6 +18,7 @@ Screenshots go where the other browser tests put theirs (``tests/e2e/screenshots
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import re
 import time
@@ -35,6 +36,7 @@ from db.migrate import upgrade
 from db.scales import HOUR, SCALES
 from tests.conftest import FIXED_NOW, RunningAgent, postgres_database, start_agent
 from tests.e2e.test_console_browser import login
+from tests.e2e.test_console_topology import assert_legend_explains_the_drawing, has, lines, view_box
 
 pytestmark = pytest.mark.system
 
@@ -141,6 +143,20 @@ def assert_page_bounded(page: Any) -> None:
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
+def print_size(page: Any, what: str) -> None:
+    """Print a drawing's size in its own units and on the screen (docs/console.md quotes it)."""
+    [svg] = boxes(page, "svg#topology")
+    units = (
+        page.locator("svg#topology").get_attribute("width"),
+        page.locator("svg#topology").get_attribute("height"),
+    )
+    width, height = svg["x1"] - svg["x0"], svg["y1"] - svg["y0"]
+    print(
+        f"\n{what}: {float(units[0]):,.0f} by {float(units[1]):,.0f} units, "
+        f"{width:,.0f} by {height:,.0f} px"
+    )
+
+
 def shot(page: Any, screenshots: Path, name: str) -> None:
     path = screenshots / name
     page.screenshot(path=path, full_page=True)
@@ -159,6 +175,7 @@ def test_the_medium_overview_fits_the_screen_and_nothing_overlaps(
     graph.scroll_into_view_if_needed()
     [svg] = boxes(page, "svg#topology")
     assert svg["y1"] - svg["y0"] <= VIEWPORT["height"], svg
+    print_size(page, "medium overview")
     labels = boxes(page, "a.site-mark text")
     marks = boxes(page, "a.site-mark circle")
     assert len(labels) == len(marks) == 26
@@ -212,14 +229,19 @@ def test_a_medium_site_view_fits_the_screen_and_nothing_overlaps(
     graph.scroll_into_view_if_needed()
     [svg] = boxes(page, "svg#topology")
     assert svg["y1"] - svg["y0"] <= VIEWPORT["height"], svg
+    print_size(page, "medium site view of nyc1")
     labels = boxes(page, "g.node text")
-    nodes = boxes(page, "g.node circle")
+    nodes = boxes(page, "g.node rect")
     peers = boxes(page, "a.peer rect")
     assert_within_viewport(page, labels + nodes + peers)
     assert_apart(labels)
     assert_apart(nodes)
-    assert_apart(labels, nodes)
-    assert_apart(labels + nodes, peers)
+    # each device's name sits inside its own opaque box, which no other box touches
+    assert len(labels) == len(nodes) == 25
+    for label, node in zip(labels, nodes, strict=True):
+        assert node["x0"] <= label["x0"] and label["x1"] <= node["x1"], (label, node)
+        assert node["y0"] <= label["y0"] and label["y1"] <= node["y1"], (label, node)
+    assert_apart(nodes, peers)
     expect(page.locator("#links-count")).to_contain_text("of 48,")
     # A link of the site opens with its chart, and the page stays bounded.
     graph.locator('a.edge[data-link="acme-lnk-00002"]').focus()
@@ -306,3 +328,83 @@ def test_busiest_links_both_directions_and_csv_at_the_medium_scale(
     rows = Path(download.value.path()).read_text("utf-8").splitlines()
     assert rows[0] == "id,ends,status,capacity,load_percent_now"
     assert len(rows) == 1 + 1_203  # every link, not one page
+
+
+def test_the_medium_overview_groups_regions_and_its_tools_highlight_exact_lines(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    graph = page.locator("svg#topology")
+    # 26 sites in 3 regions: a sector each, naming its sites' count, a region's sites side by side
+    regions = graph.locator("g.region")
+    expect(regions).to_have_count(3)
+    expect(graph.locator("g.region-name text")).to_have_text(
+        ["ap-southeast · 8 sites", "eu-west · 9 sites", "us-east · 9 sites"]
+    )
+    graph.scroll_into_view_if_needed()
+    names = boxes(page, "g.region-name rect")
+    assert_apart(names, boxes(page, "a.site-mark text") + boxes(page, "a.site-mark circle"))
+    assert_apart(names)
+    ring = [m.get_attribute("data-region") for m in graph.locator("a.site-mark").all()]
+    changes = sum(1 for a, b in itertools.pairwise(ring) if a != b)
+    assert changes == 2, ring
+    assert_legend_explains_the_drawing(page)
+    # 25 bundles: figures wait for a zoom (they would pile up at the ring's middle)
+    expect(graph).not_to_have_class(re.compile(r"\bfigures\b"))
+    page.get_by_label("utilization").select_option("hot")
+    drawn = lines(page)
+    assert [d["id"] for d in drawn if has(d, "match")] == ["lon1~nyc1"]
+    assert [d["id"] for d in drawn if "hot" in d["loads"].split()] == ["lon1~nyc1"]
+    shot(page, screenshots, "medium-overview-filtered.png")
+    page.get_by_label("utilization").select_option("")
+    page.get_by_label("one end").select_option("sin3")
+    page.get_by_label("other end").select_option("lon3")
+    assert [d["id"] for d in lines(page) if has(d, "pair")] == ["lon3~sin3"]
+    expect(page.locator("#pair-result")).to_have_text("2 links between sin3 and lon3")
+    graph.focus()
+    whole = view_box(page)
+    for _ in range(3):
+        page.keyboard.press("+")
+    page.keyboard.press("ArrowLeft")
+    assert view_box(page)[2] < whole[2] / 1.9
+    expect(graph).to_have_class(re.compile(r"\bfigures\b"))
+    shot(page, screenshots, "medium-overview-zoomed.png")
+
+
+def test_a_medium_site_puts_each_access_switch_under_its_aggregation_switches(
+    page, console_agent, screenshots: Path
+):
+    login(page, console_agent, "alice")
+    page.goto(f"{console_agent.base_url}/console/network?site=nyc1")
+    graph = page.locator("svg#topology")
+    expect(graph.locator("text.tier")).to_have_text(["edge", "core", "aggregation", "access"])
+    assert_legend_explains_the_drawing(page)
+    # Left to right, the access switches' feeders (mean x of their aggregation switches) never
+    # step back: whoever feeds an access switch stands above it, not across the drawing.
+    feeders = page.evaluate(
+        """() => {
+        const nodes = [...document.querySelectorAll('#topology g.node')];
+        const at = Object.fromEntries(nodes.map((n) => {
+          const r = n.querySelector('rect').getBoundingClientRect();
+          return [n.dataset.node, {x: r.left + r.width / 2, kind: n.dataset.kinds}];
+        }));
+        const lines = [...document.querySelectorAll('#topology [data-a][data-b]')];
+        return nodes.filter((n) => n.dataset.kinds === 'access').map((n) => {
+          const id = n.dataset.node;
+          const up = lines.map((l) => l.dataset.a === id ? l.dataset.b : l.dataset.b === id
+            ? l.dataset.a : null).filter((o) => o && at[o] && at[o].kind === 'aggregation');
+          return [at[id].x, up.length ? up.reduce((s, o) => s + at[o].x, 0) / up.length : null];
+        }).filter(([, mean]) => mean !== null).sort((p, q) => p[0] - q[0]).map(([, m]) => m);
+    }"""
+    )
+    assert len(feeders) >= 16, feeders
+    assert feeders == sorted(feeders), feeders
+    page.get_by_label("role").select_option("aggregation")
+    expect(graph.locator("g.node.match")).to_have_count(4)
+    page.get_by_label("role").select_option("")
+    page.get_by_label("one end").select_option(label="agg-01")
+    page.get_by_label("other end").select_option(label="access-01")
+    drawn = lines(page)
+    paired = [d for d in drawn if has(d, "pair")]
+    assert len(paired) == 1 and paired[0]["load"] == "hot", paired
+    shot(page, screenshots, "medium-site-pair.png")

@@ -484,4 +484,155 @@ function setUpLive() {
   if (toggle.checked) start();
 }
 
-document.addEventListener("DOMContentLoaded", () => { setUpLogin(); setUpTry(); setUpLive(); });
+// ---------------------------------------------------------------------------- the drawing
+// The server draws the graph as SVG; this only moves its viewBox (zoom and pan, by buttons,
+// wheel, drag or keys) and adds classes: "match" for what the drawing's filters select, "pair"
+// for the lines between two chosen ends. Without script the drawing is whole and its links work.
+
+const ZOOM_STEP = 1.25;
+const ZOOM_MAX = 12;
+const FIGURES_AT = 1.8;  // from this zoom on, every line carries its figures
+
+function setUpDrawing() {
+  const svg = document.getElementById("topology");
+  if (!svg) return;
+  const [x0, y0, w0, h0] = svg.getAttribute("viewBox").split(/\s+/).map(Number);
+  const view = { x: x0, y: y0, w: w0, h: h0 };
+  const status = document.getElementById("zoom-level");
+  const always = svg.classList.contains("figures");
+  function apply() {
+    const scale = w0 / view.w;
+    svg.setAttribute("viewBox", `${view.x.toFixed(1)} ${view.y.toFixed(1)} ${view.w.toFixed(1)} ${view.h.toFixed(1)}`);
+    svg.dataset.zoom = scale.toFixed(2);
+    svg.style.setProperty("--zoom", scale.toFixed(3));
+    svg.classList.toggle("figures", always || scale >= FIGURES_AT);
+    if (status) status.textContent = `${Math.round(scale * 100)} %`;
+  }
+  function zoom(factor, cx, cy) {
+    const scale = Math.min(Math.max((w0 / view.w) * factor, 1), ZOOM_MAX);
+    const w = w0 / scale, h = h0 / scale;
+    const fx = cx === undefined ? 0.5 : (cx - view.x) / view.w;
+    const fy = cy === undefined ? 0.5 : (cy - view.y) / view.h;
+    view.x += (view.w - w) * fx; view.y += (view.h - h) * fy; view.w = w; view.h = h;
+    clamp(); apply();
+  }
+  function pan(dx, dy) { view.x += dx; view.y += dy; clamp(); apply(); }
+  function clamp() {
+    view.x = Math.min(Math.max(view.x, x0), x0 + w0 - view.w);
+    view.y = Math.min(Math.max(view.y, y0), y0 + h0 - view.h);
+  }
+  function reset() { Object.assign(view, { x: x0, y: y0, w: w0, h: h0 }); apply(); }
+  function point(event) {
+    const box = svg.getBoundingClientRect();
+    return [view.x + (event.clientX - box.left) / box.width * view.w,
+            view.y + (event.clientY - box.top) / box.height * view.h];
+  }
+  document.querySelectorAll("[data-zoom-action]").forEach((button) => {
+    button.addEventListener("click", () => {
+      const action = button.dataset.zoomAction;
+      if (action === "in") zoom(ZOOM_STEP); else if (action === "out") zoom(1 / ZOOM_STEP); else reset();
+    });
+  });
+  // The wheel zooms the drawing only while it can: at the whole drawing, scrolling down
+  // scrolls the page as usual (a drawing as tall as the screen must not trap the wheel).
+  svg.addEventListener("wheel", (event) => {
+    const before = view.w;
+    zoom(event.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP, ...point(event));
+    if (view.w !== before) event.preventDefault();
+  }, { passive: false });
+  svg.addEventListener("keydown", (event) => {
+    const step = view.w / 10;
+    const keys = { "+": () => zoom(ZOOM_STEP), "=": () => zoom(ZOOM_STEP), "-": () => zoom(1 / ZOOM_STEP),
+      "0": reset, ArrowLeft: () => pan(-step, 0), ArrowRight: () => pan(step, 0),
+      ArrowUp: () => pan(0, -step), ArrowDown: () => pan(0, step) };
+    if (keys[event.key] && !event.altKey && !event.ctrlKey && !event.metaKey) {
+      event.preventDefault(); keys[event.key]();
+    }
+  });
+  let drag = null;
+  svg.addEventListener("pointerdown", (event) => {
+    if (event.button === 0) drag = { x: event.clientX, y: event.clientY, moved: false };
+  });
+  svg.addEventListener("pointermove", (event) => {
+    if (!drag || drag.done) return;
+    const dx = event.clientX - drag.x, dy = event.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 5) return;
+    drag.moved = true;
+    const box = svg.getBoundingClientRect();
+    pan(-dx * view.w / box.width, -dy * view.h / box.height);
+    drag.x = event.clientX; drag.y = event.clientY;
+  });
+  svg.addEventListener("click", (event) => {  // a drag is not a click on what it started over
+    if (drag && drag.moved) { event.preventDefault(); event.stopPropagation(); }
+    drag = null;
+  }, true);
+  window.addEventListener("pointerup", () => {
+    if (drag && drag.moved) drag.done = true; else drag = null;
+  });
+  apply();
+  setUpHighlights(svg);
+}
+
+function words(list) { return (list || "").split(/\s+/).filter(Boolean); }
+
+function setUpHighlights(svg) {
+  for (const id of ["drawing-filter", "pair-form"]) {  // they act as they change: nothing to send
+    const form = document.getElementById(id);
+    if (form) form.addEventListener("submit", (event) => event.preventDefault());
+  }
+  const lines = [...svg.querySelectorAll("[data-a][data-b]")];
+  const ends = [...svg.querySelectorAll("[data-end]")];
+  const selects = [...document.querySelectorAll("#drawing-filter select[data-filter]")];
+  const filterResult = document.getElementById("filter-result");
+  function filter() {
+    const wanted = selects.filter((s) => s.value).map((s) => [s.dataset.filter, s.value]);
+    const byKind = wanted.find(([name]) => name === "kinds");
+    svg.classList.toggle("filtering", wanted.length > 0);
+    svg.classList.toggle("by-kind", Boolean(byKind));
+    let count = 0;
+    for (const line of lines) {
+      const hit = wanted.length > 0 && wanted.every(([name, value]) => words(line.dataset[name]).includes(value));
+      line.classList.toggle("match", hit);
+      if (hit) count += 1;
+    }
+    for (const end of ends) {
+      end.classList.toggle("match", Boolean(byKind) && words(end.dataset.kinds).includes(byKind[1]));
+    }
+    if (filterResult) filterResult.textContent = wanted.length ? `${count} of ${lines.length} lines highlighted` : "";
+  }
+  selects.forEach((s) => s.addEventListener("change", filter));
+  const [one, other] = ["pair-a", "pair-b"].map((id) => document.getElementById(id));
+  const pairResult = document.getElementById("pair-result");
+  function pair() {
+    if (!one || !other) return;
+    const a = one.value, b = other.value;
+    const on = Boolean(a && b && a !== b);
+    svg.classList.toggle("pairing", on);
+    let count = 0;
+    for (const line of lines) {
+      const ab = [line.dataset.a, line.dataset.b];
+      const hit = on && ab.includes(a) && ab.includes(b);
+      line.classList.toggle("pair", hit);
+      if (hit) count += Number(line.dataset.links || 1);
+    }
+    for (const end of ends) end.classList.toggle("pair-end", on && [a, b].includes(end.dataset.end));
+    const named = (select) => select.selectedOptions[0].textContent;
+    if (pairResult) pairResult.textContent = on ? `${count} link${count === 1 ? "" : "s"} between ${named(one)} and ${named(other)}` : "";
+  }
+  [one, other].forEach((s) => s && s.addEventListener("change", pair));
+  // Pointing at a node shows its own lines (which upper nodes feed it, which lower it feeds).
+  for (const end of svg.querySelectorAll("g.node[data-end]")) {
+    const id = end.dataset.end;
+    end.addEventListener("pointerenter", () => {
+      svg.classList.add("hovering");
+      for (const line of lines) line.classList.toggle("touching", line.dataset.a === id || line.dataset.b === id);
+    });
+    end.addEventListener("pointerleave", () => {
+      svg.classList.remove("hovering");
+      for (const line of lines) line.classList.remove("touching");
+    });
+  }
+  filter(); pair();
+}
+
+document.addEventListener("DOMContentLoaded", () => { setUpLogin(); setUpTry(); setUpLive(); setUpDrawing(); });

@@ -7,34 +7,39 @@ import math
 
 import pytest
 
+from agent.console.ring_layout import Box, crossings, overview
+from agent.console.site_layout import NodeMark, site_view
 from agent.console.topology import (
     PAGE_SIZE,
-    Box,
     Edge,
     Graph,
     Group,
     Node,
     bundles,
+    drawing_filters,
+    edge_figure,
     link_page,
-    overview,
-    site_view,
     text_width,
 )
 
 ROLES = (("core", 2), ("edge", 2), ("aggregation", 4), ("access", 16))
 
 
-def network(sites: int, *, per_site: tuple[tuple[str, int], ...] = ROLES) -> Graph:
+def network(
+    sites: int, *, per_site: tuple[tuple[str, int], ...] = ROLES, regions: int = 0
+) -> Graph:
     """A ring of sites like the simulator's: devices by rank, a chain per site, peer links."""
     groups, nodes, edges = [], [], []
     for s in range(sites):
         gid = f"site{s:02d}"
         devices = sum(n for _, n in per_site)
-        groups.append(Group(gid, f"{gid} (Site {s})", f"{devices} devices", gid))
+        region = f"r{s % regions}" if regions else ""
+        groups.append(Group(gid, f"{gid} (Site {s})", f"{devices} devices", gid, region))
         previous = None
         for rank, (role, count) in enumerate(per_site):
             for i in range(count):
-                node = Node(f"{gid}-{role}-{i + 1:02d}", f"{gid}-{role}-{i + 1:02d}", gid, rank)
+                name = f"{gid}-{role}-{i + 1:02d}"
+                node = Node(name, name, gid, rank, kind=role)
                 nodes.append(node)
                 if previous is not None:
                     edges.append(
@@ -96,20 +101,111 @@ def test_bundles_aggregate_inter_site_links_coloured_by_the_busiest() -> None:
     assert [m.bundle.load for m in drawn.bundles][-1] == "hot"  # painted last, on top
 
 
+def box_of(mark: NodeMark) -> Box:
+    return Box(mark.x - mark.w / 2, mark.y - mark.h / 2, mark.x + mark.w / 2, mark.y + mark.h / 2)
+
+
 @pytest.mark.parametrize("access", [1, 5, 16, 40, 120])
-def test_a_site_view_wraps_rows_so_labels_never_overlap(access: int) -> None:
+def test_a_site_view_puts_a_tier_per_rank_and_no_two_boxes_overlap(access: int) -> None:
     graph = network(3, per_site=(("core", 2), ("edge", 2), ("aggregation", 4), ("access", access)))
     view = site_view(graph, "site01")
     assert view is not None
-    boxes = [label.box for _, label in view.nodes]
+    boxes = [box_of(m) for m in view.nodes]
     assert overlapping(boxes) == []
     for box in boxes:
         assert box.x0 >= 0 and box.x1 <= view.width and box.y1 <= view.height
-    assert {n.node.id for n, _ in view.nodes} == {n.id for n in graph.nodes if n.group == "site01"}
+    assert {m.node.id for m in view.nodes} == {n.id for n in graph.nodes if n.group == "site01"}
+    assert [t.text for t in view.tiers] == ["core", "edge", "aggregation", "access"]
+    # every tier lies wholly below the one before it (a zig-zagged tier takes two lines)
+    tops = [[m.y for m in view.nodes if m.node.kind == t.text] for t in view.tiers]
+    assert all(max(upper) < min(lower) for upper, lower in itertools.pairwise(tops))
     assert [p.group.id for p in view.peers] == ["site00", "site02"]
     # Labels drop the site's prefix: the view already names the site.
-    assert all(not label.lines[0].startswith("site01-") for _, label in view.nodes)
+    assert all(not m.text.startswith("site01-") for m in view.nodes)
     assert site_view(graph, "nowhere") is None
+
+
+def test_a_lower_tier_sits_under_the_nodes_that_feed_it() -> None:
+    """Two uppers, each feeding its own lowers: each upper's lowers sit on its side."""
+    nodes = [Node("u-b", "u-b", "g", 0), Node("u-a", "u-a", "g", 0)]
+    nodes += [Node(f"l{i}", f"l{i}", "g", 1) for i in range(6)]
+    feeds = {"l0": "u-b", "l1": "u-a", "l2": "u-b", "l3": "u-a", "l4": "u-b", "l5": "u-a"}
+    edges = [Edge(f"{lo}~{up}", up, lo, "", "connected", 0.1) for lo, up in feeds.items()]
+    view = site_view(Graph([Group("g", "g")], nodes, edges), "g")
+    assert view is not None
+    x = {m.node.id: m.x for m in view.nodes}
+    assert x["u-a"] < x["u-b"]
+    assert max(x[lo] for lo, up in feeds.items() if up == "u-a") < min(
+        x[lo] for lo, up in feeds.items() if up == "u-b"
+    )
+
+
+def test_a_node_takes_its_own_colour_and_a_line_under_it_gives_it_none() -> None:
+    """A hot edge between a and c passes where b sits: b stays by its own (quiet) edge."""
+    nodes = [Node("a", "a", "g", 0), Node("b", "b", "g", 1), Node("c", "c", "g", 2)]
+    edges = [
+        Edge("hot", "a", "c", "", "connected", 0.95),
+        Edge("quiet", "a", "b", "", "connected", 0.1),
+    ]
+    view = site_view(Graph([Group("g", "g")], nodes, edges), "g")
+    assert view is not None
+    load = {m.node.id: m.load for m in view.nodes}
+    assert load == {"a": "hot", "b": "ok", "c": "hot"}
+
+
+def test_edges_to_other_groups_run_in_lanes_above_every_node() -> None:
+    graph = network(3)
+    view = site_view(graph, "site01")
+    assert view is not None
+    top = min(m.y - m.h / 2 for m in view.nodes)
+    outward = [d for d in view.edges if d.b in {"site00", "site02"}]
+    assert len(outward) == 4
+    assert all(d.my < top for d in outward)  # each handle in its lane, above the top tier
+    assert len({d.my for d in outward}) == 4  # a lane each
+
+
+def test_figures_say_load_of_capacity_or_status() -> None:
+    assert edge_figure(Edge("e", "a", "b", "", "connected", 0.623, "10 Gbit/s")) == (
+        "62 % of 10 Gbit/s"
+    )
+    assert edge_figure(Edge("e", "a", "b", "", "down", None, "1 Gbit/s")) == "down of 1 Gbit/s"
+    assert edge_figure(Edge("e", "a", "b", "", "connected", None)) == "connected"
+
+
+def test_regions_sit_together_on_the_ring_with_a_sector_each() -> None:
+    graph = network(26, regions=3)
+    drawn = overview(graph)
+    assert [r.name for r in drawn.regions] == ["r0", "r1", "r2"]
+    region = {g.id: g.region for g in graph.groups}
+    for mark in drawn.regions:
+        assert {region[g] for g in mark.groups} == {mark.name}
+    assert sorted(g for r in drawn.regions for g in r.groups) == sorted(region)
+    # a region's groups take consecutive places on the ring
+    order = [m.group.id for m in drawn.groups]
+    names = [region[g] for g in order]
+    assert sum(1 for a, b in itertools.pairwise(names) if a != b) == 2
+    assert overview(network(5)).regions == []  # no regions given, none drawn
+
+
+def test_turning_a_region_round_uncrosses_its_lines() -> None:
+    assert crossings(["a", "b", "c", "d"], [("a", "c"), ("b", "d")]) == 1
+    assert crossings(["a", "b", "c", "d"], [("a", "d"), ("b", "c")]) == 0
+    assert crossings(["a", "b", "c"], [("a", "b"), ("b", "c")]) == 0  # a shared end
+
+
+def test_the_legend_marks_and_filters_cover_what_is_drawn() -> None:
+    graph = network(6, regions=2)
+    drawn = overview(graph)
+    assert {"region", "group", "bundle", "handle", "figure", "load-hot", "load-ok"} <= set(
+        drawn.marks
+    )
+    view = site_view(graph, "site01")
+    assert view is not None
+    assert {"tier", "node", "edge", "peer", "load-ok"} <= set(view.marks)
+    filters = drawing_filters(graph)
+    assert filters.statuses == ["connected", "down"]
+    assert filters.kinds == ["access", "aggregation", "core", "edge"]
+    assert filters.loads[0] == "hot"
 
 
 def test_text_width_over_estimates_the_label_font() -> None:

@@ -36,6 +36,9 @@ SETS = {
     "netops_e": ROOT / "skills",
     "netops_f": ROOT / "skills",
     "invoices_c": ROOT / "examples" / "invoices" / "skills",
+    "netops_g": ROOT / "skills",
+    "netops_h": ROOT / "skills",
+    "invoices_d": ROOT / "examples" / "invoices" / "skills",
 }
 """Each set and the skills folder of the deployment it is written for."""
 ROUTING_DATA = {

@@ -14,6 +14,7 @@ from agent.interfaces import ErrorCode
 from agent.registry.loader import load_registry
 from agent.routing.data import RoutingData
 from agent.routing.decision import Action, Decision, Stage
+from agent.routing.model_cache import ModelCache, default_directory
 from agent.routing.questions import clarification_text
 from agent.routing.router import Router
 from agent.routing.text_stages import MAX_ROUTE_TEXT
@@ -33,7 +34,8 @@ READER = Principal("rita", "acme", frozenset({"inventory.read"}))
 
 @pytest.fixture(scope="module")
 def router() -> Router:
-    built = Router(load_registry(SKILLS_DIR), data=DATA)
+    # the agent's own model cache: the model the servers of the suite train is trained once
+    built = Router(load_registry(SKILLS_DIR), data=DATA, cache=ModelCache(default_directory()))
     built.warm()
     return built
 
@@ -143,6 +145,12 @@ def test_nothing_fits_says_why_and_offers_everything(
     assert decision.routing_metadata()["routing"]["nothing_fits"] == reason
     question = clarification_text(decision.candidates, decision.note, matched=False)
     assert question.startswith(decision.note) and "What I can do for you:" in question
+
+
+def test_a_request_two_skills_fit_is_asked_between_them(router: Router) -> None:
+    decision = _route(router, "spare capacity on acme-lnk-00002")
+    assert decision.action is Action.CLARIFY and decision.stage is Stage.CLARIFICATION
+    assert _offered(decision) == {"check_link_capacity", "link_headroom"}
 
 
 def test_a_request_for_a_skill_the_caller_may_not_use_is_not_given_another(

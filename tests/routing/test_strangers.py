@@ -41,6 +41,9 @@ SETS = {
     "netops_g": ROOT / "skills",
     "netops_h": ROOT / "skills",
     "invoices_d": ROOT / "examples" / "invoices" / "skills",
+    "netops_i": ROOT / "skills",
+    "netops_j": ROOT / "skills",
+    "invoices_e": ROOT / "examples" / "invoices" / "skills",
 }
 """Each set and the skills folder of the deployment it is written for."""
 SPENT = frozenset(

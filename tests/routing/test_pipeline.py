@@ -173,6 +173,52 @@ def test_a_clarification_reply_picks_an_offered_skill(router: Router) -> None:
     assert (again.action, again.stage) == (Action.CLARIFY, Stage.CLARIFICATION)
 
 
+_INVENTORY_OR_CAPACITY = Binding(
+    "t2",
+    EVERYTHING.owner,
+    Phase.CLARIFY,
+    candidates=("lookup_inventory", "check_link_capacity"),
+    text="what about nyc1-core-01?",
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "LOOKUP_INVENTORY",
+        "Lookup-Inventory please",
+        "go with lookup_inventory.",
+        "\u3000lookup_inventory\u2003",
+        "use\u00a0lookup_inventory\u202f",
+        "\x00lookup_inventory\x00",
+    ],
+)
+def test_a_clarification_reply_naming_an_offered_id_picks_it(router: Router, reply: str) -> None:
+    decision = router.route(text_message(reply), EVERYTHING, _INVENTORY_OR_CAPACITY)
+    assert decision.stage is Stage.TASK_BINDING, reply
+    assert decision.capability is not None and decision.capability.id == "lookup_inventory"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "not_lookup_inventory_x",
+        "xlookup_inventoryx",
+        "lookup_inventory_x",
+        "mylookup_inventory",
+        "lookup_inventory-2",
+        "NOT-LOOKUP_INVENTORY",
+        "lookup_inventory, not check_link_capacity",
+    ],
+)
+def test_a_clarification_reply_with_an_id_inside_another_word_picks_nothing(
+    router: Router, reply: str
+) -> None:
+    """An offered id inside a longer identifier is another name, not the id: asked again."""
+    decision = router.route(text_message(reply), EVERYTHING, _INVENTORY_OR_CAPACITY)
+    assert (decision.action, decision.stage) == (Action.CLARIFY, Stage.CLARIFICATION), reply
+
+
 def test_the_text_stages_read_a_bounded_prefix(router: Router) -> None:
     """A request buried past ``MAX_ROUTE_TEXT`` characters is not read: noise before it."""
     text = "x " * MAX_ROUTE_TEXT + "list every device at site nyc1"

@@ -7,16 +7,18 @@ fails even when it lands on the right skill.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from a2a.types import ContentTypeNotSupportedError
 
 from agent.interfaces import ErrorCode
-from agent.registry.loader import load_registry
+from agent.registry.loader import Capability, load_registry
 from agent.routing.data import RoutingData
 from agent.routing.decision import Action, Decision, Stage
 from agent.routing.questions import clarification_text
 from agent.routing.router import Router
-from agent.routing.text_stages import MAX_ROUTE_TEXT
+from agent.routing.text_stages import FITS, MAX_ROUTE_TEXT
 from agent.security.principal import Principal
 from agent.storage.bindings import Binding, Phase
 from netops.deployment import SKILLS_DIR, network_deployment
@@ -143,6 +145,31 @@ def test_nothing_fits_says_why_and_offers_everything(
     assert decision.routing_metadata()["routing"]["nothing_fits"] == reason
     question = clarification_text(decision.candidates, decision.note, matched=False)
     assert question.startswith(decision.note) and "What I can do for you:" in question
+
+
+def _beside_a_stranger(router: Router) -> list[Capability]:
+    """``lookup_inventory`` and a candidate neither the model nor the descriptions know (its
+    score is 0): whatever the text, one candidate at most scores above nothing."""
+    inventory = next(c for c in router.candidates(EVERYTHING) if c.id == "lookup_inventory")
+    stranger = replace(inventory, manifest=replace(inventory.manifest, id="stranger_skill"))
+    return [inventory, stranger]
+
+
+def test_a_lone_candidate_below_the_threshold_is_no_fit_not_a_one_skill_offer(
+    router: Router,
+) -> None:
+    verdict = router.text_stages.decide("where is nyc1-core-01", _beside_a_stranger(router))
+    (best, other) = verdict.scores
+    assert other.score == 0 and FITS <= best.score < router.text_stages.threshold
+    assert (verdict.chosen, verdict.offered) == (None, ())
+
+
+def test_a_lone_candidate_that_fits_is_chosen_not_offered(router: Router) -> None:
+    """Chosen, the router asks for its missing arguments: the only one-skill question."""
+    verdict = router.text_stages.decide("inventory please", _beside_a_stranger(router))
+    assert verdict.scores[0].score >= router.text_stages.threshold
+    assert verdict.chosen is not None and verdict.chosen.id == "lookup_inventory"
+    assert verdict.offered == ()
 
 
 def test_a_request_for_a_skill_the_caller_may_not_use_is_not_given_another(

@@ -1,9 +1,10 @@
-"""A request whose params do not parse leaves no trace of the caller's input in the logs.
+"""A request whose params do not parse, or whose A2A-Version is not supported, leaves no trace
+of the caller's input in the logs.
 
-a2a-sdk logs such a request with a traceback ending in protobuf's text, which quotes the value
-(agent/edge/log_scrub.py). Over JSON-RPC (the SDK's dispatcher) and HTTP+JSON, with hostile
-values (NUL, every kind of Unicode space, huge, deeply nested), the caller is answered the
-binding's invalid-params error, and every log line names the field, never the value, with no
+a2a-sdk logs such a request with a traceback ending in protobuf's text, which quotes the value,
+and quotes a version it refuses (agent/edge/log_scrub.py). Over JSON-RPC (the SDK's dispatcher)
+and HTTP+JSON, with hostile values (NUL, Unicode spaces, huge, deeply nested), the caller is
+answered the binding's error, and every log line names the field, never the value, with no
 traceback.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agent.edge.log_scrub import WITHHELD
 from tests.conftest import RunningAgent
 
 JSONRPC = "/a2a/jsonrpc"
@@ -87,4 +89,25 @@ def test_unparsable_rest_bodies_are_logged_without_the_input(
     assert response.status_code == 400, response.text
     assert CANARY not in response.text
     logged = _logged(caplog)
+    assert not [line for line in logged if CANARY in line]
+
+
+VERSIONS = {
+    "marked": "9.9-" + CANARY,
+    "unicode-space": ("1.0\u3000" + CANARY).encode(),
+    "huge": "1" * 5000 + CANARY,
+}
+
+
+@pytest.mark.parametrize("version", VERSIONS.values(), ids=VERSIONS.keys())
+def test_an_unsupported_version_is_logged_without_it(
+    http: httpx.Client, caplog: pytest.LogCaptureFixture, version: str | bytes
+) -> None:
+    caplog.set_level(logging.WARNING)
+    header = {"A2A-Version": version}
+    rpc = {"jsonrpc": "2.0", "id": "r-2", "method": "GetTask", "params": {"id": "t-1"}}
+    assert http.post(JSONRPC, json=rpc, headers=header).json()["error"]["code"] == -32009
+    assert http.get(f"{REST}/tasks/t-1", headers=header).status_code == 400
+    logged = _logged(caplog)
+    assert any(f"actual='{WITHHELD}'" in line for line in logged), logged
     assert not [line for line in logged if CANARY in line]

@@ -75,6 +75,8 @@ def _scrubbed_answer(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """The error answer's log arguments with its message and data as the caller gets them."""
     if len(args) != 4 or not str(args[3]).startswith(DATA_PREFIX):
         return args
+    if "parseError" not in str(args[3]):  # the only member of Data that quotes a request
+        return args
     request_id, code, message, data_text = args
     data = _literal(str(data_text)[len(DATA_PREFIX) :])
     if data is None:

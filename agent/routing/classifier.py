@@ -361,24 +361,28 @@ class SkillClassifier:
                     model = self._model = self._load_or_fit()
         return model
 
+    def cache_key(self, pipeline: Pipeline | None = None) -> str:
+        """The key the model cache keeps this classifier's model under."""
+        texts, labels = self.training_set()
+        return training_key(texts, labels, _signature(pipeline or _pipeline()))
+
     def _load_or_fit(self) -> FastModel:
         texts, labels = self.training_set()
         if len(set(labels)) < 2:  # one skill and no out-of-scope text: nothing to tell apart
             raise ValueError("the classifier needs at least two classes to train")
         pipeline = _pipeline()
-        key = training_key(texts, labels, _signature(pipeline))
-        cached = self._cache.load(key) if self._cache is not None else None
-        if cached is not None:
-            return FastModel(cached)
-        # One BLAS thread: the solver's products are small, and threads that wait for work
-        # spin, taking the other cores from the requests (six times the CPU of one thread).
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
-            pipeline.fit(texts, labels)
-        if self._cache is not None:
-            self._cache.store(key, pipeline)
-        return FastModel(pipeline)
+        key = self.cache_key(pipeline)
+        if self._cache is None:
+            return FastModel(_fitted(pipeline, texts, labels))
+        cached = self._cache.load(key)
+        if cached is None:
+            with self._cache.training(key):
+                # another process may have trained it while this one waited for the lock
+                cached = self._cache.load(key)
+                if cached is None:
+                    cached = _fitted(pipeline, texts, labels)
+                    self._cache.store(key, cached)
+        return FastModel(cached)
 
     def predict(self, text: str, candidates: Iterable[str]) -> Prediction:
         """Rank the candidates for ``text``; unknown candidates are ignored.
@@ -405,6 +409,16 @@ class SkillClassifier:
                 return Prediction(best_skill[0], best_skill[1], ranking)
             return Prediction(None, best_skill[1], ranking)
         return Prediction(None, best_class[1], ranking, _reason_of(best_class[0]))
+
+
+def _fitted(pipeline: Pipeline, texts: list[str], labels: list[str]) -> Pipeline:
+    # One BLAS thread: the solver's products are small, and threads that wait for work
+    # spin, taking the other cores from the requests (six times the CPU of one thread).
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        pipeline.fit(texts, labels)
+    return pipeline
 
 
 def _folded(classes: Mapping[str, float], known: frozenset[str]) -> dict[str, float]:

@@ -201,16 +201,19 @@ class Inventory:
             raise InventoryError(f"device name {ref!r} is ambiguous; use its resource_id")
         return cast(DeviceRecord, rows[0])
 
-    async def interfaces(self, device: str) -> list[InterfaceRecord]:
-        """Interfaces of the tenant's device (resource_id or name), in port order."""
+    def _interface_select(self, *, with_site: bool = False) -> Select[*tuple[Any, ...]]:
+        """The tenant's interfaces with their device, LAG and link (``InterfaceRecord``'s
+        columns); ``with_site`` adds the device's site slug as ``site`` for tenant-wide reads."""
         tid = self._tid()
         lag = aliased(Interface, name="lag")
         la, lb = aliased(Link, name="la"), aliased(Link, name="lb")
+        site = [Site.slug.label("site")] if with_site else []
         statement = (
             select(
                 Interface.resource_id,
                 Device.name.label("device"),
                 Device.resource_id.label("device_resource_id"),
+                *site,
                 Interface.name,
                 Interface.type,
                 Interface.enabled,
@@ -225,7 +228,15 @@ class Inventory:
             .outerjoin(lag, lag.id == Interface.lag_id)
             .outerjoin(la, and_(la.a_interface_id == Interface.id, la.tenant_id == tid))
             .outerjoin(lb, and_(lb.b_interface_id == Interface.id, lb.tenant_id == tid))
-            .where(Device.tenant_id == tid, Device.id.in_(self._device_ids(device)))
+            .where(Device.tenant_id == tid)
+        )
+        return statement.join(Site, Site.id == Device.site_id) if with_site else statement
+
+    async def interfaces(self, device: str) -> list[InterfaceRecord]:
+        """Interfaces of the tenant's device (resource_id or name), in port order."""
+        statement = (
+            self._interface_select()
+            .where(Device.id.in_(self._device_ids(device)))
             .order_by(Device.name, Interface.id)
         )
         return cast(list[InterfaceRecord], await self._rows(statement))

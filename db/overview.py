@@ -11,8 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TypedDict, cast
 
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select
-from sqlalchemy.orm import aliased
+from sqlalchemy import ColumnElement, func, or_, select
 
 from db.choices import AdminStatus, OperStatus
 from db.inventory import Inventory, InventoryError
@@ -47,38 +46,10 @@ def _containing(column: Any, text: str) -> ColumnElement[bool]:
 class Overview(Inventory):
     """The tenant's overview reads (see the module docstring)."""
 
-    def _interface_select(self) -> Select[*tuple[Any, ...]]:
-        tid = self._tid()
-        la, lb = aliased(Link, name="la"), aliased(Link, name="lb")
-        lag = aliased(Interface, name="lag")
-        return (
-            select(
-                Interface.resource_id,
-                Device.name.label("device"),
-                Device.resource_id.label("device_resource_id"),
-                Site.slug.label("site"),
-                Interface.name,
-                Interface.type,
-                Interface.enabled,
-                Interface.admin_status,
-                Interface.oper_status,
-                Interface.speed_bps,
-                Interface.mtu,
-                lag.name.label("lag"),
-                func.coalesce(la.link_id, lb.link_id).label("link_id"),
-            )
-            .join(Device, Device.id == Interface.device_id)
-            .join(Site, Site.id == Device.site_id)
-            .outerjoin(lag, lag.id == Interface.lag_id)
-            .outerjoin(la, and_(la.a_interface_id == Interface.id, la.tenant_id == tid))
-            .outerjoin(lb, and_(lb.b_interface_id == Interface.id, lb.tenant_id == tid))
-            .where(Device.tenant_id == tid)
-        )
-
     async def interfaces_not_up(self, site: str | None = None) -> list[InterfaceStateRecord]:
         """Interfaces meant to be up (admin UP) that are not (oper status other than UP),
         optionally at one site; an interface an operator shut is no fault."""
-        statement = self._interface_select().where(
+        statement = self._interface_select(with_site=True).where(
             Interface.admin_status == AdminStatus.UP, Interface.oper_status != OperStatus.UP
         )
         if site is not None:
@@ -100,7 +71,7 @@ class Overview(Inventory):
         devices = self._device_select().where(
             or_(_containing(Device.name, needle), _containing(Device.resource_id, needle))
         )
-        ports = self._interface_select().where(
+        ports = self._interface_select(with_site=True).where(
             or_(_containing(Interface.name, needle), _containing(Interface.resource_id, needle))
         )
         ends = self._ports_where(_containing(Device.name, needle))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -17,16 +18,26 @@ from a2a.helpers import new_data_part, new_text_part
 from a2a.types import (
     Message,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
+    TaskPushNotificationConfig,
 )
 from google.protobuf.json_format import MessageToDict
 
 from agent.interfaces import EXTENSION_URI
 
 BINDINGS = ("JSONRPC", "HTTP+JSON")
+EVERY_BINDING = ("JSONRPC", "HTTP+JSON", "GRPC")
+"""The bindings of an agent started with gRPC beside HTTP."""
+PARKING = "check acme-lnk-00002"
+"""A request the router asks back about (which direction): its task parks, input-required."""
+ANSWER = "1"
+"""The reply to PARKING's question that lets the task run."""
+TRAINED_WITHIN_S = 300.0
+"""How long an agent may take to train its text classifier (a loaded machine is slow)."""
 
 
 def data_message(data: Any, task_id: str = "", context_id: str = "") -> Message:
@@ -237,3 +248,36 @@ async def follow_states(
             elif kind == "status_update":
                 seen.append(event.status_update.status.state)
     return seen
+
+
+def wait_trained(base_url: str) -> None:
+    """Until the agent's classifier is trained: the first text request waits for it."""
+    deadline = time.monotonic() + TRAINED_WITHIN_S
+    while httpx.get(f"{base_url}/healthz", timeout=10).json().get("classifier") != "ready":
+        assert time.monotonic() < deadline, "the classifier never became ready"
+        time.sleep(0.5)
+
+
+async def park(base_url: str, token: str, binding: str = "JSONRPC") -> str:
+    """A task parked input-required (``PARKING``), by its id."""
+    asked = await send(base_url, token, text_message(PARKING), binding=binding)
+    assert asked.state == "TASK_STATE_INPUT_REQUIRED", asked.task.status
+    return asked.task.id
+
+
+def with_config(url: str, text: str = PARKING) -> SendMessageRequest:
+    """A send whose configuration asks for push notifications to ``url``."""
+    return SendMessageRequest(
+        message=text_message(text),
+        configuration=SendMessageConfiguration(
+            task_push_notification_config=TaskPushNotificationConfig(url=url)
+        ),
+    )
+
+
+async def send_with_config(base_url: str, token: str, url: str) -> str:
+    """``with_config(url)`` sent over JSON-RPC: the new task's id."""
+    async with make_client(base_url, token, "JSONRPC") as client:
+        async for event in client.send_message(with_config(url), context=call_context()):
+            return str(event.task.id)
+    raise AssertionError("no answer")

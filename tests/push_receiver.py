@@ -1,8 +1,10 @@
 """A webhook receiver on loopback for the push notification tests: it records each POST and
-answers what the test tells it to (200, an error, a redirect), or is not listening at all."""
+answers what the test tells it to (200, an error, a redirect), or is not listening at all; and
+what the agent's push outbox still holds."""
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import json
 import threading
@@ -10,6 +12,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from sqlalchemy import select
+
+from agent.storage.engine import make_engine
+from agent.storage.tables import push_outbox
+
+OUTBOX_WAIT_S = 30.0
 
 
 @dataclass
@@ -88,3 +97,30 @@ class Receiver:
             return str(d.get("task", {}).get("id") or d.get("statusUpdate", {}).get("taskId"))
 
         return [r.state for r in self.received if task_of(r) == task_id]
+
+
+async def outbox_rows(database_url: str) -> list[tuple[str, int]]:
+    """The undelivered notifications: (task id, attempts so far)."""
+    engine = make_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            query = select(push_outbox.c.task_id, push_outbox.c.attempts)
+            return [(row.task_id, row.attempts) for row in await connection.execute(query)]
+    finally:
+        await engine.dispose()
+
+
+async def wait_tried(database_url: str, task_id: str) -> None:
+    """Until the task's notification has been tried at least once (and is still owed)."""
+    deadline = time.monotonic() + OUTBOX_WAIT_S
+    while not any(t == task_id and n >= 1 for t, n in await outbox_rows(database_url)):
+        assert time.monotonic() < deadline, "never tried"
+        await asyncio.sleep(0.1)
+
+
+async def wait_outbox_empty(database_url: str) -> None:
+    """Until every notification has been delivered and its row is gone."""
+    deadline = time.monotonic() + OUTBOX_WAIT_S
+    while await outbox_rows(database_url):
+        assert time.monotonic() < deadline, "the row stayed"
+        await asyncio.sleep(0.1)

@@ -8,10 +8,13 @@ key (an operator would share the key file, or use an external issuer).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +23,8 @@ import httpx
 
 from agent.security.auth import issue_token, load_or_create_signing_key
 from agent.settings import Settings
-from tests.conftest import IDENTITIES, free_port, seed_database
+from tests.a2a_helpers import wait_trained
+from tests.conftest import IDENTITIES, free_port, postgres_database, seed_database
 
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 60.0
@@ -109,3 +113,55 @@ def token_for(home: Path, subject: str) -> str:
     settings = Settings(home=home)
     key = load_or_create_signing_key(home)
     return issue_token(key, settings, subject=subject, tenant=tenant, scopes=scopes)
+
+
+def skills_with_slow_probe(tmp: Path) -> Path:
+    """The demo skills plus test-only skills that run for as long as they are asked."""
+    target = tmp / "skills"
+    shutil.copytree(ROOT / "skills", target, ignore=shutil.ignore_patterns("__pycache__"))
+    for probe in ("slow_probe", "steady_probe"):  # cancelable, and not
+        shutil.copytree(
+            ROOT / "tests" / "fixture_skills" / probe,
+            target / probe,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    return target
+
+
+@dataclass
+class Pair:
+    """Replicas a and b on one database, and a token of alice's valid at both."""
+
+    database_url: str
+    token: str
+    a: Replica
+    b: Replica
+
+
+@contextmanager
+def running_pair(
+    home: Path,
+    database: str,
+    *,
+    skills_dir: Path | None = None,
+    env: dict[str, str] | None = None,
+    trained: bool = False,
+) -> Iterator[Pair]:
+    """Two replicas on a fresh, seeded database of the session's PostgreSQL, running until
+    the block ends; ``trained``: each has its text classifier ready before the block runs."""
+    url = postgres_database(database)
+    assert url is not None
+    prepare_shared_database(url)
+    replicas = [
+        Replica(home, url, name, skills_dir=skills_dir, env=dict(env or {})) for name in "ab"
+    ]
+    pair = Pair(url, token_for(home, "alice"), *replicas)
+    try:
+        for replica in replicas:
+            replica.start()
+        for replica in replicas if trained else []:
+            wait_trained(replica.base_url)
+        yield pair
+    finally:
+        for replica in replicas:
+            replica.stop()

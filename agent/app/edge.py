@@ -11,14 +11,16 @@ from agent.edge.error_scrub import ErrorScrubMiddleware
 from agent.edge.extensions import ExtensionEchoMiddleware
 from agent.edge.http_auth import BearerAuthMiddleware
 from agent.edge.limits import BodyLimitMiddleware
+from agent.edge.log_scrub import withhold_caller_input
 from agent.observability.metrics import RequestObserver
 from agent.registry.cards import JSONRPC_PATH, REST_PATH
 
 
 def guards(assembly: Assembly) -> None:
-    """The SDK's parse and version errors without the input (innermost), the declared
-    extensions echoed, and the bearer token verified."""
+    """The SDK's parse and version errors without the input (innermost; its log lines about
+    them too), the declared extensions echoed, and the bearer token verified."""
     app, paths = assembly.app, {"jsonrpc_path": JSONRPC_PATH, "rest_path": REST_PATH}
+    withhold_caller_input()
     app.add_middleware(ErrorScrubMiddleware, **paths)
     app.add_middleware(ExtensionEchoMiddleware, declared=assembly.declared_extensions)
     app.add_middleware(

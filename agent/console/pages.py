@@ -5,7 +5,8 @@ The core knows nothing of what a page shows; the deployment gives each page a pa
 for the navigation, a template (in the topology view's template folder) and a source that
 answers for the verified caller. The core does the rest the same way for every page: it
 refuses query values no backend can bind (400), turns a :class:`TopologyRefusedError` into
-403, writes one audit row per view (tool ``console``, operation the page's path), and renders
+403, writes one audit row per view (tool ``console``, operation the page's path; a live refresh of
+a view it audited a moment ago writes none: ``agent/console/recent_views.py``), and renders
 the template inside the console's frame with the source's context.
 """
 

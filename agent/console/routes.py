@@ -36,7 +36,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from agent.console.export import csv_response
-from agent.console.pages import ConsolePage, PageSource, page_query
+from agent.console.pages import ConsolePage, PageAnswer, PageSource, page_query
+from agent.console.recent_views import RecentViews, is_refresh
 from agent.console.results import error_summary, summarize
 from agent.console.ring_layout import overview
 from agent.console.schemas import BRANCHING, explain, form, summary, tree
@@ -253,6 +254,7 @@ class Console:
         self.registry = registry
         self.cards = cards
         self.audit = audit
+        self.recent_views = RecentViews()
         self.topology = topology
         self.view = view
         self.clock = clock
@@ -437,20 +439,36 @@ class Console:
             answer = await source(principal, query, self.clock())
         except TopologyRefusedError as exc:
             return self._page(request, page.template, 403, view=page.path, refused=str(exc))
+        await self._audit_page_view(request, principal, page.path, query, answer)
+        status = 404 if answer.missing else 200
+        context = {**answer.context, "query": query}
+        return self._render(request, page.template, status, page.path, context)
+
+    async def _audit_page_view(
+        self,
+        request: Request,
+        principal: Principal,
+        path: str,
+        query: Mapping[str, str],
+        answer: PageAnswer,
+    ) -> None:
+        """One audit row per view of a deployment's page; its live refreshes write none while
+        the view they refresh was audited a moment ago (agent/console/recent_views.py)."""
+        view = (principal.tenant, principal.subject, path, tuple(sorted(query.items())))
+        if is_refresh(request) and self.recent_views.covers(view):
+            return
         await self.audit.write(
             AuditRecord(
                 principal=principal.subject,
                 tenant=principal.tenant,
                 tool=CONSOLE_TOOL,
-                operation=page.path,
+                operation=path,
                 decision="deny" if answer.missing else "allow",
                 reason=NOT_FOUND if answer.missing else "ok",
                 resource_ids=answer.named,
             )
         )
-        status = 404 if answer.missing else 200
-        context = {**answer.context, "query": query}
-        return self._render(request, page.template, status, page.path, context)
+        self.recent_views.audited(view)
 
     # -------------------------------------------------------------------- skills
 

@@ -78,6 +78,20 @@ def nothing_fits_label(reason: str) -> str:
     return f"{OUT_OF_SCOPE}:{reason}"
 
 
+BETWEEN = "__between__:"
+"""The prefix of a class of requests several skills fit equally (``RoutingData.ambiguous``)."""
+
+
+def between_label(skills: Iterable[str]) -> str:
+    """The class of the requests that each of ``skills`` fits equally."""
+    return BETWEEN + "|".join(sorted(skills))
+
+
+def members_of(label: str) -> tuple[str, ...]:
+    """The skills a between-class counts for (none: ``label`` is another class)."""
+    return tuple(label[len(BETWEEN) :].split("|")) if label.startswith(BETWEEN) else ()
+
+
 def _reason_of(label: str) -> str | None:
     prefix = f"{OUT_OF_SCOPE}:"
     return label[len(prefix) :] if label.startswith(prefix) else None
@@ -284,8 +298,13 @@ class SkillClassifier:
         out_of_scope: Sequence[str],
         cache: ModelCache | None = None,
         nothing_fits: Mapping[str, Sequence[str]] | None = None,
+        ambiguous: Mapping[tuple[str, ...], Sequence[str]] | None = None,
     ) -> None:
         self._examples = {k: [normalize(t) for t in v] for k, v in examples.items()}
+        self._between = {
+            between_label(skills): [normalize(t) for t in texts]
+            for skills, texts in sorted((ambiguous or {}).items())
+        }
         self._out_of_scope = [normalize(t) for t in out_of_scope]
         self._nothing_fits = {
             nothing_fits_label(reason): [normalize(t) for t in texts]
@@ -309,7 +328,7 @@ class SkillClassifier:
         }
         nothing_fits = {reason: entry.texts for reason, entry in data.nothing_fits.items()}
         out_of_scope = [*out_of_scope_texts(), *data.out_of_scope]
-        return cls(examples, out_of_scope, cache, nothing_fits)
+        return cls(examples, out_of_scope, cache, nothing_fits, _groups(data, examples))
 
     @property
     def known(self) -> frozenset[str]:
@@ -324,7 +343,7 @@ class SkillClassifier:
     def training_set(self) -> tuple[list[str], list[str]]:
         """Texts and their labels, in a fixed order (the cache's key is computed over them)."""
         texts, labels = list(self._out_of_scope), [OUT_OF_SCOPE] * len(self._out_of_scope)
-        for label, reason_texts in self._nothing_fits.items():
+        for label, reason_texts in [*self._nothing_fits.items(), *self._between.items()]:
             texts += reason_texts
             labels += [label] * len(reason_texts)
         for skill_id in sorted(self._examples):
@@ -342,40 +361,84 @@ class SkillClassifier:
                     model = self._model = self._load_or_fit()
         return model
 
+    def cache_key(self, pipeline: Pipeline | None = None) -> str:
+        """The key the model cache keeps this classifier's model under."""
+        texts, labels = self.training_set()
+        return training_key(texts, labels, _signature(pipeline or _pipeline()))
+
     def _load_or_fit(self) -> FastModel:
         texts, labels = self.training_set()
         if len(set(labels)) < 2:  # one skill and no out-of-scope text: nothing to tell apart
             raise ValueError("the classifier needs at least two classes to train")
         pipeline = _pipeline()
-        key = training_key(texts, labels, _signature(pipeline))
-        cached = self._cache.load(key) if self._cache is not None else None
-        if cached is not None:
-            return FastModel(cached)
-        # One BLAS thread: the solver's products are small, and threads that wait for work
-        # spin, taking the other cores from the requests (six times the CPU of one thread).
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
-            pipeline.fit(texts, labels)
-        if self._cache is not None:
-            self._cache.store(key, pipeline)
-        return FastModel(pipeline)
+        key = self.cache_key(pipeline)
+        if self._cache is None:
+            return FastModel(_fitted(pipeline, texts, labels))
+        cached = self._cache.load(key)
+        if cached is None:
+            with self._cache.training(key):
+                # another process may have trained it while this one waited for the lock
+                cached = self._cache.load(key)
+                if cached is None:
+                    cached = _fitted(pipeline, texts, labels)
+                    self._cache.store(key, cached)
+        return FastModel(cached)
 
     def predict(self, text: str, candidates: Iterable[str]) -> Prediction:
         """Rank the candidates for ``text``; unknown candidates are ignored.
 
-        ``skill_id`` is the most probable class when it is a candidate, else None (out of
-        scope, or a skill the caller may not use); ``ranking`` holds the candidates only, with
-        their probabilities among all classes.
+        A skill's probability is its class's plus that of every between-class it belongs to:
+        a request two skills fit equally gives both the same high probability. ``skill_id``
+        is the most probable skill when it is a candidate and outweighs every other class,
+        else None (out of scope, or a skill the caller may not use); ``ranking`` holds the
+        candidates only.
         """
         allowed = frozenset(candidates) & self.known
         if not allowed or not text.strip():
             return Prediction(None, 0.0, ())
         model = self.model()
-        probabilities = model.probabilities(normalize(text))
-        ranked = sorted(zip(model.labels, probabilities, strict=True), key=_by_probability)
-        ranking = tuple(pair for pair in ranked if pair[0] in allowed)
-        best, confidence = ranked[0]
-        if best in allowed:
-            return Prediction(best, confidence, ranking)
-        return Prediction(None, confidence, ranking, _reason_of(best))
+        classes = dict(zip(model.labels, model.probabilities(normalize(text)), strict=True))
+        skills = _folded(classes, self.known)
+        ranking = tuple(
+            sorted(((s, p) for s, p in skills.items() if s in allowed), key=_by_probability)
+        )
+        best_class = min(classes.items(), key=_by_probability)
+        best_skill = min(skills.items(), key=_by_probability)
+        if best_class[0] in self._between or best_class[0] in self.known:
+            if best_skill[0] in allowed:
+                return Prediction(best_skill[0], best_skill[1], ranking)
+            return Prediction(None, best_skill[1], ranking)
+        return Prediction(None, best_class[1], ranking, _reason_of(best_class[0]))
+
+
+def _fitted(pipeline: Pipeline, texts: list[str], labels: list[str]) -> Pipeline:
+    # One BLAS thread: the solver's products are small, and threads that wait for work
+    # spin, taking the other cores from the requests (six times the CPU of one thread).
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        pipeline.fit(texts, labels)
+    return pipeline
+
+
+def _folded(classes: Mapping[str, float], known: frozenset[str]) -> dict[str, float]:
+    """Each skill's probability plus its between-classes' (at most 1)."""
+    skills = {label: p for label, p in classes.items() if label in known}
+    for label, p in classes.items():
+        for skill in members_of(label):
+            if skill in skills:
+                skills[skill] = min(1.0, skills[skill] + p)
+    return skills
+
+
+def _groups(data: RoutingData, examples: dict[str, list[str]]) -> dict[tuple[str, ...], list[str]]:
+    """The deployment's between-classes over the skills it runs; a group left with one skill
+    is that skill's requests (added to ``examples``)."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for group in data.ambiguous:
+        skills = tuple(s for s in group.skills if s in examples)
+        if len(skills) == 1:
+            examples[skills[0]] += group.texts
+        elif skills:
+            groups.setdefault(skills, []).extend(group.texts)
+    return groups

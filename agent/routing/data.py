@@ -5,7 +5,8 @@ A deployment ships one JSON file (``Deployment.routing_data``)::
 
     {"utterances": {"<skill id>": ["a request for that skill", ...], ...},
      "nothing_fits": {"<reason>": {"note": "<said to the caller>", "texts": ["...", ...]}, ...},
-     "out_of_scope": ["a text that asks none of the skills, for no reason worth saying", ...]}
+     "out_of_scope": ["a text that asks none of the skills, for no reason worth saying", ...],
+     "ambiguous": [{"between": ["<skill id>", "<skill id>", ...], "texts": ["...", ...]}, ...]}
 
 ``utterances`` add to the manifests' own ``routing.utterances``: text written by people who
 know the domain, in the ways its users write (styles, typos, other languages, naming
@@ -14,7 +15,10 @@ own (changes the agent does not make, measurements no skill gives, other domains
 when a request lands there, the router asks back with what the caller can do, and says the
 reason's ``note`` first ("No skill here makes changes: each one only reads."). ``out_of_scope``
 adds to the core's generic out-of-scope class (greetings, the weather): texts of the domain
-that ask nothing, such as a bare identifier. A skill id the registry does not hold is ignored
+that ask nothing, such as a bare identifier. Each ``ambiguous`` group holds requests that
+several skills fit equally ("the spare capacity of link 17" when two skills report it): a
+class of its own whose probability counts for each of its skills, so such a request scores
+them alike and the router asks between them. A skill id the registry does not hold is ignored
 (a deployment may run a subset of its skills).
 """
 
@@ -39,12 +43,21 @@ class NothingFits:
 
 
 @dataclass(frozen=True)
+class Between:
+    """Requests that each of several skills fits equally."""
+
+    skills: tuple[str, ...]
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class RoutingData:
     """A deployment's routing data (see the module notes)."""
 
     utterances: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     nothing_fits: Mapping[str, NothingFits] = field(default_factory=lambda: MappingProxyType({}))
     out_of_scope: tuple[str, ...] = ()
+    ambiguous: tuple[Between, ...] = ()
 
     @classmethod
     def load(cls, path: Path | None) -> RoutingData:
@@ -75,7 +88,24 @@ class RoutingData:
             for reason, entry in reasons.items()
         }
         out_of_scope = _texts(document.get("out_of_scope", []), "out_of_scope")
-        return cls(MappingProxyType(utterances), MappingProxyType(nothing_fits), out_of_scope)
+        ambiguous = _groups(document.get("ambiguous", []))
+        return cls(
+            MappingProxyType(utterances), MappingProxyType(nothing_fits), out_of_scope, ambiguous
+        )
+
+
+def _groups(value: Any) -> tuple[Between, ...]:
+    if not isinstance(value, list):
+        raise TypeError("ambiguous must be a list")
+    groups = []
+    for i, entry in enumerate(value):
+        skills = _texts(_object(entry, f"ambiguous/{i}").get("between"), f"ambiguous/{i}/between")
+        if len(set(skills)) < 2:
+            raise ValueError(f"ambiguous/{i}/between must name at least two skills")
+        groups.append(
+            Between(tuple(sorted(set(skills))), _texts(entry["texts"], f"ambiguous/{i}/texts"))
+        )
+    return tuple(groups)
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:

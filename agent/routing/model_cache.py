@@ -4,6 +4,8 @@ Training the classifier takes a few seconds (scikit-learn's import included); re
 model back takes a fraction of that. A model is stored under the SHA-256 of its training texts,
 labels, pipeline and scikit-learn version, so a changed manifest, utterance, synonym or
 library release trains anew, and replicas or restarts with the same skills share one file.
+Processes that start together train once: the first holds the key's lock file while it trains,
+the others wait on it and then read what it stored.
 
 The files are pickles, which run code when read: the directory must be writable only by the
 agent's own user (the default, under the user's cache directory, is). A file that cannot be
@@ -18,7 +20,8 @@ import logging
 import os
 import pickle
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +61,28 @@ class ModelCache:
         except Exception as error:  # a damaged or foreign file: train again, replace it
             log.warning("routing: ignoring the cached model %s: %s", path.name, error)
             return None
+
+    @contextmanager
+    def training(self, key: str) -> Iterator[None]:
+        """Hold the lock of ``key`` across processes (``flock``) while its model is trained; a
+        directory where no lock file can be made trains without one."""
+        try:
+            import fcntl
+        except ImportError:  # no flock on this platform: each process trains its own
+            yield
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            handle = os.open(self.directory / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as error:
+            log.warning("routing: training without the cache's lock: %s", error)
+            yield
+            return
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(handle)  # closing lets the lock go
 
     def store(self, key: str, model: Any) -> None:
         """Keep ``model`` under ``key``, whole or not at all (a reader never sees half a file);

@@ -39,6 +39,7 @@ from agent.routing.messages import (
     text_length,
 )
 from agent.routing.model_cache import ModelCache
+from agent.routing.names import named
 from agent.routing.questions import missing_fields
 from agent.routing.skill_request import SkillRequest, data_parts, explicit_request
 from agent.routing.text_stages import MAX_ROUTE_TEXT, TextStages, Verdict
@@ -241,7 +242,8 @@ class Router:
     def _pick(
         self, message: Message, text: str, offered: Sequence[Capability]
     ) -> Capability | None:
-        """Which offered candidate a reply chose: by id, number or name, else by the model."""
+        """Which offered candidate a reply chose: by id, number or name, by an id it names as
+        an identifier (not inside a longer one: ``not_x_y`` is not ``x_y``), else by the model."""
         answer = text[:MAX_ROUTE_TEXT].strip().lower().rstrip(".")
         for data in data_parts(message):
             if isinstance(data, dict) and isinstance(data.get("skill"), str):
@@ -250,7 +252,7 @@ class Router:
             name = str(capability.manifest.skill["name"]).lower()
             if answer in (capability.id, str(index), name):
                 return capability
-        mentioned = [c for c in offered if c.id in answer]
+        mentioned = named(answer, offered)
         if len(mentioned) == 1:
             return mentioned[0]
         if not answer:

@@ -13,8 +13,9 @@ score. The decision is plain arithmetic on those scores, with no word list of an
 * the best candidate runs when its score reaches the threshold and leads the next by
   ``MARGIN``; a text naming one skill while the model leads with another is asked between
   the two;
-* otherwise the caller is asked between the candidates close to the best, or, when none
-  fits at all, offered everything it can do.
+* otherwise the caller is asked between the candidates close to the best (never about one
+  alone: below the threshold, a lone candidate is no fit), or, when none fits at all,
+  offered everything it can do.
 """
 
 from __future__ import annotations
@@ -94,10 +95,16 @@ class TextStages:
             return self._named(own[0], best, scores, by_id)
         if best is None or best.score < FITS:
             return Verdict(Stage.CLARIFICATION, scores, reason=prediction.reason)
-        return self._by_score(scores, by_id)
+        return self._by_score(scores, by_id, prediction.reason)
 
-    def _by_score(self, scores: tuple[Score, ...], by_id: Mapping[str, Capability]) -> Verdict:
-        """The best candidate when it is sure and clear of the second; else the close ones."""
+    def _by_score(
+        self, scores: tuple[Score, ...], by_id: Mapping[str, Capability], reason: str | None = None
+    ) -> Verdict:
+        """The best candidate when it is sure and clear of the second; else the close ones.
+
+        One candidate alone is no choice to offer: it runs when it reaches the threshold (the
+        router then asks for any missing argument); below it, nothing fits, and the caller is
+        told everything it can do (``reason``: the model's nothing-fits class, if any)."""
         best = scores[0]
         second = scores[1].score if len(scores) > 1 else 0.0
         if best.score >= self.threshold and best.score - second >= MARGIN:
@@ -105,6 +112,10 @@ class TextStages:
         close = [s for s in scores if s.score >= max(best.score - CLOSE, FITS)]
         if len(close) < 2:
             close = [s for s in scores if s.score > 0][:MAX_OFFERED]
+        if len(close) < 2 and best.score >= self.threshold:
+            return Verdict(_stage_of(best, self.threshold), scores, by_id[best.skill_id])
+        if len(close) < 2:
+            return Verdict(Stage.CLARIFICATION, scores, reason=reason)
         return self._offer(scores, by_id, [by_id[s.skill_id] for s in close[:MAX_OFFERED]])
 
     def _named(

@@ -17,8 +17,8 @@ from a2a.types import GetTaskRequest, TaskState
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from tests.a2a_helpers import call_context, follow_states, make_client, send, text_message
-from tests.conftest import postgres_available, postgres_database
-from tests.replicas import Replica, prepare_shared_database, token_for
+from tests.conftest import postgres_available
+from tests.replicas import Pair, running_pair
 
 pytestmark = pytest.mark.skipif(not postgres_available(), reason="needs the session's PostgreSQL")
 TTL_SECONDS = 4
@@ -26,29 +26,12 @@ EXPIRY_WAIT_SECONDS = 30.0  # the sweepers look every ttl/4; never, before the b
 PER_REPLICA = 4
 
 
-class Pair:
-    def __init__(self, a: Replica, b: Replica, database_url: str, token: str) -> None:
-        self.a, self.b, self.database_url, self.token = a, b, database_url, token
-
-
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    url = postgres_database("bounds_replicas")
-    assert url is not None
-    prepare_shared_database(url)
     home = tmp_path_factory.mktemp("bounds-replicas")
     env = {"NETAGENT_PARKED_TASK_TTL": str(TTL_SECONDS)}
-    replicas = Pair(
-        Replica(home, url, "a", env=env), Replica(home, url, "b", env=env), url, "alice"
-    )
-    replicas.token = token_for(home, "alice")
-    try:
-        replicas.a.start()
-        replicas.b.start()
+    with running_pair(home, "bounds_replicas", env=env) as replicas:
         yield replicas
-    finally:
-        replicas.a.stop()
-        replicas.b.stop()
 
 
 async def test_tasks_parked_on_either_replica_expire_once_and_subscribers_see_it(

@@ -41,9 +41,8 @@ from agent.storage.leases import HEARTBEAT_SECONDS, TTL_SECONDS
 from agent.storage.tables import principal_audit
 from agent.storage.task_store import INTERRUPTED
 from tests.a2a_helpers import binding_of, call_context, data_message, make_client, text_message
-from tests.cluster.test_replicas import skills_with_slow_probe
 from tests.conftest import postgres_database
-from tests.replicas import Replica, prepare_shared_database, token_for
+from tests.replicas import Replica, prepare_shared_database, skills_with_slow_probe, token_for
 
 pytestmark = pytest.mark.system
 

@@ -14,7 +14,6 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import httpx
 import pytest
 from a2a.types import (
     CancelTaskRequest,
@@ -39,9 +38,8 @@ from tests.a2a_helpers import (
     make_client,
     text_message,
 )
-from tests.cluster.test_replicas import Pair
-from tests.conftest import postgres_available, postgres_database
-from tests.replicas import Replica, prepare_shared_database
+from tests.conftest import postgres_available
+from tests.replicas import Pair, Replica, running_pair, skills_with_slow_probe
 
 pytestmark = pytest.mark.skipif(not postgres_available(), reason="needs the session's PostgreSQL")
 
@@ -51,34 +49,16 @@ ENDED = {
     TaskState.TASK_STATE_CANCELED,
     TaskState.TASK_STATE_REJECTED,
 }
-TRAINED_WITHIN_S = 300.0  # a loaded machine trains the text classifier slowly
 PROBE_SECONDS = 1.5  # a run long enough for a peer's request to land in it
 ROUNDS = 3
 
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    url = postgres_database("parked_replicas")
-    assert url is not None
-    prepare_shared_database(url)
-    replicas = Pair(tmp_path_factory.mktemp("parked-home"), url)
-    try:
-        replicas.a.start()
-        replicas.b.start()
-        for replica in (replicas.a, replicas.b):
-            wait_trained(replica.base_url)
+    home = tmp_path_factory.mktemp("parked-home")
+    skills = skills_with_slow_probe(home)
+    with running_pair(home, "parked_replicas", skills_dir=skills, trained=True) as replicas:
         yield replicas
-    finally:
-        replicas.a.stop()
-        replicas.b.stop()
-
-
-def wait_trained(base_url: str) -> None:
-    """Until the replica's classifier is trained: the first text request waits for it."""
-    deadline = time.monotonic() + TRAINED_WITHIN_S
-    while httpx.get(f"{base_url}/healthz", timeout=10).json().get("classifier") != "ready":
-        assert time.monotonic() < deadline, "the classifier never became ready"
-        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,7 @@ sees the tasks and audit rows the other wrote.
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,8 +34,8 @@ from tests.a2a_helpers import (
     send,
     text_message,
 )
-from tests.conftest import postgres_available, postgres_database
-from tests.replicas import ROOT, Replica, prepare_shared_database, token_for
+from tests.conftest import postgres_available
+from tests.replicas import Pair, Replica, running_pair, skills_with_slow_probe
 
 TERMINAL = {
     TaskState.TASK_STATE_COMPLETED,
@@ -49,43 +47,11 @@ TERMINAL = {
 pytestmark = pytest.mark.skipif(not postgres_available(), reason="needs the session's PostgreSQL")
 
 
-def skills_with_slow_probe(tmp: Path) -> Path:
-    """The demo skills plus test-only skills that run for as long as they are asked."""
-    target = tmp / "skills"
-    shutil.copytree(ROOT / "skills", target, ignore=shutil.ignore_patterns("__pycache__"))
-    for probe in ("slow_probe", "steady_probe"):  # cancelable, and not
-        shutil.copytree(
-            ROOT / "tests" / "fixture_skills" / probe,
-            target / probe,
-            ignore=shutil.ignore_patterns("__pycache__"),
-        )
-    return target
-
-
-class Pair:
-    """Replicas a and b on one database, and a token valid at both."""
-
-    def __init__(self, home: Path, database_url: str) -> None:
-        skills = skills_with_slow_probe(home)
-        self.database_url = database_url
-        self.token = token_for(home, "alice")
-        self.a = Replica(home, database_url, "a", skills_dir=skills)
-        self.b = Replica(home, database_url, "b", skills_dir=skills)
-
-
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    url = postgres_database("replicas")
-    assert url is not None
-    prepare_shared_database(url)
-    replicas = Pair(tmp_path_factory.mktemp("replicas-home"), url)
-    try:
-        replicas.a.start()
-        replicas.b.start()
+    home = tmp_path_factory.mktemp("replicas-home")
+    with running_pair(home, "replicas", skills_dir=skills_with_slow_probe(home)) as replicas:
         yield replicas
-    finally:
-        replicas.a.stop()
-        replicas.b.stop()
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

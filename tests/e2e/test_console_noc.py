@@ -307,15 +307,56 @@ def test_the_links_table_and_the_audit_trail_download_as_csv(console_agent):
         )
 
 
+def problem_views(client: httpx.Client) -> int:
+    """The caller's audit rows of a problems-page view (its own rows: no audit.read)."""
+    trail = client.get("/console/audit", params={"format": "csv", "views": "1"})
+    assert trail.status_code == 200
+    lines = csv.DictReader(io.StringIO(trail.text))
+    return sum(1 for line in lines if (line["tool"], line["operation"]) == ("console", "problems"))
+
+
+def test_a_live_refresh_of_a_view_just_audited_writes_no_row(console_agent):
+    """console.js says a refresh is one (X-Console-Refresh: 1); the server writes no row for it
+    while it audited that caller's view of that page and query a moment ago, and a row for any
+    other request, header or not."""
+    refresh = {"X-Console-Refresh": "1"}
+    major, critical = {"severity": "major"}, {"severity": "critical"}
+    with closing(client_for(console_agent, "carl")) as carl:
+        before = problem_views(carl)
+        assert carl.get("/console/problems", params=major, headers=refresh).status_code == 200
+        assert problem_views(carl) == before + 1  # no view before it: the header hides nothing
+        for _ in range(5):
+            assert carl.get("/console/problems", params=major, headers=refresh).status_code == 200
+        assert problem_views(carl) == before + 1
+        carl.get("/console/problems", params=critical, headers=refresh)  # another query
+        carl.get("/console/problems", params=major)  # a view again, not a refresh
+        for other in ("0", "true", "1,1", "\u00a01".encode(), ""):
+            carl.get("/console/problems", params=major, headers={"X-Console-Refresh": other})
+        assert problem_views(carl) == before + 3 + 5
+    with closing(client_for(console_agent, "vic")) as vic:  # another caller's view is its own
+        before = problem_views(vic)
+        vic.get("/console/problems", params=major, headers=refresh)
+        assert problem_views(vic) == before + 1
+
+
 def test_what_is_wrong_refreshes_itself_until_paused(page, console_agent):
     page.clock.install()
     login(page, console_agent, "alice")
+    with closing(client_for(console_agent, "alice")) as alice:
+        before = problem_views(alice)
     page.goto(f"{console_agent.base_url}/console/problems")
     toggle = page.get_by_label("Refresh every 30 s")
     expect(toggle).to_be_checked()
     page.clock.run_for(31_000)
-    expect(page.locator("#live-status")).to_contain_text("Updated at")
+    status = page.locator("#live-status")
+    expect(status).to_contain_text("Updated at")
     expect(page.locator("#problems-table tbody tr")).to_have_count(6)  # swapped in whole
+    for _ in range(2):  # two more refreshes, each seen through
+        shown = status.text_content()
+        page.clock.run_for(31_000)
+        expect(status).not_to_have_text(shown or "")
+    with closing(client_for(console_agent, "alice")) as alice:
+        assert problem_views(alice) == before + 1  # the view; its three refreshes write none
     toggle.uncheck()
     expect(page.locator("#live-status")).to_have_text("Live refresh paused.")
     # A tasks page with nothing running offers no refresh at all.

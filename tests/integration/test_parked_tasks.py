@@ -23,13 +23,16 @@ from a2a.types import (
 
 from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.engine import make_engine
-from tests.a2a_helpers import call_context, make_client, send, text_message
-from tests.cluster.test_parked_replicas import wait_trained
+from tests.a2a_helpers import (
+    ANSWER,
+    call_context,
+    make_client,
+    park,
+    text_message,
+    wait_trained,
+)
+from tests.a2a_helpers import EVERY_BINDING as BINDINGS
 from tests.conftest import RunningAgent, start_agent
-
-BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
-PARKING = "check acme-lnk-00002"  # the router asks which direction
-ANSWER = "1"
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +51,6 @@ async def audit(parked_agent: RunningAgent) -> AsyncIterator[AuditLog]:
     await engine.dispose()
 
 
-async def park(agent: RunningAgent, token: str, binding: str) -> str:
-    asked = await send(agent.base_url, token, text_message(PARKING), binding=binding)
-    assert asked.state == "TASK_STATE_INPUT_REQUIRED", asked.task.status
-    return asked.task.id
-
-
 def trail(rows: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
     """The agent's own rows of a task, oldest first: (operation, decision, reason, who)."""
     mine = sorted((r for r in rows if r["tool"] == "agent"), key=lambda r: r["id"])
@@ -65,7 +62,7 @@ async def test_cancelling_a_parked_task_is_audited(
     parked_agent: RunningAgent, audit: AuditLog, binding: str
 ) -> None:
     token = parked_agent.token("alice")
-    task_id = await park(parked_agent, token, binding)
+    task_id = await park(parked_agent.base_url, token, binding)
     async with make_client(parked_agent.base_url, token, binding) as client:
         cancelled = await client.cancel_task(CancelTaskRequest(id=task_id), context=call_context())
         assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
@@ -88,7 +85,7 @@ async def test_a_follow_up_racing_a_cancel_has_one_outcome(
     answer is refused) or the answer's run took it (the cancel reached that run, or found it
     ended); never both, and the audit trail says which."""
     token = parked_agent.token("alice")
-    task_id = await park(parked_agent, token, binding)
+    task_id = await park(parked_agent.base_url, token, binding)
     async with make_client(parked_agent.base_url, token, binding) as client:
 
         async def answer() -> Any:

@@ -26,14 +26,27 @@ from a2a.types import (
 )
 from a2a.utils.errors import A2AError
 
-from tests.a2a_helpers import call_context, make_client, send, text_message
-from tests.cluster.test_parked_replicas import wait_trained
+from tests.a2a_helpers import (
+    ANSWER,
+    PARKING,
+    call_context,
+    make_client,
+    park,
+    send,
+    send_with_config,
+    text_message,
+    wait_trained,
+)
+from tests.a2a_helpers import EVERY_BINDING as BINDINGS
 from tests.conftest import RunningAgent, start_agent
-from tests.push_receiver import Received, Receiver
+from tests.push_receiver import (
+    Received,
+    Receiver,
+    outbox_rows,
+    wait_outbox_empty,
+    wait_tried,
+)
 
-BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
-PARKING = "check acme-lnk-00002"  # the router asks which direction
-ANSWER = "1"
 TERMINAL = "TASK_STATE_COMPLETED"
 
 
@@ -79,12 +92,6 @@ def verified_claims(agent: RunningAgent, notification: Received, url: str) -> di
     return claims
 
 
-async def park(agent: RunningAgent, token: str, binding: str) -> str:
-    asked = await send(agent.base_url, token, text_message(PARKING), binding=binding)
-    assert asked.state == "TASK_STATE_INPUT_REQUIRED", asked.task.status
-    return asked.task.id
-
-
 def config(task_id: str, url: str, **fields: Any) -> TaskPushNotificationConfig:
     return TaskPushNotificationConfig(task_id=task_id, url=url, **fields)
 
@@ -99,7 +106,7 @@ async def test_a_config_hears_each_change_signed(
     push_agent: RunningAgent, receiver: Receiver, binding: str
 ) -> None:
     token = push_agent.token("alice")
-    task_id = await park(push_agent, token, binding)
+    task_id = await park(push_agent.base_url, token, binding)
     secret = uuid.uuid4().hex
     made = await create(
         push_agent, token, binding, config(task_id, receiver.url, id="mine", token=secret)
@@ -123,7 +130,7 @@ async def test_configs_are_read_listed_and_deleted_by_their_owner_only(
     push_agent: RunningAgent, receiver: Receiver, binding: str
 ) -> None:
     alice, gary = push_agent.token("alice"), push_agent.token("gary")
-    task_id = await park(push_agent, alice, binding)
+    task_id = await park(push_agent.base_url, alice, binding)
     await create(push_agent, alice, binding, config(task_id, receiver.url, id="a"))
     await create(push_agent, alice, binding, config(task_id, receiver.url, id="b"))
     async with make_client(push_agent.base_url, alice, binding) as client:
@@ -187,26 +194,11 @@ async def test_a_config_in_the_send_hears_the_new_tasks_end(
     assert receiver.states(task.id) == ["TASK_STATE_INPUT_REQUIRED"]
 
 
-def with_config(url: str, text: str = PARKING) -> SendMessageRequest:
-    return SendMessageRequest(
-        message=text_message(text),
-        configuration=SendMessageConfiguration(
-            task_push_notification_config=TaskPushNotificationConfig(url=url)
-        ),
-    )
-
-
-async def send_with_config(agent: RunningAgent, token: str, url: str) -> str:
-    async with make_client(agent.base_url, token, "JSONRPC") as client:
-        async for event in client.send_message(with_config(url), context=call_context()):
-            return str(event.task.id)
-    raise AssertionError("no answer")
-
-
 async def test_a_receiver_that_fails_is_tried_again(push_agent: RunningAgent) -> None:
     failing = Receiver(answer=503).start()
     try:
-        task_id = await send_with_config(push_agent, push_agent.token("alice"), failing.url)
+        token = push_agent.token("alice")
+        task_id = await send_with_config(push_agent.base_url, token, failing.url)
         failing.wait_for(lambda got: len(got) >= 1)
         failing.answer = 200
         failing.wait_for(lambda got: len(got) >= 2)
@@ -218,7 +210,7 @@ async def test_a_receiver_that_fails_is_tried_again(push_agent: RunningAgent) ->
 async def test_a_redirect_is_not_followed(push_agent: RunningAgent) -> None:
     moving = Receiver(answer=302).start()
     try:
-        task_id = await send_with_config(push_agent, push_agent.token("alice"), moving.url)
+        task_id = await send_with_config(push_agent.base_url, push_agent.token("alice"), moving.url)
         moving.wait_for(lambda got: len(got) >= 1)
         token = push_agent.token("alice")
         await send(push_agent.base_url, token, text_message(ANSWER, task_id))  # a second change
@@ -250,17 +242,17 @@ async def test_targets_the_agent_must_not_post_to_are_refused(
     push_agent: RunningAgent, url: str
 ) -> None:
     token = push_agent.token("alice")
-    task_id = await park(push_agent, token, "JSONRPC")
+    task_id = await park(push_agent.base_url, token, "JSONRPC")
     with pytest.raises(A2AError, match="url"):
         await create(push_agent, token, "JSONRPC", config(task_id, url))
     with pytest.raises(A2AError, match="url"):
-        await send_with_config(push_agent, token, url)
+        await send_with_config(push_agent.base_url, token, url)
 
 
 async def test_loopback_needs_the_allowlist(agent: RunningAgent, receiver: Receiver) -> None:
     """The shared agent trusts no network: its own host is refused, even over https."""
     token = agent.token("alice")
-    task_id = await park(agent, token, "JSONRPC")
+    task_id = await park(agent.base_url, token, "JSONRPC")
     for url in (receiver.url, receiver.url.replace("http:", "https:")):
         with pytest.raises(A2AError, match="url is not a push target"):
             await create(agent, token, "JSONRPC", config(task_id, url))
@@ -270,7 +262,7 @@ async def test_another_tenant_cannot_trigger_a_config(
     push_agent: RunningAgent, receiver: Receiver
 ) -> None:
     alice, gary = push_agent.token("alice"), push_agent.token("gary")
-    task_id = await send_with_config(push_agent, alice, receiver.url)
+    task_id = await send_with_config(push_agent.base_url, alice, receiver.url)
     receiver.wait_for(lambda _: len(receiver.states(task_id)) == 1)
     with pytest.raises(A2AError, match="Task not found"):
         await send(push_agent.base_url, gary, text_message(ANSWER, task_id))
@@ -286,27 +278,12 @@ async def test_a_task_has_a_bounded_number_of_configs(
     push_agent: RunningAgent, receiver: Receiver
 ) -> None:
     token = push_agent.token("carl")
-    task_id = await park(push_agent, token, "JSONRPC")
+    task_id = await park(push_agent.base_url, token, "JSONRPC")
     for n in range(10):
         await create(push_agent, token, "JSONRPC", config(task_id, receiver.url, id=f"c{n}"))
     await create(push_agent, token, "JSONRPC", config(task_id, receiver.url, id="c3"))  # replaced
     with pytest.raises(A2AError, match="as many push configs"):
         await create(push_agent, token, "JSONRPC", config(task_id, receiver.url, id="c10"))
-
-
-async def outbox_rows(database_url: str) -> list[tuple[str, int]]:
-    from sqlalchemy import select
-
-    from agent.storage.engine import make_engine
-    from agent.storage.tables import push_outbox
-
-    engine = make_engine(database_url)
-    try:
-        async with engine.connect() as connection:
-            query = select(push_outbox.c.task_id, push_outbox.c.attempts)
-            return [(row.task_id, row.attempts) for row in await connection.execute(query)]
-    finally:
-        await engine.dispose()
 
 
 async def test_a_notification_outlives_a_restart(tmp_path: Any, backend: str) -> None:
@@ -323,11 +300,8 @@ async def test_a_notification_outlives_a_restart(tmp_path: Any, backend: str) ->
     try:
         wait_trained(first.base_url)
         url = f"http://127.0.0.1:{port}/hook"
-        task_id = await send_with_config(first, first.token("alice"), url)
-        deadline = asyncio.get_running_loop().time() + 30
-        while not any(t == task_id and tries >= 1 for t, tries in await outbox_rows(database)):
-            assert asyncio.get_running_loop().time() < deadline, "never tried"
-            await asyncio.sleep(0.1)
+        task_id = await send_with_config(first.base_url, first.token("alice"), url)
+        await wait_tried(database, task_id)
     finally:
         first.stop()
     assert [t for t, _ in await outbox_rows(database)] == [task_id]
@@ -339,10 +313,7 @@ async def test_a_notification_outlives_a_restart(tmp_path: Any, backend: str) ->
         await asyncio.to_thread(receiver.wait_for, lambda got: len(got) >= 1)
         assert receiver.states(task_id) == ["TASK_STATE_INPUT_REQUIRED"]
         verified_claims(again, receiver.received[0], url)
-        deadline = asyncio.get_running_loop().time() + 30
-        while await outbox_rows(database):
-            assert asyncio.get_running_loop().time() < deadline, "the row stayed"
-            await asyncio.sleep(0.1)
+        await wait_outbox_empty(database)
     finally:
         again.stop()
         receiver.stop()
@@ -385,7 +356,7 @@ async def test_netagent_listen_verifies_and_prints(push_agent: RunningAgent) -> 
                     await asyncio.sleep(0.1)
         assert forged.status_code == 401
         token = push_agent.token("alice")
-        task_id = await park(push_agent, token, "JSONRPC")
+        task_id = await park(push_agent.base_url, token, "JSONRPC")
         await create(push_agent, token, "JSONRPC", config(task_id, url))
         await send(push_agent.base_url, token, text_message(ANSWER, task_id))
         output, _ = await asyncio.to_thread(listener.communicate, timeout=60)
@@ -414,7 +385,7 @@ async def test_configs_made_at_once_stay_within_the_bound(
     import asyncio
 
     token = push_agent.token("paula")
-    task_id = await park(push_agent, token, "HTTP+JSON")
+    task_id = await park(push_agent.base_url, token, "HTTP+JSON")
     async with make_client(push_agent.base_url, token, "HTTP+JSON") as client:
         outcomes = await asyncio.gather(
             *(
@@ -449,7 +420,7 @@ async def test_hostile_config_fields_are_refused(
     push_agent: RunningAgent, receiver: Receiver, fields: dict[str, Any]
 ) -> None:
     token = push_agent.token("alice")
-    task_id = await park(push_agent, token, "JSONRPC")
+    task_id = await park(push_agent.base_url, token, "JSONRPC")
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -484,9 +455,9 @@ async def test_a_send_refused_before_its_task_exists_leaves_no_config(
     )
     try:
         token = bounded.token("alice")
-        await send_with_config(bounded, token, receiver.url)  # the one waiting task
+        await send_with_config(bounded.base_url, token, receiver.url)  # the one waiting task
         with pytest.raises(A2AError, match=r"max_parked_tasks|answer or cancel"):
-            await send_with_config(bounded, token, receiver.url)
+            await send_with_config(bounded.base_url, token, receiver.url)
         engine = make_engine(bounded.settings.resolved_database_url)
         try:
             async with engine.connect() as connection:
@@ -507,7 +478,7 @@ async def test_a_configs_secrets_are_not_stored_in_the_clear(
     from agent.storage.tables import push_notification_configs
 
     token = push_agent.token("alice")
-    task_id = await park(push_agent, token, "JSONRPC")
+    task_id = await park(push_agent.base_url, token, "JSONRPC")
     secret, credentials = uuid.uuid4().hex, uuid.uuid4().hex
     wanted = config(task_id, receiver.url, id="secret", token=secret)
     wanted.authentication.scheme, wanted.authentication.credentials = "Basic", credentials

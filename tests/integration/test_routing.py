@@ -87,7 +87,7 @@ async def test_anonymous_text_is_refused_at_the_edge(agent) -> None:
 
 async def test_ambiguous_text_asks_and_the_reply_continues_the_same_task(agent) -> None:
     token = agent.token("alice")
-    first = await send(agent.base_url, token, text_message("check acme-lnk-00002"))
+    first = await send(agent.base_url, token, text_message("spare capacity on acme-lnk-00002"))
     assert first.state == "TASK_STATE_INPUT_REQUIRED"
     offered = routing(first)["candidates"]
     assert routing(first)["stage"] == "clarification"
@@ -156,7 +156,7 @@ async def test_restart_between_clarification_and_reply_still_continues(tmp_path)
     before = await asyncio.to_thread(start_agent, home)
     try:
         token = before.token("alice")
-        first = await send(before.base_url, token, text_message("check acme-lnk-00002"))
+        first = await send(before.base_url, token, text_message("spare capacity on acme-lnk-00002"))
         assert first.state == "TASK_STATE_INPUT_REQUIRED"
     finally:
         before.stop()

@@ -7,16 +7,19 @@ fails even when it lands on the right skill.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from a2a.types import ContentTypeNotSupportedError
 
 from agent.interfaces import ErrorCode
-from agent.registry.loader import load_registry
+from agent.registry.loader import Capability, load_registry
 from agent.routing.data import RoutingData
 from agent.routing.decision import Action, Decision, Stage
+from agent.routing.model_cache import ModelCache, default_directory
 from agent.routing.questions import clarification_text
 from agent.routing.router import Router
-from agent.routing.text_stages import MAX_ROUTE_TEXT
+from agent.routing.text_stages import FITS, MAX_ROUTE_TEXT
 from agent.security.principal import Principal
 from agent.storage.bindings import Binding, Phase
 from netops.deployment import SKILLS_DIR, network_deployment
@@ -33,7 +36,8 @@ READER = Principal("rita", "acme", frozenset({"inventory.read"}))
 
 @pytest.fixture(scope="module")
 def router() -> Router:
-    built = Router(load_registry(SKILLS_DIR), data=DATA)
+    # the agent's own model cache: the model the servers of the suite train is trained once
+    built = Router(load_registry(SKILLS_DIR), data=DATA, cache=ModelCache(default_directory()))
     built.warm()
     return built
 
@@ -145,6 +149,39 @@ def test_nothing_fits_says_why_and_offers_everything(
     assert question.startswith(decision.note) and "What I can do for you:" in question
 
 
+def test_a_request_two_skills_fit_is_asked_between_them(router: Router) -> None:
+    decision = _route(router, "spare capacity on acme-lnk-00002")
+    assert decision.action is Action.CLARIFY and decision.stage is Stage.CLARIFICATION
+    assert _offered(decision) == {"check_link_capacity", "link_headroom"}
+
+
+def _beside_a_stranger(router: Router) -> list[Capability]:
+    """``lookup_inventory`` and a candidate neither the model nor the descriptions know (its
+    score is 0): whatever the text, one candidate at most scores above nothing."""
+    inventory = next(c for c in router.candidates(EVERYTHING) if c.id == "lookup_inventory")
+    stranger = replace(inventory, manifest=replace(inventory.manifest, id="stranger_skill"))
+    return [inventory, stranger]
+
+
+def test_a_lone_candidate_below_the_threshold_is_no_fit_not_a_one_skill_offer(
+    router: Router,
+) -> None:
+    verdict = router.text_stages.decide("where is nyc1-core-01", _beside_a_stranger(router))
+    (best, other) = verdict.scores
+    assert other.score == 0 and FITS <= best.score < router.text_stages.threshold
+    assert (verdict.chosen, verdict.offered) == (None, ())
+
+
+def test_a_lone_candidate_that_fits_is_chosen_not_offered(router: Router) -> None:
+    """Chosen, the router asks for its missing arguments: the only one-skill question."""
+    verdict = router.text_stages.decide(
+        "list the devices of site nyc1 from the inventory", _beside_a_stranger(router)
+    )
+    assert verdict.scores[0].score >= router.text_stages.threshold
+    assert verdict.chosen is not None and verdict.chosen.id == "lookup_inventory"
+    assert verdict.offered == ()
+
+
 def test_a_request_for_a_skill_the_caller_may_not_use_is_not_given_another(
     router: Router,
 ) -> None:
@@ -171,6 +208,52 @@ def test_a_clarification_reply_picks_an_offered_skill(router: Router) -> None:
         assert decision.capability is not None and decision.capability.id == ("check_link_capacity")
     again = router.route(text_message("hmm"), EVERYTHING, binding)
     assert (again.action, again.stage) == (Action.CLARIFY, Stage.CLARIFICATION)
+
+
+_INVENTORY_OR_CAPACITY = Binding(
+    "t2",
+    EVERYTHING.owner,
+    Phase.CLARIFY,
+    candidates=("lookup_inventory", "check_link_capacity"),
+    text="what about nyc1-core-01?",
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "LOOKUP_INVENTORY",
+        "Lookup-Inventory please",
+        "go with lookup_inventory.",
+        "\u3000lookup_inventory\u2003",
+        "use\u00a0lookup_inventory\u202f",
+        "\x00lookup_inventory\x00",
+    ],
+)
+def test_a_clarification_reply_naming_an_offered_id_picks_it(router: Router, reply: str) -> None:
+    decision = router.route(text_message(reply), EVERYTHING, _INVENTORY_OR_CAPACITY)
+    assert decision.stage is Stage.TASK_BINDING, reply
+    assert decision.capability is not None and decision.capability.id == "lookup_inventory"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "not_lookup_inventory_x",
+        "xlookup_inventoryx",
+        "lookup_inventory_x",
+        "mylookup_inventory",
+        "lookup_inventory-2",
+        "NOT-LOOKUP_INVENTORY",
+        "lookup_inventory, not check_link_capacity",
+    ],
+)
+def test_a_clarification_reply_with_an_id_inside_another_word_picks_nothing(
+    router: Router, reply: str
+) -> None:
+    """An offered id inside a longer identifier is another name, not the id: asked again."""
+    decision = router.route(text_message(reply), EVERYTHING, _INVENTORY_OR_CAPACITY)
+    assert (decision.action, decision.stage) == (Action.CLARIFY, Stage.CLARIFICATION), reply
 
 
 def test_the_text_stages_read_a_bounded_prefix(router: Router) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from a2a.server.models import Base as SdkBase
 from alembic import command
 from alembic.script import ScriptDirectory
-from sqlalchemy import Column, inspect, text
+from sqlalchemy import Column, inspect, select, text
 from sqlalchemy.exc import DBAPIError
 
 from agent.storage import migrate as core
@@ -159,6 +160,26 @@ async def test_a_table_of_another_shape_is_not_adopted(new_database: NewDatabase
         await core.upgrade(url)
     assert await core.current_revision(url) is None
     assert await table_names(url) & CORE_TABLES == {"task_binding"}  # none made, none dropped
+
+
+async def test_a_push_config_table_the_sdk_made_is_kept(new_database: NewDatabase) -> None:
+    """The SDK's store makes its config table when asked to: core_0005 keeps it, rows and all."""
+    url = new_database("sdk_push")
+    await core.upgrade(url, "core_0004")
+    configs = SdkBase.metadata.tables["push_notification_configs"]
+    engine = make_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(lambda c: configs.create(c))
+            row = {"task_id": "t", "config_id": "c", "config_data": b"{}", "owner": "o"}
+            await connection.execute(configs.insert().values(row))
+        await core.upgrade(url)
+        async with engine.connect() as connection:
+            kept = (await connection.execute(select(configs.c.task_id, configs.c.owner))).all()
+        assert [tuple(r) for r in kept] == [("t", "o")]
+        assert await core.current_revision(url) == core.head_revision()
+    finally:
+        await engine.dispose()
 
 
 async def test_each_downgrade_leaves_the_other_history_alone(new_database: NewDatabase) -> None:

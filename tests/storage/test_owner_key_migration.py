@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from a2a.server.context import ServerCallContext
-from a2a.server.models import Base as SdkBase
 from a2a.types import Task, TaskState, TaskStatus
 from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -57,7 +56,9 @@ def task_row(engine: AsyncEngine, task_id: str, owner: str) -> dict[str, Any]:
 
 async def write_old_rows(engine: AsyncEngine) -> None:
     async with engine.begin() as conn:
-        await conn.run_sync(SdkBase.metadata.create_all)
+        # Only the SDK's tables this revision rewrites (core_0005 makes the push-config one).
+        for table in (TASKS, VERSIONS, EVENTS):
+            await conn.run_sync(table.create)
         for task_id, owner in OLD.items():
             await conn.execute(TASKS.insert().values(task_row(engine, task_id, owner)))
             await conn.execute(VERSIONS.insert().values(task_id=task_id, owner=owner, version=1))

@@ -468,7 +468,8 @@ function setUpLive() {
   const stop = (why) => { clearInterval(timer); timer = null; toggle.checked = false; if (why) status.textContent = why; };
   async function refresh() {
     try {
-      const answer = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      // Said to be a refresh: the server audited the view already and writes no row for it.
+      const answer = await fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html", "X-Console-Refresh": "1" } });
       if (!answer.ok || answer.redirected) { stop(`Live refresh stopped: the page answered ${answer.status}${answer.redirected ? " (log in again)" : ""}.`); return; }
       const fresh = new DOMParser().parseFromString(await answer.text(), "text/html").getElementById(region.id);
       if (!fresh) { stop("Live refresh stopped: the page changed."); return; }

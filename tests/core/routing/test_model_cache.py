@@ -6,6 +6,7 @@ request for a skill the caller may not use does not land on the nearest one it m
 from __future__ import annotations
 
 import pickle
+import threading
 from pathlib import Path
 
 from agent.routing.classifier import SkillClassifier
@@ -90,3 +91,28 @@ def test_a_request_for_a_skill_the_caller_may_not_use_is_not_given_another(
     assert mine.skill_id is None
     assert [skill for skill, _ in mine.ranking] == ["order_status"]
     assert mine.ranking[0][1] < 0.5  # its own probability among all skills, not renormalised
+
+
+def test_a_process_waiting_for_anothers_training_reads_its_model(tmp_path: Path) -> None:
+    """While one process trains a key (holding its lock), another waits, then reads the model
+    the first stored instead of training its own (what it reads proves it: other labels)."""
+    cache = ModelCache(tmp_path)
+    waiting = classifier(ModelCache(tmp_path))
+    key = waiting.cache_key()
+    loaded: list[frozenset[str]] = []
+    with cache.training(key):
+        thread = threading.Thread(target=lambda: loaded.append(frozenset(waiting.model().labels)))
+        thread.start()
+        thread.join(timeout=1.0)
+        assert thread.is_alive() and not loaded  # it waits for the lock
+        other = SkillClassifier({"a": ["x y"], "b": ["z w"]}, OTHER)
+        cache.store(key, other.model().pipeline)
+    thread.join(timeout=60)
+    assert loaded == [frozenset({"a", "b", "__out_of_scope__"})]
+    assert len(models(tmp_path)) == 1
+
+
+def test_a_cache_where_no_lock_can_be_made_still_trains(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    assert classifier(ModelCache(blocked / "models")).predict("is it paid", EXAMPLES).ranking

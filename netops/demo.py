@@ -85,7 +85,7 @@ WORKED_ARGUMENTS: dict[str, Any] = {
 }
 HOT_LINK = "acme-lnk-00002"
 CLEAR_TEXT = "is the cpu of nyc1-core-01 above 90%?"
-AMBIGUOUS_TEXT = f"check {HOT_LINK}"
+AMBIGUOUS_TEXT = f"spare capacity on {HOT_LINK}"
 CLARIFICATION_ANSWER = "check_link_capacity"
 
 

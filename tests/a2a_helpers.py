@@ -32,7 +32,7 @@ from agent.interfaces import EXTENSION_URI
 BINDINGS = ("JSONRPC", "HTTP+JSON")
 EVERY_BINDING = ("JSONRPC", "HTTP+JSON", "GRPC")
 """The bindings of an agent started with gRPC beside HTTP."""
-PARKING = "check acme-lnk-00002"
+PARKING = "spare capacity on acme-lnk-00002"
 """A request the router asks back about (which direction): its task parks, input-required."""
 ANSWER = "1"
 """The reply to PARKING's question that lets the task run."""

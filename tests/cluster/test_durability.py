@@ -287,7 +287,7 @@ async def test_sigkill_under_load_loses_no_acknowledged_task(tmp_path: Path, dat
                 },
                 False,
             ),
-            ("check acme-lnk-00002", False),  # parks in input-required
+            ("spare capacity on acme-lnk-00002", False),  # parks in input-required
             ({"skill": "slow_probe", "arguments": {"seconds": PROBE_SECONDS}, **probe}, True),
         ]
         requests = itertools.cycle(load)

@@ -129,7 +129,9 @@ async def test_two_answers_to_one_parked_task_on_two_replicas_run_once(
     """One answer per replica, sent at once: one runs, the other is refused ("the task has
     ended"); the audit holds one completed invocation, the task one answer and its message."""
     for _ in range(ROUNDS):
-        asked = await ask(pair.a, pair.token, text_message("check acme-lnk-00002"), binding)
+        asked = await ask(
+            pair.a, pair.token, text_message("spare capacity on acme-lnk-00002"), binding
+        )
         assert isinstance(asked, Task), asked
         assert asked.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, asked.status
         answers = [text_message("1", task_id=asked.id) for _ in range(2)]

@@ -61,7 +61,7 @@ async def test_input_required_on_one_replica_is_continued_on_the_other(
 ) -> None:
     here, there = getattr(pair, first), getattr(pair, second)
     asked = await send(
-        here.base_url, pair.token, text_message("check acme-lnk-00002"), binding=binding
+        here.base_url, pair.token, text_message("spare capacity on acme-lnk-00002"), binding=binding
     )
     assert asked.state == "TASK_STATE_INPUT_REQUIRED", asked.task.status
     reply = await send(

@@ -48,8 +48,9 @@ except ImportError:  # the browser fixture skips (or fails under CI) with the re
 CURRENT_ONLY = replace(SCALES["medium"], link_window_s=2 * HOUR, metric_window_s=HOUR)
 """The medium topology with only the telemetry the network view reads."""
 VIEWPORT = {"width": 1400, "height": 900}
-PAGE_HEIGHT_BOUND = 4_000
-"""The tallest a network page may be: graph, one page of 50 links, a link's chart."""
+PAGE_HEIGHT_BOUND = 4_200
+"""The tallest a network page may be: the drawing with its tools and legend, one page of 50
+links, a link's chart."""
 HOT = {"acme-lnk-00002", "acme-lnk-00010", "acme-lnk-00092"}
 
 BOXES = """(selector) => [...document.querySelectorAll(selector)].map((e) => {

@@ -108,7 +108,7 @@ def victims_tasks(http: httpx.Client, token: dict[str, str]) -> Tasks:
     """One completed task and one waiting for the victim's answer (INPUT_REQUIRED)."""
     describe = {"skill": "describe_skill", "arguments": {"skill_id": "lookup_inventory"}}
     done = task_of(send_request("JSONRPC", {"message": message(describe)}).send(http, token))
-    asking = {"message": message(text="check acme-lnk-00002")}
+    asking = {"message": message(text="spare capacity on acme-lnk-00002")}
     waiting = task_of(send_request("JSONRPC", asking).send(http, token))
     assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
     assert waiting["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", waiting
@@ -208,7 +208,7 @@ def edge_targets() -> list[Request]:
     for binding in BINDINGS:
         targets += [
             send_request(binding, lookup),
-            send_request(binding, {"message": message(text="check acme-lnk-00002")}),
+            send_request(binding, {"message": message(text="spare capacity on acme-lnk-00002")}),
             list_request(binding),
         ]
     return targets

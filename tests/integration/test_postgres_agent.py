@@ -79,7 +79,7 @@ async def test_clarification_survives_a_restart_on_postgresql(tmp_path) -> None:
     before = await asyncio.to_thread(start_agent, home, database_url=url)
     try:
         first = await send(
-            before.base_url, before.token("alice"), text_message("check acme-lnk-00002")
+            before.base_url, before.token("alice"), text_message("spare capacity on acme-lnk-00002")
         )
         assert first.state == "TASK_STATE_INPUT_REQUIRED"
     finally:

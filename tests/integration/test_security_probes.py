@@ -507,7 +507,7 @@ def alice_tasks(probe_agent: RunningAgent, http: httpx.Client) -> AliceTasks:
     alice = bearer(probe_agent.token("alice"))
     describe = {"skill": "describe_skill", "arguments": {"skill_id": "lookup_inventory"}}
     done = task_of(send_request("JSONRPC", {"message": message(describe)}).send(http, alice))
-    asking = {"message": message(text="check acme-lnk-00002")}
+    asking = {"message": message(text="spare capacity on acme-lnk-00002")}
     waiting = task_of(send_request("JSONRPC", asking).send(http, alice))
     assert done["status"]["state"] == "TASK_STATE_COMPLETED", done["status"]
     assert waiting["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", waiting["status"]
@@ -1087,7 +1087,7 @@ FAILURE_PROBES: dict[str, Callable[[RunningAgent, str], tuple[Request, str]]] = 
         a.token("alice"),
     ),
     "text-with-nul": lambda a, b: (
-        _send(b, {"message": message(text="check acme-lnk-00002\u0000")}),
+        _send(b, {"message": message(text="spare capacity on acme-lnk-00002\u0000")}),
         a.token("alice"),
     ),
     "task-id-with-nul": lambda a, b: (

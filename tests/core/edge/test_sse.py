@@ -185,5 +185,6 @@ def test_a_server_exit_ends_open_streams_after_their_grace(
                 break  # still streaming: fails below
         ended = time.monotonic() - told
     assert PROBE.closed.wait(5)
-    assert grace <= ended < grace + sse.EXIT_POLL_SECONDS + 1.0, ended
+    # asyncio runs a timer up to its clock's resolution early: the grace may end a hair short
+    assert grace - 0.01 <= ended < grace + sse.EXIT_POLL_SECONDS + 1.0, ended
     assert all(line.startswith("data: ") or line == "" for line in rest)

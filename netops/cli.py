@@ -5,7 +5,6 @@ writes the network's template, ``netops/scaffold.py``, given as ``Deployment.sca
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -49,6 +48,7 @@ def seed_command(
 ) -> None:
     """Fill the inventory with the deterministic simulated network."""
     from agent.storage.engine import make_engine
+    from agent.storage.engine import sqlite_file as sqlite_file_of
     from db.migrate import upgrade
     from db.simulator import SeedError, seed
 
@@ -61,7 +61,7 @@ def seed_command(
         until = until.replace(tzinfo=UTC)
 
     url = settings.resolved_database_url
-    sqlite_file = _sqlite_file(url)
+    sqlite_file = sqlite_file_of(url)
     before = sqlite_file.stat().st_size if sqlite_file and sqlite_file.exists() else None
 
     async def run() -> SeedReport:
@@ -97,12 +97,6 @@ def seed_command(
         size = sqlite_file.stat().st_size
         change = "" if before is None else f" (was {_megabytes(before)})"
         console.print(f"database: {sqlite_file}, {_megabytes(size)}{change}", highlight=False)
-
-
-def _sqlite_file(url: str) -> Path | None:
-    """The file of a SQLite URL (``sqlite+aiosqlite:///path``), None for another database."""
-    prefix, _, path = url.partition(":///")
-    return Path(path) if prefix.startswith("sqlite") and path and path != ":memory:" else None
 
 
 def _megabytes(size: int) -> str:

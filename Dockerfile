@@ -55,7 +55,10 @@ COPY docker/entrypoint.sh /usr/local/bin/netagent-entrypoint
 
 USER netagent
 WORKDIR /home/netagent
+# The trained routing model is kept in the volume: a new container (an upgrade, a second
+# replica on the same volume) reads it instead of training again.
 ENV NETAGENT_HOME=/data \
+    NETAGENT_MODEL_CACHE=/data/models \
     NETAGENT_HOST=0.0.0.0 \
     NETAGENT_PORT=8000 \
     NETAGENT_GRPC_PORT=50051 \

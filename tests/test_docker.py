@@ -379,6 +379,15 @@ def test_the_header_publishes_the_ports_the_card_advertises() -> None:
     assert settings.host == "0.0.0.0", "reachable from outside the container"
 
 
+def test_the_routing_model_is_kept_in_the_volume() -> None:
+    """Under the user's home it would be in the container's own layer, trained again by every
+    new container; in the volume, replicas sharing it train once."""
+    env = env_of(image())
+    volumes = " ".join(a for k, a in image() if k == "VOLUME").split()
+    cache = Settings.from_env(env).model_cache
+    assert cache is not None and any(cache.is_relative_to(v) for v in volumes), cache
+
+
 def test_the_image_prints_no_token_and_the_header_says_how_to_make_one() -> None:
     from netops.deployment import DEMO_CALLERS
 

@@ -44,6 +44,9 @@ SETS = {
     "netops_i": ROOT / "skills",
     "netops_j": ROOT / "skills",
     "invoices_e": ROOT / "examples" / "invoices" / "skills",
+    "netops_k": ROOT / "skills",
+    "netops_l": ROOT / "skills",
+    "invoices_f": ROOT / "examples" / "invoices" / "skills",
 }
 """Each set and the skills folder of the deployment it is written for."""
 SPENT = frozenset(

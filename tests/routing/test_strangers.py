@@ -1,12 +1,13 @@
-"""The strangers' routing sets stay blind: written outside the project, never trained on.
+"""The strangers' routing sets stay blind until spent: written outside the project, and held
+out of training until measured.
 
 ``tests/routing/strangers/*.json`` were written by writers who saw nothing of the project (not
 the router, its training text, nor any earlier set), from a brief naming only what each skill
 does (its ``about`` says who and how). They measure the router as a stranger meets it
 (``python -m bench.routing --set strangers/NAME``): once before a change to the router and once
-after, then they are spent. A spent set becomes training data: its texts are in the
-deployment's routing data (``SPENT``), except those equal to, inside or holding a text of a set
-still unspent. These tests hold what keeps the unspent sets meaningful: the shape, labels that
+after, then they are spent. A spent set may become training data: its texts are then in the
+deployment's routing data (``TRAINED_ON``), except those equal to, inside or holding a text of a
+set held out. These tests hold what keeps the held-out sets meaningful: the shape, labels that
 name the deployment's skills, no text that is (or holds, or is held in) a training text of the
 deployment, and nothing the agent runs that reads them. Accuracy is not asserted here.
 """
@@ -26,39 +27,24 @@ from tests.routing.test_heldout import copies, entries, normalized
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+NETWORK_SKILLS = ROOT / "skills"
+INVOICE_SKILLS = ROOT / "examples" / "invoices" / "skills"
 SETS = {
-    "netops_a": ROOT / "skills",
-    "netops_b": ROOT / "skills",
-    "invoices": ROOT / "examples" / "invoices" / "skills",
-    "dev_netops": ROOT / "skills",
-    "dev_invoices": ROOT / "examples" / "invoices" / "skills",
-    "netops_c": ROOT / "skills",
-    "netops_d": ROOT / "skills",
-    "invoices_b": ROOT / "examples" / "invoices" / "skills",
-    "netops_e": ROOT / "skills",
-    "netops_f": ROOT / "skills",
-    "invoices_c": ROOT / "examples" / "invoices" / "skills",
-    "netops_g": ROOT / "skills",
-    "netops_h": ROOT / "skills",
-    "invoices_d": ROOT / "examples" / "invoices" / "skills",
-    "netops_i": ROOT / "skills",
-    "netops_j": ROOT / "skills",
-    "invoices_e": ROOT / "examples" / "invoices" / "skills",
-    "netops_k": ROOT / "skills",
-    "netops_l": ROOT / "skills",
-    "invoices_f": ROOT / "examples" / "invoices" / "skills",
+    path.stem: INVOICE_SKILLS if "invoices" in path.stem else NETWORK_SKILLS
+    for path in sorted((HERE / "strangers").glob("*.json"))
 }
-"""Each set and the skills folder of the deployment it is written for."""
-SPENT = frozenset(
+"""Each set (every file in ``strangers/``) and the skills folder of the deployment it is
+written for: the invoice agent's when its name says ``invoices``, else the network agent's."""
+TRAINED_ON = frozenset(
     {"netops_a", "netops_b", "netops_c", "netops_d", "dev_netops"}
     | {"netops_e", "netops_f", "netops_g", "netops_h"}
     | {"invoices", "invoices_b", "dev_invoices", "invoices_c", "invoices_d"}
 )
-"""Sets measured before and after a change to the router, now in the routing data."""
-UNSPENT = [name for name in SETS if name not in SPENT]
+"""Spent sets folded into the deployments' routing data; every other set is held out of it."""
+HELD_OUT = [name for name in SETS if name not in TRAINED_ON]
 ROUTING_DATA = {
-    ROOT / "skills": ROOT / "netops" / "routing.json",
-    ROOT / "examples" / "invoices" / "skills": ROOT / "examples" / "invoices" / "routing.json",
+    NETWORK_SKILLS: ROOT / "netops" / "routing.json",
+    INVOICE_SKILLS: ROOT / "examples" / "invoices" / "routing.json",
 }
 """Each deployment's routing data (``Deployment.routing_data``), by its skills folder."""
 
@@ -99,23 +85,23 @@ def test_the_shape_and_every_label(name: str) -> None:
     assert len(texts) == len(set(texts))
 
 
-@pytest.mark.parametrize("name", UNSPENT)
-def test_no_unspent_text_is_training_text(name: str) -> None:
+@pytest.mark.parametrize("name", HELD_OUT)
+def test_no_held_out_text_is_training_text(name: str) -> None:
     copied = copies([e["text"] for e in entries(_load(name))], _training(SETS[name]))
     assert len(copied) == 0  # the count only: the texts are not to be read
 
 
-@pytest.mark.parametrize("name", sorted(SPENT))
-def test_a_spent_set_is_training_text(name: str) -> None:
-    """Each text of a spent set is trained on, unless it would leak into an unspent set."""
-    unspent = frozenset(
+@pytest.mark.parametrize("name", sorted(TRAINED_ON))
+def test_a_trained_on_set_is_training_text(name: str) -> None:
+    """Each text of a trained-on set is trained on, unless it would leak into a held-out set."""
+    held_out = frozenset(
         normalized(e["text"])
-        for other in UNSPENT
+        for other in HELD_OUT
         if SETS[other] == SETS[name]
         for e in entries(_load(other))
     )
     texts = [e["text"] for e in entries(_load(name))]
-    kept_out = {text for text, _ in copies(texts, unspent)}
+    kept_out = {text for text, _ in copies(texts, held_out)}
     training = _training(SETS[name])
     missing = [t for t in texts if t not in kept_out and normalized(t) not in training]
     assert len(missing) == 0

@@ -22,14 +22,15 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent.base.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 from agent.cli_exit import ExitCode, exit_codes_help
 from agent.cli_values import file_path, whole_number
-from agent.settings import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT
 
 if TYPE_CHECKING:
     from a2a.types import AgentCard
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from agent.base.settings import Settings
     from agent.client import (
         ChainResult,
         Correlations,
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from agent.registry.loader import Registry
     from agent.registry.manifest import Manifest
     from agent.security.card_signatures import SignatureCheck
-    from agent.settings import Settings
     from agent.storage.audit import AuditLog
 
 app = typer.Typer(
@@ -81,7 +81,7 @@ DatabaseUrl = Annotated[
 
 def cli_settings(**overrides: object) -> Settings:
     """NETAGENT_* and the command's options; a value that cannot work is one line, exit 2."""
-    from agent.settings import Settings
+    from agent.base.settings import Settings
 
     try:
         return Settings.from_env().with_overrides(**overrides)
@@ -264,14 +264,14 @@ def _listen(
 
     import uvicorn
 
+    from agent.app.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
     from agent.listening import AnnouncingServer
-    from agent.workers import APP_FACTORY, DEPLOYMENT_FACTORY_ENV, settings_environment
 
     def announce() -> None:
         _print_banner(settings, callers)
 
     options: dict[str, Any] = {"log_config": log_config, "log_level": settings.log_level}
-    if workers > 1:  # each worker builds its own app from the environment (agent/workers.py)
+    if workers > 1:  # each worker builds its own app from the environment (agent/app/workers.py)
         os.environ.update(settings_environment(settings))
         os.environ[DEPLOYMENT_FACTORY_ENV] = factory
         announce()  # uvicorn's supervisor starts the workers: no one moment they all listen
@@ -396,7 +396,7 @@ def port_taken(host: str, port: int) -> str | None:
 
 def _worker_factory(settings: Settings, workers: int) -> str:
     """The deployment factory workers import; refuses what cannot run in several processes."""
-    from agent.workers import DEPLOYMENT_FACTORY_ENV
+    from agent.app.workers import DEPLOYMENT_FACTORY_ENV
 
     if workers == 1:
         return ""
@@ -1165,7 +1165,7 @@ HEADLINE_MEMBERS = ("verdict", "result", "recommendation", "reason", "summary")
 
 def _text_value(key: str, value: Any) -> str:
     """A plain value for people: a rate (a ``*_bps`` member) in Gbit/s or Mbit/s."""
-    from agent.units import bit_rate
+    from agent.console.units import bit_rate
 
     rate = key == "bps" or key.endswith("_bps") or "_bps_" in key
     if rate and isinstance(value, int | float) and not isinstance(value, bool):
@@ -1385,7 +1385,7 @@ async def _migrate(settings: Settings) -> None:
     """The core's history, then the deployment's ``migrate``, as ``netagent serve`` runs them
     (a database at every head is left alone); a database this version cannot migrate is one
     line."""
-    from agent.errors import ConfigurationError
+    from agent.base.errors import ConfigurationError
     from agent.storage.engine import make_engine
     from agent.storage.migrate import at_heads
     from agent.storage.migrate import upgrade as upgrade_core
@@ -1433,7 +1433,7 @@ async def _read_sqlite(
     file there. Whatever SQLite says of a file it cannot read is one line."""
     from sqlalchemy.exc import DBAPIError
 
-    from agent.errors import ConfigurationError
+    from agent.base.errors import ConfigurationError
     from agent.storage.engine import make_engine, read_only_sqlite_url
     from agent.storage.migrate import at_heads
 
@@ -1459,7 +1459,7 @@ async def _read_sqlite(
 def _refuse_unwritable(path: Path) -> None:
     """A database to make or migrate where this process may not write: one line, not
     SQLite's "unable to open database file" from inside the migration."""
-    from agent.errors import ConfigurationError
+    from agent.base.errors import ConfigurationError
 
     folder = path.parent
     if not path.exists():

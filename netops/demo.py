@@ -38,6 +38,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.base.settings import Settings
 from agent.cli_layout import Column, print_records
 from agent.client import (
     CompositionRefusedError,
@@ -50,6 +51,7 @@ from agent.client import (
     chain,
     composition_differences,
 )
+from agent.console.units import bit_rate
 from agent.interfaces import (
     EXTENSION_URI,
     TRUSTED_SCHEMA_PATH,
@@ -58,11 +60,9 @@ from agent.interfaces import (
     verify_reference,
 )
 from agent.interfaces.order import in_schema_order
-from agent.outbound import outbound_client
 from agent.security.auth import issue_token, load_or_create_signing_key
-from agent.settings import Settings
+from agent.security.outbound import outbound_client
 from agent.storage.audit import DatabaseAuditLog
-from agent.units import bit_rate
 from netops.deployment import DEMO_CALLERS as SERVED_CALLERS
 
 Status = Literal["ok", "refused", "failed"]

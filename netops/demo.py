@@ -39,7 +39,7 @@ from rich.panel import Panel
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.base.settings import Settings
-from agent.cli_layout import Column, print_records
+from agent.cli.layout import Column, print_records
 from agent.client import (
     CompositionRefusedError,
     CorrelationStore,
@@ -232,7 +232,7 @@ class _Walkthrough:
     def records(
         self, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]], lead: int = 1
     ) -> None:
-        """Rows as a table when its ids fit whole, else one block per row (agent/cli_layout)."""
+        """Rows as a table when its ids fit whole, else one block per row (agent/cli/layout.py)."""
         print_records(self.console, title, columns, rows, lead=lead)
 
     def line(self, label: str, value: Any) -> None:
@@ -916,7 +916,7 @@ def ensure_agent(settings: Settings, url: str) -> subprocess.Popen[bytes] | None
     """
     if _healthy(url):
         return None
-    from agent.cli import port_taken
+    from agent.cli.common import port_taken
 
     busy = port_taken(settings.host, settings.port)
     if busy:

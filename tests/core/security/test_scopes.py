@@ -17,7 +17,7 @@ import jwt
 import pytest
 
 from agent.base.settings import Settings
-from agent.cli import mint_command
+from agent.cli.calling import mint_command
 from agent.security.auth import (
     SIGNING_ALGORITHM,
     SigningKey,

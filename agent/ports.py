@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from agent.base.settings import Settings
     from agent.console.topology import TopologyView
     from agent.registry.identity import AgentIdentity
     from agent.security.credentials import ToolTokenVerifier
-    from agent.settings import Settings
     from agent.storage.audit import AuditLog
     from agent.storage.history import MigrationHistory
 

@@ -10,6 +10,7 @@ tests/test_architecture.py holds ``db/`` and ``skills/`` to importing this modul
 
 from __future__ import annotations
 
+from agent.base.errors import ConfigurationError, NetagentError
 from agent.console.topology import (
     Edge,
     EdgeDetail,
@@ -21,7 +22,7 @@ from agent.console.topology import (
     TopologySource,
     TopologyView,
 )
-from agent.errors import ConfigurationError, NetagentError
+from agent.console.units import bit_rate
 from agent.interfaces import ErrorCode, SkillError
 from agent.registry.fixed_result import FixedResult
 from agent.routing.alternation import Alternation, Alternative
@@ -37,7 +38,6 @@ from agent.storage.engine import async_url, make_engine
 from agent.storage.history import MigrationHistory, run_environment
 from agent.storage.reads import Reader, reader
 from agent.storage.types import UTCDateTime
-from agent.units import bit_rate
 
 __all__ = [
     "Alternation",

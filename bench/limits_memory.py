@@ -31,8 +31,8 @@ from pathlib import Path
 
 import httpx
 
+from agent.base.settings import Limits, Settings
 from agent.security.auth import issue_token, load_or_create_signing_key
-from agent.settings import Limits, Settings
 
 
 def free_port() -> int:

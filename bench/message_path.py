@@ -28,6 +28,7 @@ from a2a.types import Message, Role, SendMessageConfiguration, SendMessageReques
 from google.protobuf.json_format import MessageToDict
 
 from agent.app import gated_tools
+from agent.base.settings import Settings
 from agent.ports import ToolEnvironment
 from agent.registry.cards import CardFactory
 from agent.registry.loader import load_registry
@@ -43,7 +44,6 @@ from agent.security.principal import PrincipalUser
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.task_run import RunBindings
-from agent.settings import Settings
 from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.bindings_memory import InMemoryBindingStore
 from agent.storage.engine import make_engine

@@ -28,7 +28,7 @@ import httpx
 from a2a.helpers import new_text_part
 from a2a.types import Message, Part, Role
 
-from agent.settings import Limits
+from agent.base.settings import Limits
 from tests.a2a_helpers import send
 
 BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")

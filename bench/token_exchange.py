@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agent.base.settings import Settings
 from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
 from agent.security.credentials import (
     TOOL_ISSUER,
@@ -28,7 +29,6 @@ from agent.security.credentials import (
     ToolGrant,
     ToolTokenVerifier,
 )
-from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from agent.storage.migrate import upgrade as upgrade_core

@@ -4,11 +4,12 @@ A skill's handler catches it without importing the inventory's queries (``db/inv
 SQLAlchemy and the ORM models), which every command that loads the registry, ``netagent
 card`` and ``validate`` among them, would otherwise import with the handlers.
 
-The network deployment's exception classes, drawn under the core's families (``agent/errors.py``
-draws the core's; a test reads both drawings and fails when they no longer match the classes):
+The network deployment's exception classes, drawn under the core's families
+(``agent/base/errors.py`` draws the core's; a test reads both drawings and fails when they no
+longer match the classes):
 
-* NetagentError                                  agent.errors
-  + ConfigurationError                           agent.errors
+* NetagentError                                  agent.base.errors
+  + ConfigurationError                           agent.base.errors
     - SeedError (RuntimeError)                   db.simulator
   + InventoryError (ValueError)                  db.errors
 """

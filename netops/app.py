@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from agent.app import create_app as create_core_app
-from agent.settings import Settings
+from agent.base.settings import Settings
 from netops.deployment import network_deployment
 
 

@@ -9,17 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent.cli import (
-    DatabaseUrl,
-    app,
-    cli_settings,
-    console,
-    fail,
-    run,
-    run_async,
-)
-from agent.cli_exit import ExitCode
-from agent.cli_values import whole_number
+from agent.cli import app, run
+from agent.cli.common import DatabaseUrl, cli_settings, console, fail, run_async
+from agent.cli.exit_codes import ExitCode
+from agent.cli.values import whole_number
 
 FACTORY = "netops.deployment:network_deployment"
 

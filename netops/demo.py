@@ -38,7 +38,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.cli_layout import Column, print_records
+from agent.base.settings import Settings
+from agent.cli.layout import Column, print_records
 from agent.client import (
     CompositionRefusedError,
     CorrelationStore,
@@ -50,6 +51,7 @@ from agent.client import (
     chain,
     composition_differences,
 )
+from agent.console.units import bit_rate
 from agent.interfaces import (
     EXTENSION_URI,
     TRUSTED_SCHEMA_PATH,
@@ -58,11 +60,9 @@ from agent.interfaces import (
     verify_reference,
 )
 from agent.interfaces.order import in_schema_order
-from agent.outbound import outbound_client
 from agent.security.auth import issue_token, load_or_create_signing_key
-from agent.settings import Settings
+from agent.security.outbound import outbound_client
 from agent.storage.audit import DatabaseAuditLog
-from agent.units import bit_rate
 from netops.deployment import DEMO_CALLERS as SERVED_CALLERS
 
 Status = Literal["ok", "refused", "failed"]
@@ -232,7 +232,7 @@ class _Walkthrough:
     def records(
         self, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]], lead: int = 1
     ) -> None:
-        """Rows as a table when its ids fit whole, else one block per row (agent/cli_layout)."""
+        """Rows as a table when its ids fit whole, else one block per row (agent/cli/layout.py)."""
         print_records(self.console, title, columns, rows, lead=lead)
 
     def line(self, label: str, value: Any) -> None:
@@ -916,7 +916,7 @@ def ensure_agent(settings: Settings, url: str) -> subprocess.Popen[bytes] | None
     """
     if _healthy(url):
         return None
-    from agent.cli import port_taken
+    from agent.cli.common import port_taken
 
     busy = port_taken(settings.host, settings.port)
     if busy:

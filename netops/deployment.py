@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import skills
-from agent.config import flag
+from agent.base.config import flag
+from agent.base.settings import Settings
 from agent.console.pages import ConsolePage
 from agent.console.topology import TopologyView
 from agent.ports import (
@@ -27,7 +28,6 @@ from agent.ports import (
     ToolEnvironment,
     ToolPort,
 )
-from agent.settings import Settings
 from db.migrate import INVENTORY as INVENTORY_HISTORY
 from netops.identity import IDENTITY as IDENTITY  # re-exported: the card names it
 

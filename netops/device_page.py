@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.console.pages import PageAnswer
 from agent.console.topology import polyline
+from agent.console.units import bit_rate
 from agent.security.principal import Principal
-from agent.units import bit_rate
 from db.choices import MetricName
 from db.inventory import InventoryError
 from db.overview import MetricPoint, Overview

@@ -25,8 +25,8 @@ from agent.console.topology import (
     Series,
     TopologyRefusedError,
 )
+from agent.console.units import bit_rate
 from agent.security.principal import Principal
-from agent.units import bit_rate
 from db.inventory import Inventory
 from db.records import LinkRecord, UtilizationSampleRecord
 from netops.access import may, needs

@@ -80,8 +80,8 @@ def start_agent(home: Path, port: int, grpc_port: int, log: Path) -> subprocess.
 
 def mint_token(home: Path) -> str:
     """A token the agent accepts: signed with the key it just created in its home."""
+    from agent.base.settings import Settings
     from agent.security.auth import issue_token, load_or_create_signing_key
-    from agent.settings import Settings
 
     settings = Settings(home=home)
     key = load_or_create_signing_key(home)

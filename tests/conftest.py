@@ -27,9 +27,9 @@ import uvicorn
 from sqlalchemy.engine import make_url
 
 from agent.app import create_app
+from agent.base.settings import Settings
 from agent.registry.loader import Registry
 from agent.security.auth import issue_token, load_or_create_signing_key
-from agent.settings import Settings
 from agent.storage.engine import make_engine
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import httpx
 
+from agent.base.settings import Settings
 from agent.security.auth import issue_token, load_or_create_signing_key
-from agent.settings import Settings
 from tests.a2a_helpers import wait_trained
 from tests.conftest import IDENTITIES, free_port, postgres_database, seed_database
 

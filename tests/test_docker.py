@@ -38,7 +38,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from agent.settings import Settings
+from agent.base.settings import Settings
 from tests.conftest import free_port
 from tests.serving import serving
 

@@ -24,10 +24,10 @@ from agent.app import edge, security, storage, tasks, transports
 from agent.app.assembly import AgentRuntime, Assembly, Builder, Life, Options, lifespan
 from agent.app.security import gated_tools
 from agent.app.storage import build_runtime, prepare_storage, task_store
+from agent.base.settings import Settings
 from agent.ports import Deployment
 from agent.registry.loader import Registry
 from agent.server.skill_context import ToolFactory
-from agent.settings import Settings
 
 __all__ = ["AgentRuntime", "create_app", "gated_tools", "prepare_storage", "task_store"]
 

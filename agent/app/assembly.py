@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
     from sqlalchemy.ext.asyncio import AsyncEngine
 
+    from agent.base.settings import Settings
     from agent.observability.metrics import TaskObserver
     from agent.ports import Deployment
     from agent.push.service import PushNotifications
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from agent.security.auth import SigningKey, TokenVerifier
     from agent.server.request_handler import GovernedRequestHandler
     from agent.server.skill_context import ToolFactory
-    from agent.settings import Settings
     from agent.storage.audit import AuditLog
     from agent.storage.task_store import UpsertDatabaseTaskStore
 

@@ -10,7 +10,7 @@ from typing import Any
 from fastapi.responses import JSONResponse
 
 from agent.app.assembly import AgentRuntime, Assembly, Life, running
-from agent.outbound import outbound_client
+from agent.base.settings import Settings
 from agent.ports import Deployment, ToolEnvironment
 from agent.security.auth import TokenVerifier
 from agent.security.card_signatures import JWKS_PATH
@@ -26,8 +26,8 @@ from agent.security.credentials import (
 )
 from agent.security.exchange_cache import CachingTokenExchanger
 from agent.security.oauth import token_endpoint
+from agent.security.outbound import outbound_client
 from agent.server.skill_context import ToolFactory
-from agent.settings import Settings
 
 CARD_CACHE_CONTROL = "public, max-age=300"
 OAUTH_TOKEN_PATH = "/oauth/token"

@@ -13,12 +13,12 @@ from a2a.types import AgentExtension
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.app.assembly import AgentRuntime, Assembly, Life, running
+from agent.base.settings import Settings
 from agent.ports import Deployment
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Registry, load_registry
 from agent.security.auth import load_or_create_signing_key
 from agent.security.card_signatures import JWKS_PATH, CardSigner
-from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.coordination import exclusively
 from agent.storage.engine import make_engine

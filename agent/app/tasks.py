@@ -12,6 +12,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from agent.app.assembly import Assembly, Life, lives_in_order, running
+from agent.base.settings import Settings
 from agent.builtin.conformance import CONFORMANCE_SKILLS_DIR
 from agent.observability.metrics import METRICS_PATH, Metrics, TaskObserver, metrics_endpoint
 from agent.push.service import PushNotifications
@@ -24,7 +25,6 @@ from agent.server.cancel_relay import CancelRelay
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.task_run import RunBindings
-from agent.settings import Settings
 from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.group_commit import task_writer
 from agent.storage.leases import ReplicaLease

@@ -127,7 +127,7 @@ def sdk_config(binding: str, http: httpx.AsyncClient, *, streaming: bool) -> Cli
     channel_factory = None
     if binding == GRPC:
         # plaintext: a proxy's tunnel would carry the token readable, so none of the
-        # environment's (grpc_proxy, https_proxy, http_proxy) is used (agent/outbound.py)
+        # environment's (grpc_proxy, https_proxy, http_proxy) is used (agent/security/outbound.py)
         channel_factory = partial(grpc.aio.insecure_channel, options=NO_PROXY_OPTIONS)
     return ClientConfig(
         streaming=streaming,

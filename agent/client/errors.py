@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from agent.errors import ClientError
+from agent.base.errors import ClientError
 from agent.interfaces import ErrorCode
 
 

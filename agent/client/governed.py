@@ -53,7 +53,6 @@ from agent.interfaces import (
     verify_document,
 )
 from agent.interfaces.order import document_order, in_schema_order
-from agent.outbound import outbound_client
 from agent.routing.skill_request import plain_json
 from agent.security.card_signatures import (
     UNSIGNED,
@@ -61,6 +60,7 @@ from agent.security.card_signatures import (
     CardVerifier,
     SignatureCheck,
 )
+from agent.security.outbound import outbound_client
 
 CARD_PATH = "/.well-known/agent-card.json"
 JSON = "application/json"
@@ -475,7 +475,7 @@ def http_client(*, timeout: float, headers: dict[str, str] | None = None) -> htt
     """``httpx.AsyncClient(headers=headers, timeout=timeout)``, with its TLS context (certifi's
     CA bundle loaded: 40 to 70 ms of a command's start here) made for its first https request,
     not for a client that speaks only plain http. The caller's token goes through a proxy of
-    the environment only tunnelled, over https to another host (``agent/outbound.py``)."""
+    the environment only tunnelled, over https to another host (``agent/security/outbound.py``)."""
     return outbound_client(headers=headers, timeout=timeout, direct=_TlsWhenAsked())
 
 

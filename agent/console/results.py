@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.units import bit_rate
+from agent.console.units import bit_rate
 
 SUBJECT_SUFFIX = "_id"
 WORDS = ("recommendation", "result", "decision")

@@ -35,6 +35,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from agent.base.settings import Limits
 from agent.console.export import csv_response
 from agent.console.pages import ConsolePage, PageAnswer, PageSource, page_query
 from agent.console.recent_views import RecentViews, is_refresh
@@ -82,7 +83,6 @@ from agent.registry.cards import JSONRPC_PATH, CardFactory, card_to_json
 from agent.registry.loader import Capability, Registry
 from agent.registry.policy import entitled, visible
 from agent.security.principal import Principal, principal_of
-from agent.settings import Limits
 from agent.storage.audit import NOT_FOUND, AuditLog, AuditRecord
 
 log = logging.getLogger(__name__)

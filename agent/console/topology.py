@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from agent.errors import SecurityError
+from agent.base.errors import SecurityError
 from agent.security.principal import Principal
 
 if TYPE_CHECKING:

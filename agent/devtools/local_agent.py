@@ -19,9 +19,9 @@ import httpx
 import uvicorn
 
 from agent.app import create_app
+from agent.app.workers import load_deployment
+from agent.base.settings import Settings
 from agent.security.auth import issue_token, load_or_create_signing_key
-from agent.settings import Settings
-from agent.workers import load_deployment
 
 HOST = "127.0.0.1"
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.errors import ConfigurationError
+from agent.base.errors import ConfigurationError
 from agent.interfaces import SCHEMAS_DIR
 from agent.ports import SkillFiles, SkillRequest, SkillTemplate
 from agent.registry.loader import RegistryError, load_registry

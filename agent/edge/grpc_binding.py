@@ -75,6 +75,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtobufMessage
 from google.rpc import error_details_pb2, status_pb2
 
+from agent.base.settings import Limits
 from agent.edge.error_scrub import VERSION_TEXT
 from agent.edge.extensions import activated
 from agent.edge.http_auth import (
@@ -88,7 +89,6 @@ from agent.edge.http_auth import (
 from agent.edge.version import bound_version
 from agent.security.auth import TokenVerifier
 from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
-from agent.settings import Limits
 
 log = logging.getLogger(__name__)
 

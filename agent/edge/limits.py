@@ -30,6 +30,8 @@ from google.protobuf.struct_pb2 import Struct, Value
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.types import Message as ASGIMessage
 
+from agent.base.errors import NetagentError
+from agent.base.settings import Limits
 from agent.edge.wire_errors import (
     BODY_TIMEOUT,
     BODY_TOO_LARGE,
@@ -39,9 +41,7 @@ from agent.edge.wire_errors import (
     EdgeError,
     send_error,
 )
-from agent.errors import NetagentError
 from agent.interfaces.pointer import bounded_pointer
-from agent.settings import Limits
 
 NON_FINITE = "finite_numbers"
 NUL = "no_nul"

@@ -22,8 +22,8 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from agent.base.errors import NetagentError
 from agent.edge.proto_json import plain_json
-from agent.errors import NetagentError
 
 _MAX_DEPTH = 48
 """Deeper than this goes to ParseDict (its own limit is 100 messages, Struct levels included)."""

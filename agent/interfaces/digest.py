@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import rfc8785
 
-from agent.errors import SchemaInterfaceError
+from agent.base.errors import SchemaInterfaceError
 from agent.interfaces.pointer import json_pointer
 from agent.interfaces.spec import DIGEST_PATTERN
 

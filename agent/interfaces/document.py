@@ -20,7 +20,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, Final, NoReturn
 
-from agent.errors import SchemaInterfaceError
+from agent.base.errors import SchemaInterfaceError
 from agent.interfaces.digest import NotRepresentableError, canonical_json, digest_of
 from agent.interfaces.errors import ErrorCode
 from agent.interfaces.pointer import json_pointer

@@ -20,7 +20,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from agent.errors import NetagentError
+from agent.base.errors import NetagentError
 from agent.interfaces.pointer import json_pointer
 from agent.interfaces.spec import DIALECT
 from agent.interfaces.validation import (

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any, Final, NotRequired, TypedDict
 
-from agent.errors import NetagentError
+from agent.base.errors import NetagentError
 
 __all__ = [
     "TASK_STATE_FAILED",

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agent.errors import NetagentError
+from agent.base.errors import NetagentError
 
 Check = Callable[[Any], bool]
 

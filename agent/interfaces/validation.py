@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from rfc3339_validator import validate_rfc3339
 
-from agent.errors import SchemaInterfaceError
+from agent.base.errors import SchemaInterfaceError
 from agent.interfaces.fast_check import Check, compile_check
 from agent.interfaces.pointer import bounded_pointer, json_pointer
 

@@ -41,7 +41,7 @@ from a2a.utils.errors import A2AError
 from google.protobuf import json_format
 from google.protobuf.json_format import MessageToDict
 
-from agent.ids import random_hex
+from agent.base.ids import random_hex
 from agent.interfaces import ErrorCode
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Capability, Registry

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agent.errors import SecurityError
+from agent.base.errors import SecurityError
 from agent.security.card_signatures import JWKS_PATH, MAX_JWKS_BYTES, VERIFY_ALGORITHMS
 
 MAX_BODY_BYTES = 4 * 1024 * 1024

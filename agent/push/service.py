@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.base.settings import Settings
 from agent.push.configs import PushConfigs
 from agent.push.delivery import PushDelivery, http_client
 from agent.push.outbox import Outbox
@@ -21,7 +22,6 @@ from agent.push.signing import NotificationSigner
 from agent.push.targets import PushTargets
 from agent.security.auth import SigningKey
 from agent.security.card_signatures import JWKS_PATH
-from agent.settings import Settings
 from agent.storage.coordination import exclusively
 from agent.storage.settlement import Settlement, TaskWriter, WriterStats
 

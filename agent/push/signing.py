@@ -16,7 +16,7 @@ import time
 
 import jwt
 
-from agent.ids import random_hex
+from agent.base.ids import random_hex
 from agent.security.auth import SIGNING_ALGORITHM, SigningKey
 
 LIFETIME_SECONDS = 300

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.errors import ConfigurationError
+from agent.base.errors import ConfigurationError
 from agent.registry.builtin_words import CORE_SKILLS_DIR, WORDS_FILE, BuiltinWords, is_core_manifest
 from agent.registry.manifest import Manifest, State
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from agent.errors import ConfigurationError
+from agent.base.errors import ConfigurationError
 
 
 @dataclass(frozen=True)

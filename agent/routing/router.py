@@ -22,6 +22,7 @@ from typing import Any
 
 from a2a.types import ContentTypeNotSupportedError, Message
 
+from agent.base.settings import DEFAULT_ROUTE_THRESHOLD
 from agent.interfaces import ErrorCode, SkillError
 from agent.registry.loader import Capability, Registry
 from agent.registry.manifest import State
@@ -44,7 +45,6 @@ from agent.routing.questions import missing_fields
 from agent.routing.skill_request import SkillRequest, data_parts, explicit_request
 from agent.routing.text_stages import MAX_ROUTE_TEXT, TextStages, Verdict
 from agent.security.principal import Principal
-from agent.settings import DEFAULT_ROUTE_THRESHOLD
 from agent.storage.bindings import Binding, Phase
 
 HINT_KEY = "skill_id"

@@ -21,8 +21,9 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from agent.errors import SecurityError
-from agent.ids import random_hex
+from agent.base.errors import SecurityError
+from agent.base.ids import random_hex
+from agent.base.settings import Settings
 from agent.security.identity import MAX_SUBJECT_CHARS as MAX_SUBJECT_CHARS
 from agent.security.identity import MAX_TENANT_CHARS as MAX_TENANT_CHARS
 from agent.security.identity import (
@@ -34,7 +35,6 @@ from agent.security.identity import (
 from agent.security.principal import Principal
 from agent.security.scopes import is_scope_token, scope_tokens
 from agent.security.token_cache import VerifiedTokens
-from agent.settings import Settings
 
 SIGNING_ALGORITHM = "ES256"
 EXTERNAL_ALGORITHMS = ("RS256", "PS256", "ES256", "ES384", "EdDSA")

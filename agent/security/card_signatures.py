@@ -33,7 +33,7 @@ from a2a.utils.signing import (
 )
 from jwt import PyJWK, PyJWKSet
 
-from agent.errors import SecurityError
+from agent.base.errors import SecurityError
 
 if TYPE_CHECKING:  # the client side reads no setting: agent.security.auth is the server's
     from agent.security.auth import SigningKey

@@ -18,8 +18,8 @@ from typing import Any, Protocol
 import httpx
 import jwt
 
-from agent.errors import SecurityError
-from agent.ids import random_hex
+from agent.base.errors import SecurityError
+from agent.base.ids import random_hex
 from agent.security.auth import (
     SIGNING_ALGORITHM,
     IssuerUnavailableError,

@@ -20,7 +20,7 @@ from a2a.types import InvalidParamsError, ListTasksResponse, Message, Task
 from a2a.utils.task import ListTasksCursor, encode_list_tasks_cursor
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from agent.settings import Limits
+from agent.base.settings import Limits
 from agent.storage.parked import ParkedTasks
 
 log = logging.getLogger(__name__)

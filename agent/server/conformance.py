@@ -23,7 +23,7 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import Message, Part, Role, TaskState
 
-from agent.ids import random_hex
+from agent.base.ids import random_hex
 from agent.interfaces import ErrorCode, SkillError, error_details
 from agent.registry.fixed_result import FixedResult
 from agent.registry.loader import Capability, Registry

@@ -23,8 +23,8 @@ from a2a.server.events import EventQueue
 from a2a.server.tasks import TaskUpdater
 from a2a.types import ContentTypeNotSupportedError, Message, Part, Role, Task, TaskState
 
+from agent.base.ids import random_hex
 from agent.edge.proto_json import data_part
-from agent.ids import random_hex
 from agent.interfaces import DESCRIBE_SKILL_ID, EXTENSION_URI, ErrorCode, SkillError, error_details
 from agent.observability.metrics import TaskObserver
 from agent.registry.fixed_result import FixedResult

@@ -83,13 +83,14 @@ from a2a.utils.task import (
 )
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from agent.base.ids import random_hex, random_id
+from agent.base.settings import Limits
 from agent.edge.extensions import require_extensions
 from agent.edge.limits import check_message
 from agent.edge.prepared_answer import prepare as prepare_answer
 from agent.edge.prepared_answer import taken as answer_taken
 from agent.edge.required_fields import check_required_fields
 from agent.edge.strings import queryable
-from agent.ids import random_hex, random_id
 from agent.interfaces import ErrorCode, SkillError
 from agent.push.configs import PushConfigs
 from agent.registry.cards import CardFactory
@@ -116,7 +117,6 @@ from agent.server.task_run import (
     enter_run,
     leave_run,
 )
-from agent.settings import Limits
 from agent.storage.audit import A2A, AGENT_TOOL, AuditLog, AuditRecord
 from agent.storage.parked import ParkedTasks
 from agent.storage.settlement import (

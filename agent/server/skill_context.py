@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from agent.errors import SecurityError
+from agent.base.errors import SecurityError
 from agent.interfaces import ErrorCode, SkillError
 from agent.security.principal import Principal
 

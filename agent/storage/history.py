@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.errors import ConfigurationError
+from agent.base.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from alembic.config import Config

@@ -22,7 +22,7 @@ from google.protobuf.json_format import MessageToDict
 from sqlalchemy import Table, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from agent.ids import random_hex
+from agent.base.ids import random_hex
 from agent.interfaces import ErrorCode, SkillError
 from agent.security.identity import parse_owner_key
 from agent.storage.audit import AGENT_TOOL, AuditRecord

@@ -21,7 +21,7 @@ from google.protobuf.json_format import MessageToDict
 from sqlalchemy import ColumnElement, Table, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.ids import random_hex
+from agent.base.ids import random_hex
 from agent.storage.audit import AGENT_TOOL, AuditRecord
 from agent.storage.interrupted import (
     ANONYMOUS_PRINCIPAL,

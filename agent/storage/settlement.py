@@ -22,7 +22,7 @@ from a2a.server.tasks import TaskStore
 from a2a.types import Artifact, Task, TaskState
 from google.protobuf import json_format
 
-from agent.errors import NetagentError
+from agent.base.errors import NetagentError
 from agent.storage.audit import AuditLog, AuditRecord
 from agent.storage.bindings import Binding, BindingStore
 

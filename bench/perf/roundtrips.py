@@ -27,7 +27,7 @@ async def _count() -> None:
     import httpx
     from sqlalchemy import event
 
-    from agent.settings import Settings
+    from agent.base.settings import Settings
     from bench.perf.scenarios import governed_targets
     from bench.perf.servers import tokens
     from netops.app import create_app

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import httpx
 
+from agent.base.settings import Settings
 from agent.security.auth import issue_token, load_or_create_signing_key
-from agent.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 240.0  # first start seeds the demo inventory (PostgreSQL: tens of seconds)

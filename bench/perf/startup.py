@@ -96,7 +96,7 @@ def components() -> list[tuple[str, float]]:
     )
 
     def app() -> None:
-        from agent.settings import Settings
+        from agent.base.settings import Settings
         from netops.app import create_app
 
         with tempfile.TemporaryDirectory(prefix="netagent-startup-") as tmp:

@@ -1,4 +1,4 @@
-"""Records at any terminal width (agent/cli_layout.py): no line wider than the terminal, no
+"""Records at any terminal width (agent/cli/layout.py): no line wider than the terminal, no
 identifier broken, whatever the cells hold."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import random
 import pytest
 from rich.console import Console
 
-from agent.cli_layout import Column, print_records
+from agent.cli.layout import Column, print_records
 
 WORDS = [
     "evaluate_resource_condition",

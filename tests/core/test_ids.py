@@ -1,4 +1,4 @@
-"""agent/ids.py: pooled random identifiers are real version-4 UUIDs and never repeat,
+"""agent/base/ids.py: pooled random identifiers are real version-4 UUIDs and never repeat,
 whichever thread asks."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import uuid
 
-from agent.ids import random_hex, random_id
+from agent.base.ids import random_hex, random_id
 
 
 def test_every_id_is_a_version_4_uuid_in_its_usual_form() -> None:

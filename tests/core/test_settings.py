@@ -1,4 +1,4 @@
-"""Settings from the environment (agent/settings.py): every field has its variable, every flag
+"""Settings from the environment (agent/base/settings.py): every field has its variable, every flag
 reads every word in any case, and a value that cannot work is refused naming the variable.
 The command line's one-line refusals (which run ``netagent``) are in tests/unit/test_settings.py."""
 
@@ -9,9 +9,9 @@ from typing import get_type_hints
 
 import pytest
 
-from agent.config import FLAG_WORDS, flag
-from agent.settings import DEFAULT_ROUTE_THRESHOLD as DEFAULT_THRESHOLD
-from agent.settings import VARIABLES, Limits, Settings
+from agent.base.config import FLAG_WORDS, flag
+from agent.base.settings import DEFAULT_ROUTE_THRESHOLD as DEFAULT_THRESHOLD
+from agent.base.settings import VARIABLES, Limits, Settings
 
 
 def test_numbers_are_read_and_blank_means_the_default() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.units import bit_rate
+from agent.console.units import bit_rate
 
 
 @pytest.mark.parametrize(

@@ -18,11 +18,11 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import DatabaseError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.base.settings import Settings
 from agent.security.auth import SIGNING_ALGORITHM, SigningKey, TokenVerifier, issue_token
 from agent.security.auth import load_or_create_signing_key as load_key
 from agent.security.credentials import AGENT_SUBJECT, TOOL_ISSUER, LocalIssuer, ToolTokenVerifier
 from agent.server.skill_context import ToolRefusedError
-from agent.settings import Settings
 from agent.storage.audit import DatabaseAuditLog, principal_audit
 from agent.storage.engine import make_engine
 from agent.storage.migrate import upgrade as upgrade_core

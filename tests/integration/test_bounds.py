@@ -29,7 +29,7 @@ from a2a.utils.grpc_status import status_from_call
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.rpc import error_details_pb2
 
-from agent.settings import Limits
+from agent.base.settings import Limits
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from tests.conftest import IDENTITIES, RunningAgent, start_agent

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from agent.base.settings import Settings
 from agent.interfaces import canonical_json, digest_of, schema_reference, trusted_schema
 from agent.registry.loader import Registry, load_registry
 from agent.security.auth import TokenVerifier, issue_token, load_or_create_signing_key
-from agent.settings import Settings
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import RunningAgent, free_port, start_agent
 

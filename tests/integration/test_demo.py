@@ -16,8 +16,8 @@ import pytest
 from rich.console import Console
 
 import netops.demo as demo
+from agent.base.settings import Settings
 from agent.client import CompositionRefusedError
-from agent.settings import Settings
 from netops.demo import STEPS, DemoReport, _failure, ensure_agent, run_demo
 from tests.conftest import RunningAgent, free_port, start_agent
 

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.cli import SNAPSHOT, SNAPSHOT_GRPC_URL
+from agent.cli.cards import SNAPSHOT, SNAPSHOT_GRPC_URL
 from agent.registry.loader import load_registry
 from agent.security.auth import issue_token, load_or_create_signing_key
 from netops.deployment import SKILLS_DIR

@@ -31,11 +31,11 @@ from a2a.types import (
 from a2a.utils.grpc_status import status_from_call
 from google.rpc import error_details_pb2
 
+from agent.base.settings import Limits
 from agent.client import GovernedClient, Invocation
 from agent.devtools.conformance import check_agent
 from agent.edge.error_scrub import VERSION_TEXT
 from agent.interfaces import EXTENSION_URI
-from agent.settings import Limits
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
 from tests.a2a_helpers import (

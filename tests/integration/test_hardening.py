@@ -401,7 +401,7 @@ def test_a_body_that_trickles_in_is_cut_off(impatient_agent: RunningAgent, path:
 
 
 def test_the_body_timeout_is_a_setting(tmp_path: Path) -> None:
-    from agent.settings import Settings
+    from agent.base.settings import Settings
 
     assert Settings().body_timeout == 30.0
     assert Settings.from_env({"NETAGENT_BODY_TIMEOUT": "2.5"}).body_timeout == 2.5

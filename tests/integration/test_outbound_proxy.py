@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from agent.client import GovernedClient
-from agent.outbound import outbound_client
+from agent.security.outbound import outbound_client
 from tests.a2a_helpers import BINDINGS, call
 from tests.conftest import RunningAgent, start_agent
 from tests.integration.test_remote_exchange import WORKED, credential_from, issuer

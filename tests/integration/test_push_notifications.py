@@ -445,7 +445,7 @@ async def test_a_send_refused_before_its_task_exists_leaves_no_config(
 
     from sqlalchemy import func, select
 
-    from agent.settings import Limits
+    from agent.base.settings import Limits
     from agent.storage.engine import make_engine
     from agent.storage.tables import push_notification_configs
 

@@ -31,7 +31,7 @@ WORKED = {
 
 def credential_from(issuer_home: Path, subject: str) -> str:
     """What `netagent token --agent-credential` prints on the issuer's machine."""
-    from agent.settings import Settings
+    from agent.base.settings import Settings
 
     key = load_or_create_signing_key(issuer_home)
     return LocalIssuer(

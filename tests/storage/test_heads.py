@@ -22,8 +22,8 @@ from sqlalchemy.exc import DatabaseError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent import app
-from agent.errors import ConfigurationError
-from agent.settings import Settings
+from agent.base.errors import ConfigurationError
+from agent.base.settings import Settings
 from agent.storage import migrate as core
 from agent.storage.engine import make_engine
 from agent.storage.history import MigrationHistory, UnknownRevisionError
@@ -152,7 +152,7 @@ def test_a_restart_on_a_current_file_imports_no_alembic(tmp_path: Path) -> None:
         "import asyncio, sys\n"
         "from pathlib import Path\n"
         "from agent.app import prepare_storage, task_store\n"
-        "from agent.settings import Settings\n"
+        "from agent.base.settings import Settings\n"
         "from agent.storage.engine import make_engine\n"
         "from netops.deployment import network_deployment\n"
         "async def main():\n"

@@ -23,9 +23,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from agent.app import prepare_storage, task_store
+from agent.base.settings import Settings
 from agent.client.compose import CorrelationStore
 from agent.security.principal import Principal, PrincipalUser
-from agent.settings import Settings
 from agent.storage import migrate as core
 from agent.storage.audit import AuditRecord, DatabaseAuditLog
 from agent.storage.bindings import Binding, DatabaseBindingStore, Phase

@@ -43,7 +43,7 @@ def test_a_sqlite_agent_imports_no_postgresql_machinery(tmp_path: Path) -> None:
     imported by an agent on PostgreSQL, not by the app nor a SQLite agent's create_app."""
     statement = (
         "from pathlib import Path\n"
-        "from agent.settings import Settings\n"
+        "from agent.base.settings import Settings\n"
         "from netops.app import create_app\n"
         f"create_app(Settings(home=Path({str(tmp_path)!r}), grpc_port=0))"
     )

@@ -3,7 +3,7 @@
 Every command of ``netagent`` is listed here: either it makes state by design (serve, seed,
 demo, new-skill), or it is run in an empty folder with no NETAGENT_HOME (so the default home,
 ./.netagent, is the one looked in) and must leave the folder empty, exit with the code of the
-CLI's table (agent/cli_exit.py) and, when it needs the home, name the home it looked in. A
+CLI's table (agent/cli/exit_codes.py) and, when it needs the home, name the home it looked in. A
 command added without an entry fails ``test_every_command_is_classified``.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.main import get_command_name
 
-from agent.cli_exit import ExitCode
+from agent.cli.exit_codes import ExitCode
 from netops.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +91,7 @@ def test_a_command_in_an_empty_folder_makes_nothing(tmp_path: Path, name: str) -
 def test_the_exit_codes_are_documented_in_help_and_docs() -> None:
     from typer.testing import CliRunner
 
-    from agent.cli_exit import MEANINGS
+    from agent.cli.exit_codes import MEANINGS
 
     shown = " ".join(CliRunner().invoke(app, ["--help"]).output.replace("│", " ").split())
     table = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8").replace("`", "")

@@ -1,5 +1,5 @@
 """The command line's values: Typer converts them, the integers and the report path through
-agent/cli_values.py (``parser=``). A value that is not of its parameter's type is refused in
+agent/cli/values.py (``parser=``). A value that is not of its parameter's type is refused in
 click's words, naming the option, with exit code 2 (a usage error), before the command runs;
 one that is comes out as ``int()`` or ``Path()`` reads it."""
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from agent import cli
-from agent.cli_values import file_path, whole_number
+from agent.cli.values import file_path, whole_number
 
 
 def refusal(args: list[str], home: Path) -> str:

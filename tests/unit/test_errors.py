@@ -1,5 +1,5 @@
 """One error root: every exception class the project defines descends from it, and the trees
-drawn in ``agent/errors.py``'s docstring (the core's) and ``db/errors.py``'s (the network
+drawn in ``agent/base/errors.py``'s docstring (the core's) and ``db/errors.py``'s (the network
 deployment's) are exactly the classes as they are."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from types import ModuleType
 import pytest
 from jsonschema.exceptions import ValidationError, best_match
 
-import agent.errors
+import agent.base.errors
 import db.errors
-from agent.errors import NetagentError
+from agent.base.errors import NetagentError
 from agent.interfaces.validation import compile_validator
 
 PACKAGES = ("agent", "db", "skills", "netops")
@@ -67,7 +67,7 @@ class Drawn:
     also: tuple[str, ...]
 
 
-DRAWINGS = (agent.errors, db.errors)
+DRAWINGS = (agent.base.errors, db.errors)
 """The core's drawing, and the network deployment's of its own classes under the core's."""
 
 

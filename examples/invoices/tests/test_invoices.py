@@ -20,9 +20,9 @@ import pytest
 import uvicorn
 
 from agent.app import create_app
+from agent.base.settings import Settings
 from agent.client import GovernedClient
 from agent.security.auth import issue_token, load_or_create_signing_key
-from agent.settings import Settings
 from examples.invoices.deployment import DEMO_CALLERS, invoice_deployment
 from tests.a2a_helpers import BINDINGS, Outcome, call, data_message, send, text_message
 from tests.test_core_words import network_words

@@ -145,8 +145,9 @@ async def test_https_is_verified_as_by_httpx_itself(
 async def test_a_proxy_in_the_environment_only_tunnels_https_to_other_hosts(
     bundle_loads: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The caller's token must not reach a proxy in the clear (agent/outbound.py): plain http
-    and loopback go direct, https to another host is tunnelled (``CONNECT`` host and port)."""
+    """The caller's token must not reach a proxy in the clear (agent/security/outbound.py):
+    plain http and loopback go direct, https to another host is tunnelled (``CONNECT`` host and
+    port)."""
     async with answering() as (port, lines):
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
             monkeypatch.setenv(name, f"http://127.0.0.1:{port}")

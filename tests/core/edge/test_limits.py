@@ -10,8 +10,8 @@ from a2a.types import InvalidParamsError, Message, Role, SendMessageRequest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent.base.settings import Limits, Settings
 from agent.edge.limits import check_message, json_too_deep
-from agent.settings import Limits, Settings
 
 
 def _send(parts: list, **message: object) -> SendMessageRequest:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent.errors import ConfigurationError
+from agent.base.errors import ConfigurationError
 from agent.registry.loader import load_registry
 from agent.routing.classifier import BETWEEN, SkillClassifier
 from agent.routing.data import RoutingData

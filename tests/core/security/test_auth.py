@@ -14,6 +14,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 
+from agent.base.settings import Settings
 from agent.security.auth import (
     MAX_TOKEN_BYTES,
     SIGNING_ALGORITHM,
@@ -24,7 +25,6 @@ from agent.security.auth import (
     load_or_create_signing_key,
 )
 from agent.security.identity import TENANT_REFUSED
-from agent.settings import Settings
 
 
 def b64url(data: bytes) -> str:

@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from agent.base.settings import Settings
 from agent.security.auth import (
     SIGNING_ALGORITHM,
     SigningKey,
@@ -42,7 +43,6 @@ from agent.security.credentials import (
 )
 from agent.security.oauth import token_endpoint
 from agent.security.principal import ANONYMOUS, Principal
-from agent.settings import Settings
 
 CALLER_SCOPES = ["inventory.read", "assurance.read"]
 DECLARED = frozenset({"assurance.read", "capacity.read"})

@@ -15,6 +15,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from agent.base.settings import Settings
 from agent.security.auth import SigningKey, TokenVerifier, issue_token
 from agent.security.auth import load_or_create_signing_key as load_key
 from agent.security.credentials import (
@@ -31,7 +32,6 @@ from agent.security.credentials import (
 from agent.security.exchange_cache import CachingTokenExchanger, reuse_seconds
 from agent.security.oauth import token_endpoint
 from agent.security.principal import ANONYMOUS, Principal
-from agent.settings import Settings
 
 SCOPES = frozenset({"assurance.read", "inventory.read"})
 CONTEXT = {

@@ -15,6 +15,7 @@ from typing import Any
 import jwt
 import pytest
 
+from agent.base.settings import Settings
 from agent.security.auth import (
     MAX_SUBJECT_CHARS,
     MAX_TENANT_CHARS,
@@ -25,7 +26,6 @@ from agent.security.auth import (
     load_or_create_signing_key,
 )
 from agent.security.principal import Principal
-from agent.settings import Settings
 from agent.storage.interrupted import Runner
 
 SUBJECT_REFUSED = (

@@ -16,7 +16,8 @@ from typing import Any
 import jwt
 import pytest
 
-from agent.cli import mint_command
+from agent.base.settings import Settings
+from agent.cli.calling import mint_command
 from agent.security.auth import (
     SIGNING_ALGORITHM,
     SigningKey,
@@ -26,7 +27,6 @@ from agent.security.auth import (
 )
 from agent.security.credentials import AGENT_SUBJECT, TOOL_ISSUER, ToolTokenVerifier
 from agent.security.scopes import is_scope_token, scope_tokens
-from agent.settings import Settings
 
 OTHER_WHITESPACE = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace() and c != 0x20]
 PIECES = ("inventory.read", "capacity.plan", "preview")

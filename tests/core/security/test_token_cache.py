@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agent.base.settings import Settings
 from agent.security.auth import TokenError, TokenVerifier, issue_token, load_or_create_signing_key
 from agent.security.token_cache import VerifiedTokens
-from agent.settings import Settings
 
 
 class Clock:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import FLAG_WORDS
+from agent.base.config import FLAG_WORDS
 from netops.deployment import LIVE_TELEMETRY_VARIABLE, live_telemetry_from, network_deployment
 
 NETAGENT = str(Path(sys.executable).with_name("netagent"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent.cli import SNAPSHOT, SNAPSHOT_BASE_URL, SNAPSHOT_GRPC_URL
+from agent.cli.cards import SNAPSHOT, SNAPSHOT_BASE_URL, SNAPSHOT_GRPC_URL
 from agent.registry.cards import CardFactory, card_to_json
 from agent.registry.loader import load_registry
 from netops.deployment import IDENTITY, SKILLS_DIR

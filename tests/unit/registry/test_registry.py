@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
+from agent.base.settings import Settings
 from agent.interfaces import SCHEMAS_DIR
 from agent.registry.loader import BUILTIN_SKILLS_DIR, RegistryError, load_registry
 from agent.registry.manifest import Manifest, State, Visibility
 from agent.registry.manifests import MANIFEST_SCHEMA, read_manifests
-from agent.settings import Settings
 from netops.app import create_app
 from netops.deployment import SKILLS_DIR
 from tests.conftest import free_port

@@ -10,6 +10,7 @@ import pytest
 from a2a.server.tasks import InMemoryTaskStore
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.base.settings import Settings
 from agent.edge.limits import Limits
 from agent.registry.cards import CardFactory
 from agent.registry.loader import Registry, load_registry
@@ -18,7 +19,6 @@ from agent.security.auth import load_or_create_signing_key
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.task_run import RunBindings
-from agent.settings import Settings
 from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.bindings_memory import InMemoryBindingStore
 from agent.storage.engine import make_engine

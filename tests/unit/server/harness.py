@@ -31,6 +31,7 @@ from google.protobuf.json_format import MessageToDict
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.app import gated_tools
+from agent.base.settings import Settings
 from agent.interfaces import EXTENSION_URI
 from agent.ports import ToolEnvironment
 from agent.registry.loader import Registry
@@ -44,7 +45,6 @@ from agent.security.credentials import (
 from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.skill_context import ToolFactory
-from agent.settings import Settings
 from agent.storage.audit_memory import InMemoryAuditLog
 from agent.storage.bindings_memory import InMemoryBindingStore
 from netops.deployment import network_deployment

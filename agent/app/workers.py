@@ -16,14 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent.base.settings import VARIABLES, Settings
 from agent.ports import Deployment
-from agent.settings import VARIABLES, Settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
 DEPLOYMENT_FACTORY_ENV = "NETAGENT_DEPLOYMENT_FACTORY"
-APP_FACTORY = "agent.workers:worker_app"
+APP_FACTORY = "agent.app.workers:worker_app"
 """What uvicorn imports and calls in each worker (``factory=True``)."""
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent.config import FLAG_WORDS, flag, number, text
+from agent.base.config import FLAG_WORDS, flag, number, text
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

@@ -7,18 +7,18 @@ a2a-sdk error: the SDK maps its errors by exact class. The core's hierarchy, eac
 module that defines it and any second base in parentheses (a deployment draws its own classes under
 these in the docstring of its own errors module):
 
-* NetagentError                                  agent.errors
-  + ConfigurationError                           agent.errors
+* NetagentError                                  agent.base.errors
+  + ConfigurationError                           agent.base.errors
     - RegistryError                              agent.registry.manifests
     - ScaffoldError                              agent.devtools.scaffold
     - UnknownRevisionError                       agent.storage.history
-  + SchemaInterfaceError                         agent.errors
+  + SchemaInterfaceError                         agent.base.errors
     - InterfaceBuildError                        agent.interfaces.document
     - NotRepresentableError (ValueError)         agent.interfaces.digest
     - SchemaCheckError (ValueError)              agent.interfaces.validation
     - ReferenceRefusedError (LookupError)        agent.interfaces.validation
   + SkillError                                   agent.interfaces.errors
-  + SecurityError                                agent.errors
+  + SecurityError                                agent.base.errors
     - TokenError                                 agent.security.auth
     - IssuerUnavailableError                     agent.security.auth
     - CardSignatureError                         agent.security.card_signatures
@@ -26,7 +26,7 @@ these in the docstring of its own errors module):
     - ExchangeError                              agent.security.credentials
     - ToolRefusedError (PermissionError)         agent.server.skill_context
     - TopologyRefusedError                       agent.console.topology
-  + ClientError                                  agent.errors
+  + ClientError                                  agent.base.errors
     - GovernedClientError                        agent.client.errors
       . SkillNotAdvertisedError                  agent.client.errors
       . InterfaceInvalidError                    agent.client.errors

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from agent.registry.identity import AgentIdentity
     from agent.security.credentials import ToolTokenVerifier
     from agent.storage.audit import AuditLog
-    from agent.storage.history import MigrationHistory
+    from agent.storage.schema import MigrationHistory
 
 TokenSupplier = Callable[[], Awaitable[str]]
 """Returns a tool token exchanged for the caller, each time the tool client needs one."""
@@ -152,7 +152,7 @@ class Deployment:
         """The histories a database of this deployment is migrated by: the core's, then those
         ``migrate`` brings to their heads; None when it migrates without naming them (only
         running the migrations can then tell whether a database is current)."""
-        from agent.storage.migrate import CORE
+        from agent.storage.schema import CORE
 
         if self.migrate is not None and not self.migrated:
             return None

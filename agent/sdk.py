@@ -33,11 +33,9 @@ from agent.security.principal import Principal
 from agent.security.token_cache import VerifiedTokens
 from agent.server.skill_context import SkillContext, ToolRefusedError, rfc3339
 from agent.storage.audit import AuditLog, AuditRecord
-from agent.storage.coordination import claim_for_transaction, exclusively
-from agent.storage.engine import async_url, make_engine
-from agent.storage.history import MigrationHistory, run_environment
+from agent.storage.engine import async_url, claim_for_transaction, exclusively, make_engine
 from agent.storage.reads import Reader, reader
-from agent.storage.types import UTCDateTime
+from agent.storage.schema import MigrationHistory, UTCDateTime, run_environment
 
 __all__ = [
     "Alternation",

@@ -44,10 +44,10 @@ from agent.security.principal import PrincipalUser
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.task_run import RunBindings
-from agent.storage.audit_memory import InMemoryAuditLog
-from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.audit import InMemoryAuditLog
+from agent.storage.bindings import InMemoryBindingStore
 from agent.storage.engine import make_engine
-from agent.storage.migrate import upgrade as upgrade_core
+from agent.storage.schema import upgrade as upgrade_core
 from agent.storage.settlement import StoreTaskWriter
 from netops.deployment import IDENTITY, INVENTORY, SKILLS_DIR, network_deployment
 

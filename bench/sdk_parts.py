@@ -63,11 +63,11 @@ from sqlalchemy import Engine, event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.server.task_run import TaskRun
-from agent.storage.audit_memory import InMemoryAuditLog
-from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.audit import InMemoryAuditLog
+from agent.storage.bindings import InMemoryBindingStore
 from agent.storage.engine import make_engine
 from agent.storage.group_commit import task_writer
-from agent.storage.migrate import upgrade
+from agent.storage.schema import upgrade
 from agent.storage.settlement import StoreTaskWriter, TaskWriter
 from agent.storage.task_store import UpsertDatabaseTaskStore
 from bench.echo_agent import EchoExecutor, agent_card

@@ -31,7 +31,7 @@ from agent.security.credentials import (
 )
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
-from agent.storage.migrate import upgrade as upgrade_core
+from agent.storage.schema import upgrade as upgrade_core
 from db.gate import InventoryGate
 from db.inventory import Inventory
 from db.migrate import upgrade

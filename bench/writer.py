@@ -40,7 +40,7 @@ from agent.storage.audit import AuditRecord, DatabaseAuditLog
 from agent.storage.bindings import Binding, DatabaseBindingStore, Phase
 from agent.storage.engine import make_engine
 from agent.storage.group_commit import AsyncGroupWriter, SqliteThreadWriter
-from agent.storage.migrate import upgrade
+from agent.storage.schema import upgrade
 from agent.storage.settlement import Runner, Settlement, StoreTaskWriter, TaskWriter
 from agent.storage.task_store import UpsertDatabaseTaskStore
 from bench.perf.postgres import Postgres

@@ -3,7 +3,7 @@
 The Alembic ``Config`` is built in code and points at the ``migrations``
 directory inside this package, so no ``alembic.ini`` is needed at runtime and
 it works from an installed wheel. The version table is namespaced because the
-core (``agent.storage.migrate``, its tables) and the a2a-sdk task store keep their own Alembic
+core (``agent.storage.schema``, its tables) and the a2a-sdk task store keep their own Alembic
 histories in the same database.
 """
 

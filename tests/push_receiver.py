@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import select
 
 from agent.storage.engine import make_engine
-from agent.storage.tables import push_outbox
+from agent.storage.schema import push_outbox
 
 OUTBOX_WAIT_S = 30.0
 

@@ -20,12 +20,12 @@ from agent.registry.loader import Registry, load_registry
 from agent.security.auth import load_or_create_signing_key
 from agent.security.card_signatures import JWKS_PATH, CardSigner
 from agent.storage.audit import DatabaseAuditLog
-from agent.storage.coordination import exclusively
-from agent.storage.engine import make_engine
-from agent.storage.migrate import at_heads
-from agent.storage.migrate import upgrade as upgrade_core
+from agent.storage.engine import exclusively, make_engine
 from agent.storage.reads import close_reader
-from agent.storage.task_store import INTERRUPTED, UpsertDatabaseTaskStore
+from agent.storage.recovery import INTERRUPTED
+from agent.storage.schema import at_heads
+from agent.storage.schema import upgrade as upgrade_core
+from agent.storage.task_store import UpsertDatabaseTaskStore
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def task_store(engine: AsyncEngine) -> UpsertDatabaseTaskStore:
 
 def interrupted(assembly: Assembly) -> Life | None:
     """A single process's start ends what ran here before (it is dead); replicas leave it to
-    their leases (agent/storage/leases.py)."""
+    their leases (agent/storage/recovery.py)."""
     settings, options = assembly.settings, assembly.options
     if not options.ends_interrupted or settings.cluster_stores:
         return None

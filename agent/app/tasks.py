@@ -27,8 +27,8 @@ from agent.server.request_handler import GovernedRequestHandler
 from agent.server.task_run import RunBindings
 from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.group_commit import task_writer
-from agent.storage.leases import ReplicaLease
-from agent.storage.parked import ParkedTasks
+from agent.storage.recovery import ReplicaLease
+from agent.storage.task_store import ParkedTasks
 
 
 def task_observer(

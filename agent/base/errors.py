@@ -11,7 +11,7 @@ these in the docstring of its own errors module):
   + ConfigurationError                           agent.base.errors
     - RegistryError                              agent.registry.manifests
     - ScaffoldError                              agent.devtools.scaffold
-    - UnknownRevisionError                       agent.storage.history
+    - UnknownRevisionError                       agent.storage.schema
   + SchemaInterfaceError                         agent.base.errors
     - InterfaceBuildError                        agent.interfaces.document
     - NotRepresentableError (ValueError)         agent.interfaces.digest

@@ -37,8 +37,8 @@ async def _migrate(settings: Settings) -> None:
     line."""
     from agent.base.errors import ConfigurationError
     from agent.storage.engine import make_engine
-    from agent.storage.migrate import at_heads
-    from agent.storage.migrate import upgrade as upgrade_core
+    from agent.storage.schema import at_heads
+    from agent.storage.schema import upgrade as upgrade_core
 
     if settings.database_url is None:
         settings.home.mkdir(parents=True, exist_ok=True)
@@ -85,7 +85,7 @@ async def _read_sqlite(
 
     from agent.base.errors import ConfigurationError
     from agent.storage.engine import make_engine, read_only_sqlite_url
-    from agent.storage.migrate import at_heads
+    from agent.storage.schema import at_heads
 
     url = settings.resolved_database_url
     wal = path.with_name(path.name + "-wal")

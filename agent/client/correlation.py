@@ -70,7 +70,7 @@ class CorrelationStore(Correlations):
 
     async def insert(self, row: dict[str, Any]) -> None:
         """Store one ``correlation_row``."""
-        from agent.storage.tables import task_correlation
+        from agent.storage.schema import task_correlation
 
         async with self._engine.begin() as connection:
             await connection.execute(task_correlation.insert().values(**row))
@@ -81,7 +81,7 @@ class CorrelationStore(Correlations):
         """Links of a workflow, or those touching a task (as upstream or downstream)."""
         from sqlalchemy import select
 
-        from agent.storage.tables import task_correlation
+        from agent.storage.schema import task_correlation
 
         table = task_correlation
         statement = select(table).order_by(table.c.id.desc()).limit(limit)

@@ -22,7 +22,7 @@ from sqlalchemy import and_, delete, exists, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import aliased
 
-from agent.storage.tables import push_notification_configs, push_outbox
+from agent.storage.schema import push_notification_configs, push_outbox
 
 TASK_TABLE = "tasks"
 _ENQUEUE = (

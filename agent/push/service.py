@@ -22,7 +22,7 @@ from agent.push.signing import NotificationSigner
 from agent.push.targets import PushTargets
 from agent.security.auth import SigningKey
 from agent.security.card_signatures import JWKS_PATH
-from agent.storage.coordination import exclusively
+from agent.storage.engine import exclusively
 from agent.storage.settlement import Settlement, TaskWriter, WriterStats
 
 

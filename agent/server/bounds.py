@@ -21,7 +21,7 @@ from a2a.utils.task import ListTasksCursor, encode_list_tasks_cursor
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from agent.base.settings import Limits
-from agent.storage.parked import ParkedTasks
+from agent.storage.task_store import ParkedTasks
 
 log = logging.getLogger(__name__)
 MAX_SWEEP_SECONDS = 60.0
@@ -152,7 +152,7 @@ Lock = Callable[[str], Awaitable[Callable[[], None]]]
 
 class ParkedSweeper:
     """Ends tasks that waited for input longer than ``parked_task_ttl``: CANCELED, with a
-    status message saying why and an audit row (agent/storage/parked.py).
+    status message saying why and an audit row (agent/storage/task_store.py).
 
     Every process sweeps (one alone, or each replica); the end is a conditional write, so a
     task is ended once whoever sweeps it. In this process a task's lock is held while it is

@@ -118,15 +118,8 @@ from agent.server.task_run import (
     leave_run,
 )
 from agent.storage.audit import A2A, AGENT_TOOL, AuditLog, AuditRecord
-from agent.storage.parked import ParkedTasks
-from agent.storage.settlement import (
-    PARKED_STATES,
-    RUNNING_STATES,
-    Runner,
-    Settlement,
-    StaleTaskError,
-    TaskWriter,
-)
+from agent.storage.settlement import Runner, Settlement, StaleTaskError, TaskWriter
+from agent.storage.task_store import PARKED_STATES, RUNNING_STATES, ParkedTasks
 
 log = logging.getLogger(__name__)
 MAX_ID_LENGTH = 36  # the SDK task store's VARCHAR(36) columns

@@ -2,14 +2,16 @@
 
 A follow-up message names only its task; the binding says where it goes. ``BindingStore`` is
 the interface the executor and router rely on; ``DatabaseBindingStore`` keeps bindings in a
-table on the shared database, so they survive a restart and hold on every replica. The
-in-memory form for tests is in ``agent/storage/bindings_memory.py``.
+table on the shared database, so they survive a restart and hold on every replica;
+``InMemoryBindingStore`` keeps them in a dict, the test seam (as the SDK's ``InMemoryTaskStore``
+is for tasks), under the same contract.
 """
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
@@ -18,7 +20,7 @@ from sqlalchemy import Insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.storage.engine import dialect_module
-from agent.storage.tables import task_binding
+from agent.storage.schema import task_binding
 
 
 class Phase(Enum):
@@ -109,3 +111,35 @@ class DatabaseBindingStore(BindingStore):
         changed = {k: insert.excluded[k] for k in values if k != "task_id"}
         upsert: Insert = insert.on_conflict_do_update(index_elements=["task_id"], set_=changed)
         return upsert
+
+
+class InMemoryBindingStore(BindingStore):
+    """Bindings in a dict keyed by task id: one process's, nothing survives it.
+
+    Same contract as the table: owner-scoped reads, replace on put, and values that round-trip
+    through JSON, so a test cannot pass on an argument the database could not have stored or
+    would have handed back changed.
+    """
+
+    def __init__(self) -> None:
+        self._bindings: dict[str, Binding] = {}
+
+    async def get(self, task_id: str, owner: str) -> Binding | None:
+        """The binding of ``task_id`` if ``owner`` made it."""
+        binding = self._bindings.get(task_id)
+        if binding is None or binding.owner != owner:
+            return None
+        return _copy(binding)
+
+    async def put(self, binding: Binding) -> None:
+        """Insert or replace (the table's upsert on ``task_id``)."""
+        self._bindings[binding.task_id] = _copy(binding)
+
+
+def _copy(binding: Binding) -> Binding:
+    """What the JSON columns would give back: lists for tuples, no shared mutable state."""
+    return replace(
+        binding,
+        candidates=tuple(json.loads(json.dumps(list(binding.candidates)))),
+        arguments=json.loads(json.dumps(binding.arguments)),
+    )

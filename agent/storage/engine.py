@@ -1,16 +1,28 @@
-"""Async engine construction for SQLite (aiosqlite) and PostgreSQL (asyncpg)."""
+"""The database connection: the async engine for SQLite (aiosqlite) and PostgreSQL (asyncpg),
+what a database URL names, and the cluster-wide locks for work one replica does at a time.
+
+Locks: replicas share one PostgreSQL and start together, so each of them would otherwise run the
+migrations, create the SDK's task tables and seed a deployment's demo data at the same moment
+(and the loser fails with "relation already exists" or duplicates the seed). A PostgreSQL
+advisory lock (``exclusively``, ``claim_for_transaction``) serialises them without a table of
+our own. A SQLite file serves one process, whose own file lock is enough, so there the lock is
+a no-op.
+"""
 
 from __future__ import annotations
 
 import importlib
+import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 SQLITE_TIMEOUT_S = 30.0
@@ -90,6 +102,16 @@ def sqlite_file_opened(database: str) -> Path | None:
     return Path(path)
 
 
+def sqlite_in_memory(url: URL) -> bool:
+    """Whether a SQLite URL names a database only its one connection can see."""
+    database = url.database or ""
+    return (
+        database in ("", ":memory:")
+        or database.startswith("file::memory:")
+        or url.query.get("mode") == "memory"
+    )
+
+
 def _sqlite_engine(url: URL, *, echo: bool) -> AsyncEngine:
     """SQLite engine with per-connection pragmas."""
     database = url.database or ""
@@ -126,3 +148,47 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute(f"PRAGMA busy_timeout={int(SQLITE_TIMEOUT_S * 1000)}")
     finally:
         cursor.close()
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 64-bit key per name (advisory locks are keyed by bigint).
+
+    A name starts with its owner's namespace, the deployment's slug (``<slug>:prepare-storage``):
+    the key must stay the same from one release to the next, since replicas of two releases
+    share the lock while they run side by side.
+    """
+    return zlib.crc32(name.encode()) - 2**31
+
+
+def _is_postgresql(engine: AsyncEngine) -> bool:
+    return engine.dialect.name == "postgresql"
+
+
+@asynccontextmanager
+async def exclusively(engine: AsyncEngine, name: str) -> AsyncIterator[None]:
+    """Hold the named cluster-wide lock for the duration of the block (waits for it)."""
+    if not _is_postgresql(engine):
+        yield
+        return
+    key = lock_key(name)
+    async with engine.connect() as connection:
+        await connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": key})
+        await connection.commit()
+        try:
+            yield
+        finally:
+            await connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})
+            await connection.commit()
+
+
+async def claim_for_transaction(connection: AsyncConnection, name: str) -> bool:
+    """True when this transaction may do the named work; False when another replica is.
+
+    The claim ends with the transaction, so a replica that dies mid-way frees it.
+    """
+    if connection.dialect.name != "postgresql":
+        return True
+    claimed = await connection.scalar(
+        text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": lock_key(name)}
+    )
+    return bool(claimed)

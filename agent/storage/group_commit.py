@@ -11,7 +11,8 @@ transaction, so one bad settlement fails only its own ``commit``.
 - ``AsyncGroupWriter``: an asyncio task on the async engine (PostgreSQL via asyncpg, and
   SQLite in memory, which a second connection cannot share).
 
-``task_writer`` picks one by the engine.
+``task_writer`` picks one by the engine. Both run the same statements, built and driven by
+agent/storage/settlement.py (``batch_steps``, ``run_sync``, ``run_async``).
 """
 
 from __future__ import annotations
@@ -25,13 +26,20 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 
-from agent.storage.engine import SQLITE_TIMEOUT_S
-from agent.storage.settlement import Settlement, StaleTaskError, TaskWriter, WriterStats
-from agent.storage.settlement_batch import BatchStatements, batch_steps, run_async, run_sync
+from agent.storage.engine import SQLITE_TIMEOUT_S, sqlite_in_memory
+from agent.storage.settlement import (
+    BatchStatements,
+    Settlement,
+    StaleTaskError,
+    TaskWriter,
+    WriterStats,
+    batch_steps,
+    run_async,
+    run_sync,
+)
 from agent.storage.task_store import UpsertDatabaseTaskStore
 
 log = logging.getLogger(__name__)
@@ -68,16 +76,6 @@ def task_writer(
     if engine.dialect.name == "sqlite" and not sqlite_in_memory(engine.url):
         return SqliteThreadWriter(engine, tasks)
     return AsyncGroupWriter(engine, tasks, notify=notify)
-
-
-def sqlite_in_memory(url: URL) -> bool:
-    """Whether a SQLite URL names a database only its one connection can see."""
-    database = url.database or ""
-    return (
-        database in ("", ":memory:")
-        or database.startswith("file::memory:")
-        or url.query.get("mode") == "memory"
-    )
 
 
 class _Batcher:

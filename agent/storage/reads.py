@@ -1,13 +1,18 @@
-"""Read-only statements without the asyncio engine's machinery where it buys nothing.
+"""The read path: ``Reader``, one interface for read-only statements, and ``reader(engine)``,
+which picks the backend's form.
 
-On a SQLite file the asyncio engine costs more than the statement: each ``connect()`` is an async
-pool checkout (a queue wait under a timeout), each ``execute`` a greenlet switch, each close a
-shielded task (more than the statement itself, a few microseconds). In WAL mode a reader never waits
-for the writer, so a plain synchronous connection on the event loop's thread reads the committed
-state at once. That is what ``reader(engine)`` gives for a SQLite file; for PostgreSQL (a round trip
-the loop must not wait on) and in-memory SQLite (one connection, owned by the async engine) it is
-the asyncio engine as before. Same statements, same SQLAlchemy types and compiled cache, same rows.
-Writes never come this way (the connection is ``query_only``).
+- A SQLite file: ``InlineSqliteReader``. There the asyncio engine costs more than the
+  statement: each ``connect()`` is an async pool checkout (a queue wait under a timeout), each
+  ``execute`` a greenlet switch, each close a shielded task (more than the statement itself, a
+  few microseconds). In WAL mode a reader never waits for the writer, so a plain synchronous
+  connection on the event loop's thread reads the committed state at once. Writes never come
+  this way (the connection is ``query_only``).
+- PostgreSQL on asyncpg: ``AsyncpgReader`` (agent/storage/reads_postgres.py, a module of its
+  own so that a SQLite agent never imports asyncpg).
+- Anything else (SQLite in memory: one connection, owned by the async engine):
+  ``EngineReader``, the asyncio engine.
+
+Same statements, same SQLAlchemy types and compiled cache, same rows, whichever form reads.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from agent.storage.group_commit import sqlite_in_memory
+from agent.storage.engine import sqlite_in_memory
 
 READ_BUSY_TIMEOUT_MS = 1000
 """How long a read may wait on a lock. In WAL mode that only happens while another

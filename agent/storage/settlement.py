@@ -1,19 +1,43 @@
-"""Settled task states as single durable writes: what a writer is handed, and its contract.
+"""Settled task states as single durable writes: what a writer is handed, its contract, and
+the statements that write a batch of them.
 
 A request's first acknowledged state and its settled state (terminal or input-required) must
 be in the database before the caller sees them, and the invocation's audit rows with its
 settled state, in one transaction. ``Settlement`` is one such write; a ``TaskWriter`` makes it
 durable. The database writers (agent/storage/group_commit.py, ``task_writer``) share one
-transaction among the settlements pending at once; ``StoreTaskWriter`` here writes through the
-store interfaces one by one, for in-memory stores and as the reference semantics.
+transaction among the settlements pending at once, with the statements built here;
+``StoreTaskWriter`` writes through the store interfaces one by one, for in-memory stores and as
+the reference semantics.
+
+``batch_steps`` yields (statement, parameters, wants ids) and is sent back the ids a step
+returned; ``run_sync`` and ``run_async`` drive it on a sync or an async connection, so the
+SQLite writer thread and the asyncio writer run exactly the same statements. A batch costs
+one executemany per table, whatever its size, and gives the same rows as writing its
+settlements one after another:
+
+- task rows: one upsert per task is enough for consecutive saves of one owner (each replaces
+  the whole row under the same owner condition), so only the last of such a run is written.
+  A task saved under another owner in between (which must change nothing if the row is not
+  theirs) starts a second layer, written by a second statement: PostgreSQL refuses an upsert
+  that touches one row twice.
+- runner rows follow the last settlement of each task whose task row was written (RETURNING
+  says which were; a row of another owner is not, and neither is its runner row); a task's
+  first write (``Settlement.first_write``) has no runner row to delete.
+- bindings: ``put`` replaces whoever wrote before, so the last one per task is written.
+- audit rows: all of them, in order (append-only).
+
+A settlement refused (``Settlement.may_replace``: its owner's task row has ended, found by the
+upsert's condition leaving that row alone, or ended earlier in the same batch) writes none of
+its rows; the others of the batch are written as if it were not there.
 """
 
 from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from a2a.auth.user import User
@@ -21,25 +45,15 @@ from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskStore
 from a2a.types import Artifact, Task, TaskState
 from google.protobuf import json_format
+from sqlalchemy import Connection, Executable, bindparam, delete, text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from agent.base.errors import NetagentError
 from agent.storage.audit import AuditLog, AuditRecord
 from agent.storage.bindings import Binding, BindingStore
-
-RUNNING_STATES = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
-"""A task in these states has a runner (a ``task_runner`` row); in any other it has none."""
-PARKED_STATES = frozenset({TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED})
-"""A task in these states waits for its caller: no one runs it until a follow-up claims it."""
-ENDED_STATES = frozenset(
-    {
-        TaskState.TASK_STATE_COMPLETED,
-        TaskState.TASK_STATE_FAILED,
-        TaskState.TASK_STATE_CANCELED,
-        TaskState.TASK_STATE_REJECTED,
-    }
-)
-"""Terminal states: once one is durable (and so may have been acknowledged), no write replaces
-it."""
+from agent.storage.engine import dialect_module
+from agent.storage.schema import principal_audit, task_binding, task_runner
+from agent.storage.task_store import ENDED_STATES, RUNNING_STATES, UpsertDatabaseTaskStore
 
 TASK_CHANNEL = "netagent_task"
 """PostgreSQL: each transaction that writes task rows notifies their ids on this channel
@@ -221,3 +235,211 @@ class StoreTaskWriter(TaskWriter):
     def stats(self) -> WriterStats:
         """Counts so far (each settlement is its own commit)."""
         return self._stats
+
+
+Step = tuple[Executable, list[dict[str, Any]] | dict[str, Any], bool]
+Steps = Generator[Step, set[str] | None, set[int]]
+"""Statements to run; returns the indices of the batch's refused settlements."""
+
+
+@dataclass
+class _Run:
+    """Consecutive settlements of one task and one owner: only the last one's row is written."""
+
+    owner: str
+    indices: list[int] = field(default_factory=list)
+
+
+class BatchStatements:
+    """The statements of one dialect (built once per writer: SQLAlchemy caches their SQL)."""
+
+    def __init__(self, tasks: UpsertDatabaseTaskStore, dialect: str, notify: bool = False) -> None:
+        """``notify`` (PostgreSQL): each transaction notifies the ids of the task rows it wrote
+        on ``TASK_CHANNEL``, delivered when it commits (what subscribers on replicas wait on)."""
+        self.tasks = tasks
+        self.notify = (
+            text(f"SELECT pg_notify('{TASK_CHANNEL}', id) FROM unnest(CAST(:ids AS text[])) AS id")
+            if notify and dialect == "postgresql"
+            else None
+        )
+        self.task_upsert = tasks.upsert().returning(tasks.table.c.id)
+        insert = dialect_module(dialect).insert
+        runner = insert(task_runner)
+        self.runner_upsert = runner.on_conflict_do_update(
+            index_elements=[task_runner.c.task_id],
+            set_={c.name: runner.excluded[c.name] for c in task_runner.c if c.name != "task_id"},
+        )
+        self.runner_delete = delete(task_runner).where(
+            task_runner.c.task_id.in_(bindparam("ids", expanding=True))
+        )
+        self.audit_insert = principal_audit.insert()
+        binding = insert(task_binding)
+        self.binding_upsert = binding.on_conflict_do_update(
+            index_elements=[task_binding.c.task_id],
+            set_={c.name: binding.excluded[c.name] for c in task_binding.c if c.name != "task_id"},
+        )
+
+
+def batch_steps(statements: BatchStatements, batch: Sequence[Settlement]) -> Steps:
+    """The batch's statements in order; send each step the ids it returned (or None).
+
+    Returns the indices of the settlements refused (``Settlement.may_replace``): none of
+    their rows is written. A transition (``Settlement.expect``) comes in a batch of its own.
+    """
+    if any(s.expect is not None for s in batch):
+        if len(batch) != 1:
+            raise ValueError("a transition is written in a batch of its own")
+        return (yield from _transition_steps(statements, batch[0]))
+    now = datetime.now(UTC)
+    runs: dict[str, list[_Run]] = {}
+    refused: set[int] = set()
+    for index, settlement in enumerate(batch):
+        if settlement.task is None:
+            continue
+        task_runs = runs.setdefault(settlement.task.id, [])
+        if task_runs and task_runs[-1].owner == settlement.owner:
+            last = batch[task_runs[-1].indices[-1]].task
+            assert last is not None
+            if last.status.state in ENDED_STATES:  # ended earlier in this batch
+                refused.add(index)
+                continue
+        else:
+            task_runs.append(_Run(settlement.owner))
+        task_runs[-1].indices.append(index)
+    written: set[int] = set()
+    unwritten: list[_Run] = []
+    depth = max((len(r) for r in runs.values()), default=0)
+    for layer in range(depth):
+        layer_runs = [r[layer] for r in runs.values() if len(r) > layer]
+        rows = [_task_row(statements.tasks, batch[run.indices[-1]]) for run in layer_runs]
+        ids = yield statements.task_upsert, rows, True
+        for run, row in zip(layer_runs, rows, strict=True):
+            if ids is not None and row["id"] in ids:
+                written.update(run.indices)
+            else:
+                unwritten.append(run)
+    if statements.notify is not None:
+        changed = _seen(batch, written)
+        if changed:
+            yield statements.notify, {"ids": changed}, False
+    if unwritten:  # the owner's own row, left alone: it has ended (another owner's: ignored)
+        rows = [_task_row(statements.tasks, batch[run.indices[-1]]) for run in unwritten]
+        ended = yield statements.tasks.owned(rows), {}, True
+        for run, row in zip(unwritten, rows, strict=True):
+            if ended is not None and row["id"] in ended:
+                refused.update(run.indices)
+    yield from _side_rows(statements, batch, written, refused, now)
+    return refused
+
+
+def _seen(batch: Sequence[Settlement], written: set[int]) -> list[str]:
+    """The written tasks someone may wait on: all but first writes (their ids are unseen)."""
+    seen = {s.task.id for i in written if (s := batch[i]).task is not None and not s.first_write}
+    return sorted(seen)
+
+
+def _transition_steps(statements: BatchStatements, settlement: Settlement) -> Steps:
+    """One conditional UPDATE; only if it changed the row, the settlement's other rows."""
+    assert settlement.task is not None and settlement.expect is not None
+    row = _task_row(statements.tasks, settlement)
+    expect = {TaskState.Name(state) for state in settlement.expect - ENDED_STATES}
+    ids = yield statements.tasks.transition(row, expect), {}, True
+    if not ids:
+        return {0}
+    if statements.notify is not None:
+        yield statements.notify, {"ids": [row["id"]]}, False
+    yield from _side_rows(statements, [settlement], {0}, set(), datetime.now(UTC))
+    return set()
+
+
+def _side_rows(
+    statements: BatchStatements,
+    batch: Sequence[Settlement],
+    written: set[int],
+    refused: set[int],
+    now: datetime,
+) -> Generator[Step, set[str] | None, None]:
+    """Runner rows of the written tasks; audit rows and bindings of all but the refused."""
+    upserts, deletes = _runner_rows(batch, written, now)
+    if upserts:
+        yield statements.runner_upsert, upserts, False
+    if deletes:
+        yield statements.runner_delete, {"ids": deletes}, False
+    kept = [s for index, s in enumerate(batch) if index not in refused]
+    audit = [record.as_row() for settlement in kept for record in settlement.audit]
+    if audit:
+        yield statements.audit_insert, audit, False
+    bindings = {s.binding.task_id: _binding_row(s, now) for s in kept if s.binding is not None}
+    if bindings:
+        yield statements.binding_upsert, list(bindings.values()), False
+
+
+def _task_row(tasks: UpsertDatabaseTaskStore, settlement: Settlement) -> dict[str, Any]:
+    task = settlement.task if tasks.takes_printed else settlement.whole_task()
+    assert task is not None
+    return tasks.row(task, settlement.owner, settlement.printed)
+
+
+def _runner_rows(
+    batch: Sequence[Settlement], written: set[int], now: datetime
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each written task's last runner action: its row while running, a delete once settled."""
+    last: dict[str, dict[str, Any] | None] = {}
+    for index in sorted(written):
+        settlement = batch[index]
+        task, runner = settlement.task, settlement.runner
+        assert task is not None
+        if task.status.state not in RUNNING_STATES:
+            if not settlement.first_write:  # (a task's first write has no runner row)
+                last[task.id] = None
+        elif runner is not None:
+            last[task.id] = {
+                "task_id": task.id,
+                "replica": runner.replica,
+                "owner": settlement.owner,
+                "principal": runner.principal,
+                "tenant": runner.tenant,
+                "skill_id": runner.skill_id,
+                "since": now,
+            }
+    upserts = [row for row in last.values() if row is not None]
+    return upserts, [task_id for task_id, row in last.items() if row is None]
+
+
+def _binding_row(settlement: Settlement, now: datetime) -> dict[str, Any]:
+    binding = settlement.binding
+    assert binding is not None
+    return {
+        "task_id": binding.task_id,
+        "owner": binding.owner,
+        "phase": binding.phase.value,
+        "skill_id": binding.skill_id,
+        "candidates": list(binding.candidates),
+        "arguments": binding.arguments,
+        "text": binding.text,
+        "updated_at": now,
+    }
+
+
+def run_sync(connection: Connection, steps: Steps) -> set[int]:
+    """Execute ``steps`` on a sync connection (inside the caller's transaction); the refused."""
+    ids: set[str] | None = None
+    try:
+        while True:
+            statement, parameters, wants_ids = steps.send(ids)
+            result = connection.execute(statement, parameters)
+            ids = set(result.scalars()) if wants_ids else None
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def run_async(connection: AsyncConnection, steps: Steps) -> set[int]:
+    """Execute ``steps`` on an async connection (inside the caller's transaction); the refused."""
+    ids: set[str] | None = None
+    try:
+        while True:
+            statement, parameters, wants_ids = steps.send(ids)
+            result = await connection.execute(statement, parameters)
+            ids = set(result.scalars()) if wants_ids else None
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]

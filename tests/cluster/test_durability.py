@@ -36,10 +36,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.storage.audit import AGENT_TOOL
 from agent.storage.engine import make_engine
-from agent.storage.interrupted import RUNNING, TASKS
-from agent.storage.leases import HEARTBEAT_SECONDS, TTL_SECONDS
-from agent.storage.tables import principal_audit
-from agent.storage.task_store import INTERRUPTED
+from agent.storage.recovery import HEARTBEAT_SECONDS, INTERRUPTED, RUNNING, TASKS, TTL_SECONDS
+from agent.storage.schema import principal_audit
 from tests.a2a_helpers import binding_of, call_context, data_message, make_client, text_message
 from tests.conftest import postgres_database
 from tests.replicas import Replica, prepare_shared_database, skills_with_slow_probe, token_for

@@ -28,8 +28,8 @@ from sqlalchemy import insert, select
 
 from agent.security.principal import Principal, PrincipalUser
 from agent.storage.engine import make_engine
-from agent.storage.interrupted import INTERRUPTED
-from agent.storage.tables import replica_lease, task_runner
+from agent.storage.recovery import INTERRUPTED
+from agent.storage.schema import replica_lease, task_runner
 from tests.conftest import free_port, postgres_database
 from tests.replicas import prepare_shared_database, token_for
 from tests.serving import serving

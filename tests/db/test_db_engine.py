@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, exc, insert, select
 
 from agent.storage.engine import async_url, default_sqlite_url, make_engine, sqlite_file_opened
-from agent.storage.types import UTCDateTime
+from agent.storage.schema import UTCDateTime
 
 
 def test_default_sqlite_url_is_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

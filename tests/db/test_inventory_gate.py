@@ -25,7 +25,7 @@ from agent.security.credentials import AGENT_SUBJECT, TOOL_ISSUER, LocalIssuer, 
 from agent.server.skill_context import ToolRefusedError
 from agent.storage.audit import DatabaseAuditLog, principal_audit
 from agent.storage.engine import make_engine
-from agent.storage.migrate import upgrade as upgrade_core
+from agent.storage.schema import upgrade as upgrade_core
 from db.gate import InventoryClient, InventoryGate
 from db.inventory import Inventory, InventoryError
 from db.migrate import upgrade

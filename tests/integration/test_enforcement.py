@@ -43,7 +43,7 @@ from agent.server.executor import ROUTE_STATE_KEY, SkillExecutor
 from agent.storage.audit import AuditLog, DatabaseAuditLog
 from agent.storage.bindings import DatabaseBindingStore
 from agent.storage.engine import make_engine
-from agent.storage.migrate import upgrade as upgrade_core
+from agent.storage.schema import upgrade as upgrade_core
 from db.inventory import Inventory
 from db.migrate import upgrade
 from netops.deployment import IDENTITY, SKILLS_DIR

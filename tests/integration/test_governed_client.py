@@ -37,7 +37,7 @@ from agent.client import (
 from agent.interfaces import ErrorCode, digest_of
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
-from agent.storage.migrate import upgrade
+from agent.storage.schema import upgrade
 from tests.a2a_helpers import BINDINGS
 from tests.conftest import IDENTITIES, RunningAgent
 from tests.lying_agent import (

@@ -447,7 +447,7 @@ async def test_a_send_refused_before_its_task_exists_leaves_no_config(
 
     from agent.base.settings import Limits
     from agent.storage.engine import make_engine
-    from agent.storage.tables import push_notification_configs
+    from agent.storage.schema import push_notification_configs
 
     overrides = {"push_allow": "127.0.0.1", "limits": Limits(max_parked_tasks=1)}
     bounded = await asyncio.to_thread(
@@ -475,7 +475,7 @@ async def test_a_configs_secrets_are_not_stored_in_the_clear(
     from sqlalchemy import select
 
     from agent.storage.engine import make_engine
-    from agent.storage.tables import push_notification_configs
+    from agent.storage.schema import push_notification_configs
 
     token = push_agent.token("alice")
     task_id = await park(push_agent.base_url, token, "JSONRPC")

@@ -24,10 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agent import app
 from agent.base.errors import ConfigurationError
 from agent.base.settings import Settings
-from agent.storage import migrate as core
+from agent.storage import schema as core
 from agent.storage.engine import make_engine
-from agent.storage.history import MigrationHistory, UnknownRevisionError
-from agent.storage.migrate import at_heads
+from agent.storage.schema import MigrationHistory, UnknownRevisionError, at_heads
 from db import migrate as inventory
 from netops.deployment import network_deployment
 from tests.storage.conftest import NewDatabase

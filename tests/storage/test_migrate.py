@@ -15,11 +15,11 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Column, inspect, select, text
 from sqlalchemy.exc import DBAPIError
 
-from agent.storage import migrate as core
+from agent.storage import schema as core
 from agent.storage.audit import AuditRecord, DatabaseAuditLog
 from agent.storage.bindings import Binding, DatabaseBindingStore, Phase
 from agent.storage.engine import make_engine
-from agent.storage.tables import TABLES, metadata
+from agent.storage.schema import TABLES, metadata
 from db import migrate as inventory
 from db.models import TABLES as INVENTORY_TABLES
 from db.models import Base
@@ -59,7 +59,7 @@ def test_config_needs_no_ini_file() -> None:
 
 def test_the_revision_declares_the_columns_the_code_uses() -> None:
     """One type per column: the same type objects (UTCDateTime, not a plain DateTime), lengths,
-    nullability and keys as ``agent.storage.tables``; the schema tests cannot tell those apart
+    nullability and keys as ``agent.storage.schema``; the schema tests cannot tell those apart
     where the database stores them alike."""
     scripts = ScriptDirectory.from_config(core.alembic_config())
     revisions = [scripts.get_revision(r) for r in ("core_0001", "core_0002", "core_0005")]

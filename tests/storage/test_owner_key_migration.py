@@ -16,11 +16,11 @@ from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.security.identity import owner_key
-from agent.storage import migrate as core
+from agent.storage import schema as core
 from agent.storage.engine import make_engine
-from agent.storage.interrupted import EVENTS, TASKS, VERSIONS
+from agent.storage.recovery import EVENTS, TASKS, VERSIONS
+from agent.storage.schema import task_binding, task_runner
 from agent.storage.settlement import OwnerUser
-from agent.storage.tables import task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
 from tests.storage.conftest import NewDatabase
 

@@ -26,11 +26,11 @@ from agent.app import prepare_storage, task_store
 from agent.base.settings import Settings
 from agent.client.compose import CorrelationStore
 from agent.security.principal import Principal, PrincipalUser
-from agent.storage import migrate as core
+from agent.storage import schema as core
 from agent.storage.audit import AuditRecord, DatabaseAuditLog
 from agent.storage.bindings import Binding, DatabaseBindingStore, Phase
 from agent.storage.engine import make_engine
-from agent.storage.tables import metadata
+from agent.storage.schema import metadata
 from agent.storage.task_store import UpsertDatabaseTaskStore
 from db import migrate as inventory
 from db.models import Base

@@ -27,10 +27,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from agent.storage import migrate as core
+from agent.storage import schema as core
 from agent.storage.audit import AuditRecord, DatabaseAuditLog
 from agent.storage.engine import make_engine
-from agent.storage.tables import task_correlation
+from agent.storage.schema import task_correlation
 from db import migrate as inventory
 from tests.conftest import postgres_database
 

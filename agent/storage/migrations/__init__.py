@@ -1,1 +1,1 @@
-"""Alembic environment for the core's tables (see ``agent.storage.migrate``)."""
+"""Alembic environment for the core's tables (see ``agent.storage.schema``)."""

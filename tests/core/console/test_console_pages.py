@@ -16,7 +16,7 @@ from agent.console.pages import MAX_QUERY_VALUE, ConsolePage, PageAnswer
 from agent.console.routes import Console
 from agent.console.topology import TopologyRefusedError
 from agent.security.principal import Principal
-from agent.storage.audit_memory import InMemoryAuditLog
+from agent.storage.audit import InMemoryAuditLog
 from tests.core.console.test_topology_view import NOW, Shelves, client, view
 
 BIN = """{% extends "base.html" %}

@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agent.console.routes import CORE_PAGES, Console
 from agent.console.topology import EdgeDetail, Graph, Group, Node, TopologyView
 from agent.security.principal import Principal, PrincipalUser
-from agent.storage.audit_memory import InMemoryAuditLog
+from agent.storage.audit import InMemoryAuditLog
 
 NOW = datetime(2026, 1, 5, 12, tzinfo=UTC)
 ANN = Principal("ann", "acme", frozenset())

@@ -23,9 +23,8 @@ from agent.push.signing import NotificationSigner
 from agent.push.targets import PushTargets
 from agent.security.auth import load_or_create_signing_key
 from agent.storage.engine import make_engine
-from agent.storage.migrate import upgrade
+from agent.storage.schema import push_outbox, upgrade
 from agent.storage.settlement import OwnerUser
-from agent.storage.tables import push_outbox
 from agent.storage.task_store import UpsertDatabaseTaskStore
 
 HOOK = "http://127.0.0.1:9/hook"

@@ -26,7 +26,7 @@ from agent.security.auth import (
     load_or_create_signing_key,
 )
 from agent.security.principal import Principal
-from agent.storage.interrupted import Runner
+from agent.storage.recovery import Runner
 
 SUBJECT_REFUSED = (
     f"token subject must be 1 to {MAX_SUBJECT_CHARS} printable characters in NFC, "
@@ -222,7 +222,7 @@ def test_the_owner_key_is_injective() -> None:
 
 
 def test_the_owner_key_reads_back() -> None:
-    """What a task's audit row names when no runner row says more (agent/storage/interrupted.py)."""
+    """What a task's audit row names when no runner row says more (agent/storage/recovery.py)."""
     for tenant in ADVERSARIAL:
         for subject in ADVERSARIAL:
             if subject:

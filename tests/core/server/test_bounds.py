@@ -26,8 +26,8 @@ from a2a.utils.task import decode_list_tasks_cursor
 from agent.base.settings import Limits, Settings
 from agent.server.bounds import NewRuns, check_history, cursor_of, fit_page
 from agent.server.task_run import TaskRun
-from agent.storage.audit_memory import InMemoryAuditLog
-from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.audit import InMemoryAuditLog
+from agent.storage.bindings import InMemoryBindingStore
 from agent.storage.settlement import StoreTaskWriter
 
 BOUNDS = {

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from agent.edge.proto_json import data_part, message_to_wire_dict
 from agent.server.task_run import TaskRun
-from agent.storage.audit_memory import InMemoryAuditLog
-from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.audit import InMemoryAuditLog
+from agent.storage.bindings import InMemoryBindingStore
 from agent.storage.settlement import StoreTaskWriter
 
 RECORDS: list[dict[str, Any]] = [

@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.storage.engine import make_engine
-from agent.storage.migrate import upgrade
+from agent.storage.schema import upgrade
 from tests.conftest import postgres_database
 
 FORMS = ("memory", "sqlite", "postgresql")

@@ -16,8 +16,13 @@ import pytest
 from sqlalchemy.exc import StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.storage.audit import AGENT_TOOL, AuditLog, AuditRecord, DatabaseAuditLog
-from agent.storage.audit_memory import InMemoryAuditLog
+from agent.storage.audit import (
+    AGENT_TOOL,
+    AuditLog,
+    AuditRecord,
+    DatabaseAuditLog,
+    InMemoryAuditLog,
+)
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 COLUMNS = {

@@ -13,8 +13,13 @@ import pytest
 from sqlalchemy.exc import StatementError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.storage.bindings import Binding, BindingStore, DatabaseBindingStore, Phase
-from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.bindings import (
+    Binding,
+    BindingStore,
+    DatabaseBindingStore,
+    InMemoryBindingStore,
+    Phase,
+)
 
 ALICE = "acme:alice"
 MALLORY = "globex:mallory"

@@ -1,4 +1,4 @@
-"""Replica leases and the sweep (agent/storage/leases.py), on SQLite and on PostgreSQL.
+"""Replica leases and the sweep (agent/storage/recovery.py), on SQLite and on PostgreSQL.
 
 What they promise: a replica whose heartbeat stopped has its running tasks ended by a survivor
 once its lease is older than the ttl (FAILED, one ``execution_failed`` Data Part, one audit
@@ -30,9 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agent.security.principal import Principal, PrincipalUser
 from agent.storage.audit import DatabaseAuditLog
 from agent.storage.engine import make_engine
-from agent.storage.interrupted import EVENTS, INTERRUPTED, TASKS, VERSIONS
-from agent.storage.leases import ReplicaLease
-from agent.storage.tables import replica_lease, task_runner
+from agent.storage.recovery import EVENTS, INTERRUPTED, TASKS, VERSIONS, ReplicaLease
+from agent.storage.schema import replica_lease, task_runner
 from tests.conftest import postgres_database
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -332,7 +331,7 @@ async def test_the_end_and_its_audit_row_are_one_transaction(
     before = await db.task("t-1"), await db.events("t-1")
     refuse, allow = REFUSE_AUDIT[db.backend]
     await db.execute(*refuse)
-    with caplog.at_level(logging.ERROR, logger="agent.storage.leases"):
+    with caplog.at_level(logging.ERROR, logger="agent.storage.recovery"):
         assert await survivor.sweep() == []
     assert "could not end task t-1 of replica dead" in caplog.text
     assert (await db.task("t-1"), await db.events("t-1")) == before
@@ -482,7 +481,7 @@ async def test_a_failed_heartbeat_is_logged_and_retried(
     try:
         await db.execute(*refuse)  # before the orphan exists: a beat in between would sweep it
         await db.run_task("t-1", "dead")
-        with caplog.at_level(logging.ERROR, logger="agent.storage.leases"):
+        with caplog.at_level(logging.ERROR, logger="agent.storage.recovery"):
 
             async def refused_twice() -> bool:
                 return caplog.text.count("could not renew its lease") >= 2

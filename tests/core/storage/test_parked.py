@@ -1,4 +1,4 @@
-"""Parked tasks' count and expiry (agent/storage/parked.py, the sweeper in agent/server/
+"""Parked tasks' count and expiry (agent/storage/task_store.py, the sweeper in agent/server/
 bounds.py), on SQLite and on PostgreSQL with the cluster store's tables.
 
 What they promise: a task parked (input-required, auth-required) longer than the ttl ends
@@ -26,8 +26,8 @@ from agent.security.identity import owner_key
 from agent.security.principal import Principal, PrincipalUser
 from agent.server.bounds import ParkedSweeper
 from agent.storage.engine import make_engine
-from agent.storage.interrupted import EVENTS, TASKS
-from agent.storage.parked import ParkedTasks
+from agent.storage.recovery import EVENTS, TASKS
+from agent.storage.task_store import ParkedTasks
 from tests.core.storage.test_leases import Database, db  # noqa: F401  (the fixture)
 
 TTL = 60.0

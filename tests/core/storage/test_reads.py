@@ -20,7 +20,7 @@ from sqlalchemy.exc import OperationalError
 from agent.storage.engine import make_engine
 from agent.storage.reads import EngineReader, InlineSqliteReader, close_reader, reader
 from agent.storage.reads_postgres import AsyncpgReader
-from agent.storage.types import UTCDateTime
+from agent.storage.schema import UTCDateTime
 
 metadata = MetaData()
 things = Table(

@@ -30,13 +30,13 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.storage.audit import AuditRecord, DatabaseAuditLog
-from agent.storage.audit_memory import InMemoryAuditLog
-from agent.storage.bindings import Binding, DatabaseBindingStore, Phase
-from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.audit import AuditRecord, DatabaseAuditLog, InMemoryAuditLog
+from agent.storage.bindings import Binding, DatabaseBindingStore, InMemoryBindingStore, Phase
 from agent.storage.engine import make_engine
 from agent.storage.group_commit import AsyncGroupWriter, SqliteThreadWriter, task_writer
+from agent.storage.schema import principal_audit, task_binding, task_runner
 from agent.storage.settlement import (
+    BatchStatements,
     OwnerUser,
     Runner,
     Settlement,
@@ -44,9 +44,8 @@ from agent.storage.settlement import (
     StoreTaskWriter,
     TaskWriter,
     WriterStats,
+    batch_steps,
 )
-from agent.storage.settlement_batch import BatchStatements, batch_steps
-from agent.storage.tables import principal_audit, task_binding, task_runner
 from agent.storage.task_store import UpsertDatabaseTaskStore
 from tests.conftest import postgres_database
 

@@ -26,7 +26,7 @@ from a2a.types import (
 
 from agent.security.principal import Principal, PrincipalUser
 from agent.storage.engine import make_engine
-from agent.storage.migrate import upgrade
+from agent.storage.schema import upgrade
 from agent.storage.task_store import UpsertDatabaseTaskStore
 from tests.conftest import postgres_database
 
@@ -109,7 +109,7 @@ async def test_a_restart_ends_what_its_previous_run_left_running(
 
     from google.protobuf.json_format import MessageToDict
 
-    from agent.storage.task_store import INTERRUPTED
+    from agent.storage.recovery import INTERRUPTED
 
     chatty = task(COMPLETED, task_id="t-chatty")
     chatty.status.message.parts.add(text="was TASK_STATE_WORKING a moment ago")
@@ -148,7 +148,7 @@ async def test_a_restart_audits_each_task_it_ends_and_drops_every_runner_row(
     from sqlalchemy import insert, select
 
     from agent.storage.audit import DatabaseAuditLog
-    from agent.storage.tables import task_runner
+    from agent.storage.schema import task_runner
 
     now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
     callers = {
@@ -327,10 +327,9 @@ async def test_a_store_that_walks_the_task_gets_a_sparse_settlements_records_who
     from a2a.server.tasks import InMemoryTaskStore
 
     from agent.server.task_run import TaskRun
-    from agent.storage.audit_memory import InMemoryAuditLog
-    from agent.storage.bindings_memory import InMemoryBindingStore
-    from agent.storage.settlement import StoreTaskWriter
-    from agent.storage.settlement_batch import _task_row
+    from agent.storage.audit import InMemoryAuditLog
+    from agent.storage.bindings import InMemoryBindingStore
+    from agent.storage.settlement import StoreTaskWriter, _task_row
 
     writer = StoreTaskWriter(InMemoryTaskStore(), InMemoryAuditLog(), InMemoryBindingStore())
     task = Task(id="t-1", context_id="c-1", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))

@@ -1,9 +1,9 @@
 """The network agent's advisory-lock keys are the ones its earlier releases took: replicas of
-two releases share them while they run side by side (``agent/storage/coordination.py``)."""
+two releases share them while they run side by side (``agent/storage/engine.py``)."""
 
 from __future__ import annotations
 
-from agent.storage.coordination import lock_key
+from agent.storage.engine import lock_key
 from db.live import LOCK_NAMESPACE
 from netops.identity import IDENTITY
 

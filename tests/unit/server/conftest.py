@@ -19,8 +19,8 @@ from agent.security.auth import load_or_create_signing_key
 from agent.server.executor import SkillExecutor
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.task_run import RunBindings
-from agent.storage.audit_memory import InMemoryAuditLog
-from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.audit import InMemoryAuditLog
+from agent.storage.bindings import InMemoryBindingStore
 from agent.storage.engine import make_engine
 from agent.storage.settlement import StoreTaskWriter
 from db.migrate import upgrade

@@ -45,8 +45,8 @@ from agent.security.credentials import (
 from agent.security.principal import ANONYMOUS, Principal, PrincipalUser
 from agent.server.request_handler import GovernedRequestHandler
 from agent.server.skill_context import ToolFactory
-from agent.storage.audit_memory import InMemoryAuditLog
-from agent.storage.bindings_memory import InMemoryBindingStore
+from agent.storage.audit import InMemoryAuditLog
+from agent.storage.bindings import InMemoryBindingStore
 from netops.deployment import network_deployment
 from tests.conftest import IDENTITIES
 

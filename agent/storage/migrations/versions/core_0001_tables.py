@@ -21,7 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import context, op
 
-from agent.storage.types import UTCDateTime
+from agent.storage.schema import UTCDateTime
 
 revision: str = "core_0001"
 down_revision: str | None = None

@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-from agent.storage.types import UTCDateTime
+from agent.storage.schema import UTCDateTime
 
 revision: str = "core_0002"
 down_revision: str | None = "core_0001"

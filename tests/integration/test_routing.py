@@ -44,7 +44,7 @@ async def test_clear_text_routes_by_classifier_and_runs(agent, binding: str) -> 
     outcome = await send(
         agent.base_url,
         agent.token("alice"),
-        text_message("how much bandwidth is free on acme-lnk-00002 right now?"),
+        text_message("how much bandwidth is free on acme-lnk-00002 in each direction?"),
         binding=binding,
     )
     assert outcome.state == "TASK_STATE_COMPLETED", outcome.task.status

@@ -38,9 +38,9 @@ written for: the invoice agent's when its name says ``invoices``, else the netwo
 TRAINED_ON = frozenset(
     {"netops_a", "netops_b", "netops_c", "netops_d", "dev_netops"}
     | {"netops_e", "netops_f", "netops_g", "netops_h", "netops_i", "netops_j"}
-    | {"netops_k", "netops_l", "netops_m", "netops_n"}
+    | {"netops_k", "netops_l", "netops_m", "netops_n", "netops_o", "netops_p"}
     | {"invoices", "invoices_b", "dev_invoices", "invoices_c", "invoices_d", "invoices_e"}
-    | {"invoices_f", "invoices_g"}
+    | {"invoices_f", "invoices_g", "invoices_h"}
 )
 """Spent sets folded into the deployments' routing data; every other set is held out of it."""
 HELD_OUT = [name for name in SETS if name not in TRAINED_ON]

@@ -93,16 +93,7 @@ class DatabaseBindingStore(BindingStore):
 
     async def put(self, binding: Binding) -> None:
         """Insert or replace, in one statement (one writer per task at a time: its runner)."""
-        values = {
-            "task_id": binding.task_id,
-            "owner": binding.owner,
-            "phase": binding.phase.value,
-            "skill_id": binding.skill_id,
-            "candidates": list(binding.candidates),
-            "arguments": binding.arguments,
-            "text": binding.text,
-            "updated_at": datetime.now(UTC),
-        }
+        values = binding_row(binding, datetime.now(UTC))
         async with self._engine.begin() as connection:
             await connection.execute(self._upsert(values))
 
@@ -143,3 +134,18 @@ def _copy(binding: Binding) -> Binding:
         candidates=tuple(json.loads(json.dumps(list(binding.candidates)))),
         arguments=json.loads(json.dumps(binding.arguments)),
     )
+
+
+def binding_row(binding: Binding, updated_at: datetime) -> dict[str, Any]:
+    """``binding`` as a ``task_binding`` row: the one shape both the store and the settlement
+    batch write."""
+    return {
+        "task_id": binding.task_id,
+        "owner": binding.owner,
+        "phase": binding.phase.value,
+        "skill_id": binding.skill_id,
+        "candidates": list(binding.candidates),
+        "arguments": binding.arguments,
+        "text": binding.text,
+        "updated_at": updated_at,
+    }

@@ -50,7 +50,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from agent.base.errors import NetagentError
 from agent.storage.audit import AuditLog, AuditRecord
-from agent.storage.bindings import Binding, BindingStore
+from agent.storage.bindings import Binding, BindingStore, binding_row
 from agent.storage.engine import dialect_module
 from agent.storage.schema import principal_audit, task_binding, task_runner
 from agent.storage.task_store import ENDED_STATES, RUNNING_STATES, UpsertDatabaseTaskStore
@@ -369,7 +369,8 @@ def _side_rows(
     audit = [record.as_row() for settlement in kept for record in settlement.audit]
     if audit:
         yield statements.audit_insert, audit, False
-    bindings = {s.binding.task_id: _binding_row(s, now) for s in kept if s.binding is not None}
+    kept_bindings = [s.binding for s in kept if s.binding is not None]
+    bindings = {binding.task_id: binding_row(binding, now) for binding in kept_bindings}
     if bindings:
         yield statements.binding_upsert, list(bindings.values()), False
 
@@ -404,21 +405,6 @@ def _runner_rows(
             }
     upserts = [row for row in last.values() if row is not None]
     return upserts, [task_id for task_id, row in last.items() if row is None]
-
-
-def _binding_row(settlement: Settlement, now: datetime) -> dict[str, Any]:
-    binding = settlement.binding
-    assert binding is not None
-    return {
-        "task_id": binding.task_id,
-        "owner": binding.owner,
-        "phase": binding.phase.value,
-        "skill_id": binding.skill_id,
-        "candidates": list(binding.candidates),
-        "arguments": binding.arguments,
-        "text": binding.text,
-        "updated_at": now,
-    }
 
 
 def run_sync(connection: Connection, steps: Steps) -> set[int]:

@@ -21,7 +21,7 @@ DEFAULT_PORT = 8000
 DEFAULT_GRPC_PORT = 50051
 """The A2A gRPC binding's port, on ``host`` beside the HTTP one; NETAGENT_GRPC_PORT=0 or off
 turns the binding off (the card then declares only the two HTTP bindings)."""
-DEFAULT_ROUTE_THRESHOLD = 0.7
+DEFAULT_ROUTE_THRESHOLD = 0.55
 """Score below which the router asks rather than runs; the router's default too (it imports
 this rather than the other way round, so reading settings never loads the classifier)."""
 EMBEDDED_ISSUER = "netagent-embedded"

@@ -78,7 +78,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
     defaults = Settings.from_env({})
     assert (defaults.seed_on_start, defaults.metrics) == (True,) * 2
     assert (defaults.otel, defaults.conformance, defaults.cluster) == (False, False, None)
-    assert defaults.route_threshold == DEFAULT_THRESHOLD == 0.7
+    assert defaults.route_threshold == DEFAULT_THRESHOLD == 0.55
 
 
 @pytest.mark.parametrize("spelling", ["auto", " AUTO ", "Auto", ""])

@@ -166,7 +166,7 @@ def _beside_a_stranger(router: Router) -> list[Capability]:
 def test_a_lone_candidate_below_the_threshold_is_no_fit_not_a_one_skill_offer(
     router: Router,
 ) -> None:
-    verdict = router.text_stages.decide("where is nyc1-core-01", _beside_a_stranger(router))
+    verdict = router.text_stages.decide("the box nyc1-core-01", _beside_a_stranger(router))
     (best, other) = verdict.scores
     assert other.score == 0 and FITS <= best.score < router.text_stages.threshold
     assert (verdict.chosen, verdict.offered) == (None, ())

@@ -4,6 +4,9 @@ A2A messages name no skill: when a caller sends text, the router picks a skill a
 ``extract(text)`` fills what arguments it can. Everything here is a small pure function: no I/O,
 deterministic, never raises on any input (a non-``str`` counts as empty), and returns ``None`` or
 ``[]`` when it finds nothing. Range checks against a skill's schema are the extractor's job.
+The English words they read (typo keywords, number words, operator phrases, rate unit words) are
+data, in ``words.json`` beside this module (read by ``skills.common.words``); the patterns around
+them (ids, numbers, unit symbols) are here.
 
 Decisions, one place each (the docs list them for callers):
 
@@ -43,6 +46,7 @@ from typing import Any
 
 from agent.sdk import Alternation, Alternative
 from agent.sdk import total as total  # re-exported: every skill's extractor is total
+from skills.common import words
 
 MAX_TEXT = 20_000
 """Characters of a message the parsers read; the rest is ignored."""
@@ -85,69 +89,8 @@ def clean(text: object) -> str:
     return normal.translate(_TRANSLATE)
 
 
-_KEYWORDS = frozenset(
-    {
-        # metrics
-        "utilization",
-        "utilisation",
-        "processor",
-        "memory",
-        "errors",
-        # inventory kinds and statuses
-        "devices",
-        "device",
-        "routers",
-        "router",
-        "switches",
-        "switch",
-        "interfaces",
-        "interface",
-        "circuits",
-        "circuit",
-        "cables",
-        "neighbors",
-        "neighbours",
-        "planned",
-        "offline",
-        "connected",
-        "decommissioned",
-        "decommissioning",
-        "aggregation",
-        # operators
-        "exceeds",
-        "exceeded",
-        "exceeding",
-        "greater",
-        "higher",
-        "lower",
-        "above",
-        "below",
-        "under",
-        "least",
-        # skill names
-        "capacity",
-        "headroom",
-        "inventory",
-        "upgrade",
-        "upgrades",
-        "condition",
-        "threshold",
-    }
-)
-_NOT_TYPOS = frozenset(
-    {
-        "routes",
-        "routed",
-        "routing",
-        "planner",
-        "planners",
-        "planted",
-        "switched",
-        "cabled",
-        "devised",
-        "devises",
-    }
-)
+_KEYWORDS = words.KEYWORDS
+_NOT_TYPOS = words.NOT_TYPOS
 _KEYS_SORTED = tuple(sorted(_KEYWORDS))
 _WORD = re.compile(r"(?<![\w\-/:.])[^\W\d_]{5,}(?![\w\-/:]|\.\w)")
 
@@ -364,19 +307,9 @@ _BANDWIDTH = re.compile(
     r"[ \t]{0,2}(?:(?:more|extra|additional|spare|free)[ \t]{1,2})?"
     r"([A-Za-z]{1,12}(?:/[A-Za-z]{1,3})?(?:\s+per\s+sec(?:ond)?)?)(?![\w/])"
 )
-_WORD_PREFIX = {
-    "kilo": 10**3,
-    "mega": 10**6,
-    "meg": 10**6,
-    "megs": 10**6,
-    "giga": 10**9,
-    "gig": 10**9,
-    "gigs": 10**9,
-    "gige": 10**9,
-    "tera": 10**12,
-}
+_WORD_PREFIX = words.BANDWIDTH_WORD_PREFIXES
 _LETTER_PREFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BIT_SUFFIXES = {"bps", "bit", "bits", "bit/s", "bits/s", "b", "b/s", "bit/sec", "bits/sec"}
+_BIT_SUFFIXES = words.BIT_WORDS | {"b", "b/s"}
 _ETHERNET = {"e", "be", "ige"}
 _BARE = {"G", "g", "T", "M"}
 """Prefixes that mean a rate on their own: ``10G``, ``1T``, ``500M`` (not ``m``, ``k``)."""
@@ -389,15 +322,15 @@ def _bandwidth_factor(unit: str) -> int | None:
     for word, factor in _WORD_PREFIX.items():
         if lower.startswith(word):
             rest = lower[len(word) :]
-            if word.startswith("gig") and word != "giga" and rest == "":
+            if word in words.BANDWIDTH_PREFIXES_ALONE and rest == "":
                 return factor  # "10 gig", "10 gigs", "10GigE"
-            if rest in {"bit", "bits", "bit/s", "bits/s", "bps"}:
+            if rest in words.BIT_WORDS:
                 return factor
-            if rest in {"byte", "bytes", "byte/s", "bytes/s"}:
+            if rest in words.BYTE_WORDS:
                 return factor * 8
-    if lower in {"bps", "bit/s", "bits/s", "bit", "bits"}:
+    if lower in words.BIT_WORDS:
         return 1
-    if unit in {"Bps", "B/s"} or lower in {"byte/s", "bytes/s"}:
+    if unit in {"Bps", "B/s"} or lower in words.BYTE_RATE_WORDS:
         return 8
     prefix, rest = unit[:1], unit[1:]
     scale = _LETTER_PREFIX.get(prefix.lower())
@@ -405,7 +338,7 @@ def _bandwidth_factor(unit: str) -> int | None:
         return None
     if rest == "":
         return scale if prefix in _BARE else None
-    if rest in {"Bps", "B/s"} or rest.lower() in {"byte/s", "bytes/s", "byte", "bytes"}:
+    if rest in {"Bps", "B/s"} or rest.lower() in words.BYTE_WORDS:
         return scale * 8
     if rest.lower() in _BIT_SUFFIXES or (scale >= 10**9 and rest.lower() in _ETHERNET):
         return scale
@@ -462,50 +395,7 @@ _UNIT_WORDS = (
     r"|(?P<u_mo>months?|mos?)"
     r"|(?P<u_fortnight>fortnights?)"
 )
-_NUMBER_WORDS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "forty-five": 45,
-    "fifty": 50,
-    "sixty": 60,
-    "ninety": 90,
-    "couple": 2,
-    "a couple": 2,
-    "a couple of": 2,
-    "couple of": 2,
-    "half a": 0.5,
-    "half an": 0.5,
-    "half": 0.5,
-    "quarter of an": 0.25,
-    "a quarter of an": 0.25,
-    "a quarter": 0.25,
-    "quarter": 0.25,
-    "last": 1,
-    "past": 1,
-    "this": 1,
-    "previous": 1,
-    "prior": 1,
-    "recent": 1,
-    "current": 1,
-    "trailing": 1,
-    "rolling": 1,
-}
+_NUMBER_WORDS = words.NUMBER_WORDS
 _WORD_ALT = "|".join(
     re.escape(w).replace(r"\ ", r"\s+") for w in sorted(_NUMBER_WORDS, key=len, reverse=True)
 )
@@ -585,132 +475,8 @@ def duration_seconds(text: Any) -> int | None:
 # ---------------------------------------------------------------------------------------------
 # Comparison operators
 
-_OPERATOR_PHRASES: dict[str, str] = {
-    # gte
-    "at or above": "gte",
-    "at or over": "gte",
-    "at or higher than": "gte",
-    "at least": "gte",
-    "no less than": "gte",
-    "not less than": "gte",
-    "no lower than": "gte",
-    "not lower than": "gte",
-    "no fewer than": "gte",
-    "not below": "gte",
-    "not under": "gte",
-    "greater than or equal to": "gte",
-    "greater than or equal": "gte",
-    "greater or equal to": "gte",
-    "greater or equal": "gte",
-    "more than or equal to": "gte",
-    "higher than or equal to": "gte",
-    "above or equal to": "gte",
-    "equal to or greater than": "gte",
-    "equal to or more than": "gte",
-    "equal to or above": "gte",
-    "equal or greater than": "gte",
-    "reaches": "gte",
-    "reached": "gte",
-    "reach": "gte",
-    "hits": "gte",
-    "hitting": "gte",
-    "reaching": "gte",
-    ">=": "gte",
-    "=>": "gte",
-    "\u2265": "gte",
-    "gte": "gte",
-    # gte, after the number
-    "or more": "gte",
-    "or higher": "gte",
-    "or above": "gte",
-    "or greater": "gte",
-    "or over": "gte",
-    "and above": "gte",
-    "and up": "gte",
-    # gt
-    "above": "gt",
-    "over": "gt",
-    "more than": "gt",
-    "exceeds": "gt",
-    "exceed": "gt",
-    "exceeded": "gt",
-    "exceeding": "gt",
-    "excedes": "gt",
-    "greater than": "gt",
-    "higher than": "gt",
-    "bigger than": "gt",
-    "larger than": "gt",
-    "hotter than": "gt",
-    "in excess of": "gt",
-    "beyond": "gt",
-    "surpasses": "gt",
-    "gone past": "gt",
-    "went past": "gt",
-    "gotten past": "gt",
-    "got past": "gt",
-    "goes past": "gt",
-    "gone beyond": "gt",
-    "crossed": "gt",
-    "crosses": "gt",
-    "tops": "gt",
-    "topped": "gt",
-    "breaches": "gt",
-    "north of": "gt",
-    # a load past a figure in its own words ("busier than 70%")
-    "busier than": "gt",
-    ">": "gt",
-    "gt": "gt",
-    # lt
-    "below": "lt",
-    "under": "lt",
-    "less than": "lt",
-    "fewer than": "lt",
-    "lower than": "lt",
-    "smaller than": "lt",
-    "beneath": "lt",
-    "south of": "lt",
-    "<": "lt",
-    "lt": "lt",
-    # lte
-    "at or below": "lte",
-    "at or under": "lte",
-    "at or lower than": "lte",
-    "at most": "lte",
-    "no more than": "lte",
-    "not more than": "lte",
-    "no greater than": "lte",
-    "not greater than": "lte",
-    "no higher than": "lte",
-    "not higher than": "lte",
-    "not above": "lte",
-    "not over": "lte",
-    "not exceeding": "lte",
-    "does not exceed": "lte",
-    "doesn't exceed": "lte",
-    "less than or equal to": "lte",
-    "less than or equal": "lte",
-    "less or equal to": "lte",
-    "less or equal": "lte",
-    "lower than or equal to": "lte",
-    "below or equal to": "lte",
-    "equal to or less than": "lte",
-    "equal to or below": "lte",
-    "<=": "lte",
-    "=<": "lte",
-    "\u2264": "lte",
-    "lte": "lte",
-    # lte, after the number
-    "or less": "lte",
-    "or lower": "lte",
-    "or below": "lte",
-    "or fewer": "lte",
-    "or under": "lte",
-    "and below": "lte",
-    "and under": "lte",
-    # gte, a plus sign right after the number ("mem 95+?", "80%+")
-    "+": "gte",
-}
-_POSTFIX = frozenset(p for p in _OPERATOR_PHRASES if p.startswith(("or ", "and ")) or p == "+")
+_OPERATOR_PHRASES = {**words.OPERATOR_PHRASES_BEFORE, **words.OPERATOR_PHRASES_AFTER}
+_POSTFIX = frozenset(words.OPERATOR_PHRASES_AFTER)
 _TIME_AFTER = (
     r"(?!\s+(?:the\s+)?(?:last|past|previous|prior|recent|next|trailing|rolling|this|that)\b)"
     r"(?!\s+(?:a|an|one)\s+(?:second|minute|hour|day|week|month|fortnight)s?\b)"

@@ -34,15 +34,7 @@ def test_every_operator_phrase_means_one_operator_the_skills_take() -> None:
     assert all(phrase == phrase.strip() and "  " not in phrase for phrase in t._OPERATOR_PHRASES)
 
 
-FOLDED_AWAY = pytest.mark.xfail(
-    strict=True,
-    reason="typo correction folds 'exceed' into the keyword 'exceeds' first, so the phrase never "
-    "matches and the 'exceeds' in it reads as gt (a known defect, kept: this change moves words)",
-)
-BEFORE = [
-    pytest.param(p, marks=FOLDED_AWAY) if p.endswith(" exceed") else p
-    for p in sorted(w.OPERATOR_PHRASES_BEFORE)
-]
+BEFORE = sorted(w.OPERATOR_PHRASES_BEFORE)
 
 
 @pytest.mark.parametrize("phrase", BEFORE)

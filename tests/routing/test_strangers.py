@@ -40,8 +40,8 @@ TRAINED_ON = frozenset(
     | {"netops_e", "netops_f", "netops_g", "netops_h", "netops_i", "netops_j"}
     | {"netops_k", "netops_l", "netops_m", "netops_n", "netops_o", "netops_p"}
     | {"invoices", "invoices_b", "dev_invoices", "invoices_c", "invoices_d", "invoices_e"}
-    | {"netops_q", "netops_r", "netops_s", "netops_t"}
-    | {"invoices_f", "invoices_g", "invoices_h", "invoices_i", "invoices_j"}
+    | {"netops_q", "netops_r", "netops_s", "netops_t", "netops_u", "netops_v"}
+    | {"invoices_f", "invoices_g", "invoices_h", "invoices_i", "invoices_j", "invoices_k"}
 )
 """Spent sets folded into the deployments' routing data; every other set is held out of it."""
 HELD_OUT = [name for name in SETS if name not in TRAINED_ON]

@@ -106,8 +106,10 @@ class PushDelivery:
                 log.exception("push delivery: the outbox could not be read; trying again")
                 batch = []
             if len(batch) < BATCH:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for wraps the wait in a task per poll
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._woken.wait(), POLL_SECONDS)
+                    async with asyncio.timeout(POLL_SECONDS):
+                        await self._woken.wait()
 
     async def _deliver(self, pending: Pending) -> None:
         """Post one notification and record the outcome."""

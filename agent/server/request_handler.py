@@ -552,7 +552,8 @@ class GovernedRequestHandler(RequestHandler):
                     return
                 wait = PARKED_POLL_SECONDS if self._quiet() else REMOTE_POLL_SECONDS
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), wait)
+                    async with asyncio.timeout(wait):
+                        await changed.wait()
         finally:
             self._live.unwatch(task_id, changed)
 
@@ -1046,9 +1047,10 @@ class GovernedRequestHandler(RequestHandler):
                     self._relay is not None or seen.status.state not in RUNNING_STATES
                 )
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        changed.wait(), PARKED_POLL_SECONDS if woken else REMOTE_POLL_SECONDS
-                    )
+                    async with asyncio.timeout(
+                        PARKED_POLL_SECONDS if woken else REMOTE_POLL_SECONDS
+                    ):
+                        await changed.wait()
         finally:
             if run is not None and listener is not None:
                 run.forget(listener)

@@ -158,6 +158,14 @@ async def sse(client: httpx.AsyncClient, path: str, **kwargs: Any) -> list[str]:
 # -- one test per kind of request -------------------------------------------------------------
 
 
+async def test_an_idle_agent_holds_only_its_long_lived_tasks(client: httpx.AsyncClient) -> None:
+    """A background loop that waits with a timeout holds no task per wait: with
+    ``asyncio.wait_for`` on 3.11 each poll wraps the wait in a task of its own, which comes and
+    goes with the poll and makes every snapshot of the agent's tasks depend on when it is taken."""
+    tasks = await server_tasks(client)
+    assert not [name for name in tasks if name.endswith(".wait")], dict(tasks)
+
+
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
 async def test_a_send(client: httpx.AsyncClient, errors: ErrorRecords, binding: str) -> None:
     async def request() -> None:

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 _CLUSTER: Any = None
 
 
+START_TIMEOUT_S = 300.0
+"""How long an agent under test may take to answer: a cold start trains the routing model."""
 SHARED_CLUSTER = "NETOPS_TEST_PG_CLUSTER"  # set by the process that started the cluster
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
 
@@ -370,8 +372,9 @@ def start_agent(
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"
-    # (a start with no trained model in the cache trains it first: seconds, more under load)
-    deadline = time.monotonic() + 120
+    # a start with no trained model in the cache trains it first: about 45 s of CPU for the
+    # network agent's routing data, two or three times that on a loaded 2-core machine
+    deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if server.started:
             try:

@@ -27,7 +27,7 @@ from tests.a2a_helpers import wait_trained
 from tests.conftest import IDENTITIES, free_port, postgres_database, seed_database
 
 ROOT = Path(__file__).resolve().parents[1]
-START_TIMEOUT_S = 120.0
+START_TIMEOUT_S = 300.0
 """As long as an agent started in process gets (``tests/conftest.py``): a replica whose skills
 folder has no trained model in the cache trains one before it answers (about 24 s of CPU for
 the network deployment's routing data, more while other tests load the machine)."""

@@ -36,7 +36,7 @@ DOCS = ROOT / "docs"
 VENV_BIN = ROOT / ".venv" / "bin"
 BIN = VENV_BIN if VENV_BIN.is_dir() else Path(sys.executable).parent
 BLOCK_TIMEOUT_S = 180
-START_TIMEOUT_S = 120
+START_TIMEOUT_S = 300
 MIN_TESTED_BLOCKS = 15
 REQUIRED_DOCS = (
     "architecture.md",

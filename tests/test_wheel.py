@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("agent", "db", "netops", "skills")
 SETUPTOOLS_WITH_BDIST_WHEEL = (70, 1)  # bdist_wheel is built in from here; no `wheel` needed
 RUN_TIMEOUT_S = 180
-START_TIMEOUT_S = 180
+START_TIMEOUT_S = 300
 WORKED_ARGUMENTS = {
     "resource_id": "network-resource-123",
     "condition": {"metric": "utilization", "operator": "gte", "threshold": 80, "unit": "percent"},

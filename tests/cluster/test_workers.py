@@ -36,7 +36,7 @@ from tests.serving import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 NETAGENT = str(Path(sys.executable).parent / "netagent")
-START_TIMEOUT_S = 90.0
+START_TIMEOUT_S = 300.0
 
 
 def environment(home: Path, **extra: str) -> dict[str, str]:

@@ -363,7 +363,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             start_new_session=True,
         )
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 300  # a cold start trains the routing model first
             while True:
                 assert process.poll() is None, stderr_path.read_text()
                 assert time.monotonic() < deadline, stderr_path.read_text()

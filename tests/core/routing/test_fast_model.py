@@ -8,11 +8,9 @@ machinery): these tests hold it equal to ``Pipeline.predict_proba``.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.routing import classifier
 from agent.routing.classifier import FastModel, _pipeline, normalize
 
 
@@ -50,18 +48,3 @@ def test_the_fast_model_is_the_pipeline_for_any_words(words: list[str]) -> None:
     unknown terms and empty blocks: the same probabilities as scikit-learn's."""
     read = normalize(" ".join(words))
     assert np.allclose(_FAST.predict_proba([read]), _FITTED.predict_proba([read]))
-
-
-def test_the_fast_models_word_cache_is_bounded_and_changes_no_answer(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Past its bound the per-word cache starts again; a word met before and after the reset,
-    and words repeated in one text, score as scikit-learn scores them."""
-    monkeypatch.setattr(classifier, "UNIT_CACHE_SIZE", 3)
-    fast = FastModel(_FITTED)
-    texts = [f"free bandwidth w{i} cpu cpu" for i in range(20)] + ["free bandwidth", "cpu"]
-    for text in texts:
-        read = normalize(text)
-        assert np.allclose(fast.predict_proba([read]), _FITTED.predict_proba([read]))
-        assert fast.probabilities(read) == pytest.approx(list(fast.predict_proba([read])[0]))
-    assert all(len(block._shares) <= 3 and len(block._rows) <= 3 for block in fast._blocks)

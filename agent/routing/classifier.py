@@ -14,9 +14,11 @@ text holds (about 0.2 ms).
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ from agent.routing.model_cache import ModelCache, training_key
 
 if TYPE_CHECKING:
     from sklearn.pipeline import Pipeline
+
+log = logging.getLogger(__name__)
 
 OUT_OF_SCOPE = "__out_of_scope__"
 OUT_OF_SCOPE_FILE = Path(__file__).resolve().parent / "data" / "out_of_scope.txt"
@@ -335,12 +339,18 @@ class SkillClassifier:
 
 
 def _fitted(pipeline: Pipeline, texts: list[str], labels: list[str]) -> Pipeline:
+    """``pipeline`` trained, said in the log: with no cached model, the agent listens only
+    when this is done (about a minute for a few thousand texts), and an operator should know
+    why it is silent."""
     # One BLAS thread: the solver's products are small, and threads that wait for work
     # spin, taking the other cores from the requests (six times the CPU of one thread).
     from threadpoolctl import threadpool_limits
 
+    log.info("routing: training the text model on %d texts (no cached model)", len(texts))
+    started = time.perf_counter()
     with threadpool_limits(limits=1):
         pipeline.fit(texts, labels)
+    log.info("routing: text model trained in %.0f s", time.perf_counter() - started)
     return pipeline
 
 

@@ -5,9 +5,12 @@ request for a skill the caller may not use does not land on the nearest one it m
 
 from __future__ import annotations
 
+import logging
 import pickle
 import threading
 from pathlib import Path
+
+import pytest
 
 from agent.routing.classifier import SkillClassifier
 from agent.routing.model_cache import ModelCache
@@ -46,6 +49,21 @@ def test_a_second_classifier_reads_the_model_the_first_kept(tmp_path: Path) -> N
     kept.write_bytes(pickle.dumps(other.model().pipeline))
     second = classifier(ModelCache(tmp_path))
     assert set(second.model().labels) == {"a", "b", "__out_of_scope__"}
+
+
+def test_a_training_is_said_in_the_log_and_a_cached_model_is_not(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With no cached model the agent is silent until it is trained: the log says why."""
+    with caplog.at_level(logging.INFO, logger="agent.routing.classifier"):
+        classifier(ModelCache(tmp_path)).model()
+    said = [r.getMessage() for r in caplog.records if r.name == "agent.routing.classifier"]
+    assert said[0] == "routing: training the text model on 12 texts (no cached model)"
+    assert said[1].startswith("routing: text model trained in ")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="agent.routing.classifier"):
+        classifier(ModelCache(tmp_path)).model()
+    assert not [r for r in caplog.records if r.name == "agent.routing.classifier"]
 
 
 def test_the_same_skills_give_the_same_model_and_one_file(tmp_path: Path) -> None:

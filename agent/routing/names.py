@@ -59,11 +59,14 @@ def _id_pattern(skill_id: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){joined}(?![\w-])")
 
 
-def names_only(text: str, capabilities: Sequence[Capability]) -> bool:
-    """Whether ``text`` says these skills' ids and nothing else (``lookup_vendor?``)."""
-    if not capabilities:
-        return False
+def without_names(text: str, capabilities: Iterable[Capability]) -> str:
+    """``text``, lower-cased, with these skills' ids taken out."""
     rest = text.lower()
     for capability in capabilities:
         rest = _id_pattern(capability.id).sub(" ", rest)
-    return not _WORDS.search(rest)
+    return rest
+
+
+def names_only(text: str, capabilities: Sequence[Capability]) -> bool:
+    """Whether ``text`` says these skills' ids and nothing else (``lookup_vendor?``)."""
+    return bool(capabilities) and not _WORDS.search(without_names(text, capabilities))

@@ -28,7 +28,7 @@ from agent.registry.loader import Capability
 from agent.routing.classifier import Prediction, SkillClassifier
 from agent.routing.decision import Score, Stage
 from agent.routing.descriptions import DescriptionIndex
-from agent.routing.names import named, names_only, spelled_out
+from agent.routing.names import named, names_only, spelled_out, without_names
 
 MAX_ROUTE_TEXT = 2000
 """Characters of a text message the text stages read (the extractor reads more)."""
@@ -84,7 +84,10 @@ class TextStages:
         by_id = {c.id: c for c in fitting}
         mentioned = named(read, fitting)
         prediction = self.classifier.predict(read, list(by_id))
-        scores = self.scores(read, prediction, list(by_id))
+        # an id the text names is the named-skill rule's to weigh, not the description
+        # layer's: read as words, it lifts that skill a second time ("the input schema of
+        # reconcile_invoice", a request for describe_skill, would then be asked back)
+        scores = self.scores(without_names(read, mentioned), prediction, list(by_id))
         if names_only(read, mentioned) and by_id.get(DESCRIBE_SKILL_ID) not in mentioned:
             return self._offer(scores, by_id, _with_description(mentioned, by_id))
         if prediction.reason is not None and prediction.confidence >= NOTHING_FITS_SURE:

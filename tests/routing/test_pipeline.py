@@ -123,6 +123,16 @@ def test_a_skill_named_with_its_argument_runs_by_name(router: Router) -> None:
     assert decision.arguments.get("link_id") == "acme-lnk-00002"
 
 
+def test_the_description_layer_reads_a_text_without_the_ids_it_names(router: Router) -> None:
+    """An id said in the text is the named-skill rule's to weigh: the description layer reads
+    the rest, so the id of the skill whose schema is asked for does not lift that skill a
+    second time; the same words said as words still count."""
+    named = _route(router, "plan_link_upgrade の入力スキーマを教えてください")
+    assert {s.skill_id: s.description for s in named.scores}["plan_link_upgrade"] == 0.0
+    worded = _route(router, "which upgrade speed do you recommend for the plan of link 17")
+    assert {s.skill_id: s.description for s in worded.scores}["plan_link_upgrade"] > 0.0
+
+
 def test_a_skill_named_for_another_skills_request_is_asked_between_the_two(
     router: Router,
 ) -> None:

@@ -16,11 +16,9 @@ network agent): the whole run takes about half an hour. Prints figures; asserts 
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from agent.registry.loader import load_registry
 from agent.routing.data import Between, NothingFits, RoutingData
@@ -38,9 +36,8 @@ from bench.routing import (
 )
 from tests.a2a_helpers import text_message
 from tests.routing.test_heldout import entries, normalized
-from tests.routing.test_strangers import HERE, SETS, TRAINED_ON
+from tests.routing.test_strangers import SETS, TRAINED_ON, load_set
 
-STRANGERS = HERE / "strangers"
 REASONS = {
     "change": "change",
     "unobserved-metric": "unobserved",
@@ -80,11 +77,6 @@ class Counts:
         )
 
 
-def _read(name: str) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads((STRANGERS / f"{name}.json").read_text("utf-8"))
-    return document
-
-
 def without(data: RoutingData, texts: frozenset[str]) -> RoutingData:
     """``data`` with every text whose normalized form is in ``texts`` taken out."""
 
@@ -108,7 +100,7 @@ def with_sets(data: RoutingData, names: list[str]) -> RoutingData:
     reasons = {reason: list(entry.texts) for reason, entry in data.nothing_fits.items()}
     out_of_scope, groups = list(data.out_of_scope), list(data.ambiguous)
     for name in names:
-        written = _read(name)
+        written = load_set(name)
         for e in written["clear"]:
             utterances.setdefault(e["skill"], []).append(e["text"])
         for e in written["ambiguous"]:
@@ -129,7 +121,7 @@ def with_sets(data: RoutingData, names: list[str]) -> RoutingData:
 def route_set(router: Router, caller: Principal, name: str) -> Counts:
     """The set ``name`` routed by ``router``, counted against its writer's labels."""
     counts = Counts()
-    for text, expected in expectations(_read(name)):
+    for text, expected in expectations(load_set(name)):
         decision = router.route(text_message(text), caller)
         got = label_of(decision)
         counts.requests += 1
@@ -162,7 +154,7 @@ def main() -> None:
     skills = Path(deployment.skills_dir).resolve()
     ours = [name for name, folder in SETS.items() if folder.resolve() == skills]
     spent = [name for name in ours if name in TRAINED_ON or name in options.also]
-    written = frozenset(normalized(e["text"]) for n in ours for e in entries(_read(n)))
+    written = frozenset(normalized(e["text"]) for n in ours for e in entries(load_set(n)))
     base = without(RoutingData.load(deployment.routing_data), written)
     caller, total = caller_of(deployment), Counts()
     for name in options.only or spent:

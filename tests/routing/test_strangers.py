@@ -54,7 +54,8 @@ ROUTING_DATA = {
 """Each deployment's routing data (``Deployment.routing_data``), by its skills folder."""
 
 
-def _load(name: str) -> dict[str, Any]:
+def load_set(name: str) -> dict[str, Any]:
+    """The stranger set ``name`` as its writer left it."""
     data: dict[str, Any] = json.loads((HERE / "strangers" / f"{name}.json").read_text("utf-8"))
     return data
 
@@ -78,7 +79,7 @@ each_set = pytest.mark.parametrize("name", list(SETS))
 
 @each_set
 def test_the_shape_and_every_label(name: str) -> None:
-    data = _load(name)
+    data = load_set(name)
     skills = {m.id for m in load_registry(SETS[name]).manifests}
     assert data["version"] == 1 and data["about"]
     assert len(data["clear"]) >= 90 and len(data["ambiguous"]) >= 30
@@ -92,7 +93,7 @@ def test_the_shape_and_every_label(name: str) -> None:
 
 @pytest.mark.parametrize("name", HELD_OUT)
 def test_no_held_out_text_is_training_text(name: str) -> None:
-    copied = copies([e["text"] for e in entries(_load(name))], _training(SETS[name]))
+    copied = copies([e["text"] for e in entries(load_set(name))], _training(SETS[name]))
     assert len(copied) == 0  # the count only: the texts are not to be read
 
 
@@ -103,9 +104,9 @@ def test_a_trained_on_set_is_training_text(name: str) -> None:
         normalized(e["text"])
         for other in HELD_OUT
         if SETS[other] == SETS[name]
-        for e in entries(_load(other))
+        for e in entries(load_set(other))
     )
-    texts = [e["text"] for e in entries(_load(name))]
+    texts = [e["text"] for e in entries(load_set(name))]
     kept_out = {text for text, _ in copies(texts, held_out)}
     training = _training(SETS[name])
     missing = [t for t in texts if t not in kept_out and normalized(t) not in training]

@@ -16,7 +16,11 @@ from agent.registry.loader import Capability
 
 MIN_PREFIX = 3
 """Letters of a word an id's word may be shortened to (``eval`` for ``evaluate``)."""
-_SNAKE = re.compile(r"(?<![\w-])[A-Za-z]+(?:_[A-Za-z]+)+(?![\w-])")
+# An id is an ASCII identifier and ends where its characters do: a letter of a script
+# written without spaces ends it too ("plan_link_upgradeの入力"), which \w would not.
+_NOT_AFTER = r"(?<![A-Za-z0-9_-])"
+_NOT_BEFORE = r"(?![A-Za-z0-9_-])"
+_SNAKE = re.compile(rf"{_NOT_AFTER}[A-Za-z]+(?:_[A-Za-z]+)+{_NOT_BEFORE}")
 _WORDS = re.compile(r"[^\W_]+")
 
 
@@ -56,7 +60,7 @@ def named(text: str, capabilities: Iterable[Capability]) -> list[Capability]:
 @lru_cache(maxsize=1024)
 def _id_pattern(skill_id: str) -> re.Pattern[str]:
     joined = "[_-]".join(re.escape(part) for part in skill_id.split("_"))
-    return re.compile(rf"(?<![\w-]){joined}(?![\w-])")
+    return re.compile(rf"{_NOT_AFTER}{joined}{_NOT_BEFORE}")
 
 
 def without_names(text: str, capabilities: Iterable[Capability]) -> str:

@@ -18,6 +18,7 @@ from agent.registry.loader import Capability, load_registry
 from agent.routing.data import RoutingData
 from agent.routing.decision import Action, Decision, Stage
 from agent.routing.model_cache import ModelCache, default_directory
+from agent.routing.names import named
 from agent.routing.questions import clarification_text
 from agent.routing.router import Router
 from agent.routing.text_stages import FITS, MAX_ROUTE_TEXT
@@ -133,6 +134,27 @@ def test_the_description_layer_reads_a_text_without_the_ids_it_names(router: Rou
     assert {s.skill_id: s.description for s in worded.scores}["plan_link_upgrade"] > 0.0
 
 
+@pytest.mark.parametrize(
+    ("text", "skill"),
+    [
+        ("plan_link_upgradeの入力スキーマを見せてください", "plan_link_upgrade"),
+        ("link_headroom的输入参数是什么", "link_headroom"),
+        ("lookup_inventory의 출력 스키마를 알려 주세요", "lookup_inventory"),
+        ("«check_link_capacity»", "check_link_capacity"),
+    ],
+)
+def test_an_id_ends_where_its_ascii_characters_end(router: Router, text: str, skill: str) -> None:
+    """A letter of a script written without spaces between words ends an id as a space
+    would: the id is named, not read as part of a longer word."""
+    assert [c.id for c in named(text, load_registry(SKILLS_DIR))] == [skill]
+
+
+def test_a_schema_request_written_against_the_id_goes_to_describe_skill(router: Router) -> None:
+    decision = _route(router, "plan_link_upgradeの入力スキーマを見せてください")
+    assert decision.capability is not None and decision.capability.id == "describe_skill"
+    assert decision.arguments.get("skill_id") == "plan_link_upgrade"
+
+
 def test_a_skill_named_for_another_skills_request_is_asked_between_the_two(
     router: Router,
 ) -> None:
@@ -246,6 +268,7 @@ _INVENTORY_OR_CAPACITY = Binding(
         "\u3000lookup_inventory\u2003",
         "use\u00a0lookup_inventory\u202f",
         "\x00lookup_inventory\x00",
+        "lookup_inventoryでお願いします",
     ],
 )
 def test_a_clarification_reply_naming_an_offered_id_picks_it(router: Router, reply: str) -> None:

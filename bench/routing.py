@@ -68,6 +68,8 @@ class Outcome:
     confidence: float | None
     top: str  # the classifier's best skill and its probability
     ran: bool = False  # the router ran a skill (Action.RUN), not asked back
+    offered: tuple[str, ...] = ()  # the close candidates a clarification offered
+    source: str = ""  # the writer's style tag, where the set gives one
 
     @property
     def wrong_run(self) -> bool:
@@ -109,9 +111,15 @@ def caller_of(deployment: Deployment) -> Principal:
 
 
 def outcome(
-    router: Router, caller: Principal, candidates: set[str], text: str, expected: str
+    router: Router,
+    caller: Principal,
+    candidates: set[str],
+    text: str,
+    expected: str,
+    source: str = "",
 ) -> Outcome:
     decision = router.route(text_message(text), caller)
+    close = decision.action is Action.CLARIFY and decision.matched
     ranking = router.classifier.predict(text, candidates).ranking
     top = f"{ranking[0][0]} {ranking[0][1]:.2f}" if ranking else "-"
     return Outcome(
@@ -122,14 +130,16 @@ def outcome(
         decision.confidence,
         top,
         ran=decision.action is Action.RUN,
+        offered=tuple(c.id for c in decision.candidates) if close else (),
+        source=source,
     )
 
 
-def expectations(evaluation: dict[str, Any]) -> list[tuple[str, str]]:
-    """(text, expected) for every request of the set, clear first."""
-    rows = [(e["text"], e["skill"]) for e in evaluation["clear"]]
-    rows += [(e["text"], AMBIGUOUS) for e in evaluation.get("ambiguous", [])]
-    rows += [(e["text"], OUT_OF_SCOPE) for e in evaluation.get("out_of_scope", [])]
+def expectations(evaluation: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(text, expected, the writer's source tag or "") for every request, clear first."""
+    rows = [(e["text"], e["skill"], e.get("source", "")) for e in evaluation["clear"]]
+    for section, expected in (("ambiguous", AMBIGUOUS), ("out_of_scope", OUT_OF_SCOPE)):
+        rows += [(e["text"], expected, e.get("source", "")) for e in evaluation.get(section, [])]
     return rows
 
 
@@ -168,6 +178,18 @@ def confusion(outcomes: list[Outcome]) -> None:
         print(f"  {i}: {p}")
 
 
+def by_source(clear: list[Outcome]) -> None:
+    """Clear requests routed right per the writer's source tag (style or language), most
+    frequent first: where the misses gather (a language the data holds few texts of)."""
+    tags = Counter(o.source for o in clear if o.source)
+    if not tags:
+        return
+    print(f"\n{'clear requests, per source tag':<30}{'right':>8}{'of':>6}{'accuracy':>10}")
+    for tag, n in tags.most_common():
+        right = sum(o.right for o in clear if o.source == tag)
+        print(f"  {tag:<28}{right:>8}{n:>6}{right / n:>10.1%}")
+
+
 def summary(outcomes: list[Outcome], *, misses_too: bool = True) -> None:
     clear = [o for o in outcomes if o.expected not in (AMBIGUOUS, OUT_OF_SCOPE)]
     print(f"\n{'clear requests, per skill':<30}{'right':>8}{'of':>6}{'accuracy':>10}")
@@ -177,6 +199,13 @@ def summary(outcomes: list[Outcome], *, misses_too: bool = True) -> None:
         print(f"  {skill:<28}{right:>8}{len(rows):>6}{right / len(rows):>10.1%}")
     right = sum(o.right for o in clear)
     print(f"  {'all clear':<28}{right:>8}{len(clear):>6}{right / max(len(clear), 1):>10.1%}")
+    asked_back = [o for o in clear if o.got == CLARIFY]
+    offered = sum(o.expected in o.offered for o in asked_back)
+    print(
+        f"clear requests asked back: {len(asked_back)}; the right skill among the close candidates "
+        f"offered: {offered}"
+    )
+    by_source(clear)
     for kind, name in ((AMBIGUOUS, "ambiguous clarified"), (OUT_OF_SCOPE, "out of scope")):
         rows = [o for o in outcomes if o.expected == kind]
         if not rows:
@@ -226,9 +255,9 @@ def main() -> None:
     router.warm()
     print(f"registry + classifier training: {(time.perf_counter() - started) * 1000:.0f} ms")
     candidates = {c.id for c in router.candidates(caller)}
-    latency(router, caller, candidates, [text for text, _ in rows], args.repeat)
+    latency(router, caller, candidates, [text for text, _, _ in rows], args.repeat)
 
-    outcomes = [outcome(router, caller, candidates, text, expected) for text, expected in rows]
+    outcomes = [outcome(router, caller, candidates, *row) for row in rows]
     confusion(outcomes)
     summary(outcomes, misses_too=not args.no_misses)
 

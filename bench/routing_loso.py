@@ -121,7 +121,7 @@ def with_sets(data: RoutingData, names: list[str]) -> RoutingData:
 def route_set(router: Router, caller: Principal, name: str) -> Counts:
     """The set ``name`` routed by ``router``, counted against its writer's labels."""
     counts = Counts()
-    for text, expected in expectations(load_set(name)):
+    for text, expected, _ in expectations(load_set(name)):
         decision = router.route(text_message(text), caller)
         got = label_of(decision)
         counts.requests += 1

@@ -10,6 +10,12 @@ the others wait on it and then read what it stored.
 The files are pickles, which run code when read: the directory must be writable only by the
 agent's own user (the default, under the user's cache directory, is). A file that cannot be
 read back (truncated, another library version) is ignored and replaced.
+
+Every change of the routing data names a new model, and a model weighs tens of megabytes: when
+the cache stores a model it removes those no process has used (stored or read) for ``IDLE``
+seconds, beyond the ``KEEP`` used last, so the directory does not grow with every edit. A
+model in use is never removed from under the processes that share it: one unused for a day
+runs nowhere that will read it again soon.
 """
 
 from __future__ import annotations
@@ -20,12 +26,18 @@ import logging
 import os
 import pickle
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+KEEP = 8
+"""Models the cache keeps however old: the ones used last (a few deployments' models)."""
+IDLE = 24 * 3600
+"""Seconds unused after which a model beyond the ``KEEP`` used last is removed."""
 
 
 def default_directory() -> Path:
@@ -55,12 +67,15 @@ class ModelCache:
         path = self.path(key)
         try:
             with path.open("rb") as file:
-                return pickle.load(file)
+                model = pickle.load(file)
         except (FileNotFoundError, NotADirectoryError):  # nothing kept (yet) at this path
             return None
         except Exception as error:  # a damaged or foreign file: train again, replace it
             log.warning("routing: ignoring the cached model %s: %s", path.name, error)
             return None
+        with suppress(OSError):  # used now, so the last to be removed (a read-only cache: not)
+            os.utime(path)
+        return model
 
     @contextmanager
     def training(self, key: str) -> Iterator[None]:
@@ -100,3 +115,24 @@ class ModelCache:
         except OSError as error:
             log.warning("routing: could not keep the trained model: %s", error)
             Path(temporary).unlink(missing_ok=True)
+            return
+        self.prune()
+
+    def prune(self, keep: int = KEEP, idle: float = IDLE) -> None:
+        """Remove, with its lock file, every model unused for ``idle`` seconds but the ``keep``
+        used last."""
+        by_use = sorted(self.directory.glob("*.pickle"), key=_last_use, reverse=True)
+        unused_since = time.time() - idle
+        for old in (path for path in by_use[keep:] if _last_use(path) < unused_since):
+            for path in (old, self.directory / f".{old.stem}.lock"):
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError as error:
+                    log.warning("routing: could not remove the old model %s: %s", path.name, error)
+
+
+def _last_use(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed meanwhile by another process's pruning
+        return 0.0

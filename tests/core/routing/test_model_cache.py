@@ -6,14 +6,16 @@ request for a skill the caller may not use does not land on the nearest one it m
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from agent.routing.classifier import SkillClassifier
-from agent.routing.model_cache import ModelCache
+from agent.routing.model_cache import IDLE, KEEP, ModelCache
 
 EXAMPLES = {
     "match_order": [
@@ -134,3 +136,29 @@ def test_a_cache_where_no_lock_can_be_made_still_trains(tmp_path: Path) -> None:
     blocked = tmp_path / "file"
     blocked.write_text("not a directory")
     assert classifier(ModelCache(blocked / "models")).predict("is it paid", EXAMPLES).ranking
+
+
+def test_the_cache_removes_models_unused_for_a_day_beyond_the_last_used(tmp_path: Path) -> None:
+    """Every change of the routing data names a new model: the directory keeps the ``KEEP``
+    used last (stored or read) and every model used within ``IDLE``; an old one goes with its
+    lock file."""
+    cache = ModelCache(tmp_path)
+    with cache.training("k0"):
+        pass
+    for i in range(KEEP + 2):
+        cache.store(f"k{i}", {"model": i})
+        old = time.time() - IDLE - 1_000 + i  # stored one after another, days ago
+        os.utime(cache.path(f"k{i}"), (old, old))
+    assert {p.stem for p in models(tmp_path)} == {f"k{i}" for i in range(2, KEEP + 2)}
+    assert not (tmp_path / ".k0.lock").exists()
+
+    assert cache.load("k2") == {"model": 2}  # read now: used last
+    cache.store("new", {"model": "new"})
+    kept = {p.stem for p in models(tmp_path)}
+    assert "k2" in kept and "k3" not in kept and "new" in kept
+    assert len(kept) == KEEP
+
+    recent = [f"r{i}" for i in range(KEEP + 2)]  # more than KEEP, all in use today
+    for key in recent:
+        cache.store(key, {"model": key})
+    assert {p.stem for p in models(tmp_path)} == {*recent, "new", "k2"}  # the old ones went

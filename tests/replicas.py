@@ -28,9 +28,29 @@ from tests.conftest import IDENTITIES, free_port, postgres_database, seed_databa
 
 ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 300.0
-"""As long as an agent started in process gets (``tests/conftest.py``): a replica whose skills
-folder has no trained model in the cache trains one before it answers (about 24 s of CPU for
-the network deployment's routing data, more while other tests load the machine)."""
+"""As long as an agent started in process gets (``tests/conftest.py``). The router's model is
+trained into the cache before the replica starts (``warm_model``), so this is start-up time."""
+
+
+def warm_model(skills_dir: Path | None) -> None:
+    """Train the model a replica of these skills will read, into the cache it reads, unless it
+    is there: a cold training (over a minute of CPU for the network deployment's routing data,
+    several times that while other tests load the machine) is not start-up time to time out on,
+    and a replica killed by the timeout before it stores its model leaves the next run cold too.
+    Processes warming the same model train it once (the cache's lock)."""
+    from agent.registry.loader import load_registry
+    from agent.routing.data import RoutingData
+    from agent.routing.model_cache import ModelCache, default_directory
+    from agent.routing.router import Router
+    from netops.deployment import network_deployment
+
+    deployment = network_deployment()
+    directory = os.environ.get("NETAGENT_MODEL_CACHE")
+    cache = ModelCache(Path(directory) if directory else default_directory())
+    registry = load_registry(skills_dir or deployment.skills_dir)
+    router = Router(registry, cache=cache, data=RoutingData.load(deployment.routing_data))
+    if not cache.path(router.classifier.cache_key()).exists():
+        router.warm()
 
 
 def prepare_shared_database(url: str) -> None:
@@ -60,6 +80,7 @@ class Replica:
         return self.home / f"{self.name}.log"
 
     def start(self) -> Replica:
+        warm_model(self.skills_dir)
         env = {
             **os.environ,
             "NETAGENT_HOME": str(self.home),
